@@ -1,0 +1,70 @@
+/* noether.h — the C API, for hosts that cannot use C++.
+ *
+ * Opaque handles and status codes; the library never exits the process. A call that fails
+ * returns a non-zero status (or NULL) and leaves a message for noether_last_error() (per
+ * thread). Bodies and joints are addressed by index (noether_body_index / noether_joint_index).
+ */
+#ifndef NOETHER_H
+#define NOETHER_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct noether_spec noether_spec;
+typedef struct noether_model noether_model;
+typedef struct noether_data noether_data;
+
+enum noether_status {
+  NOETHER_OK = 0,
+  NOETHER_STEP_FAILED = 1, /* the step did not converge; the data is at the last good step */
+  NOETHER_BAD_INPUT = 2,   /* invalid spec, unknown name, bad argument */
+  NOETHER_USAGE = 3        /* wrong handle or call order */
+};
+
+const char* noether_version(void);
+/* Message of the last failed call on this thread ("" if none). */
+const char* noether_last_error(void);
+
+/* ---- spec ---- */
+noether_spec* noether_spec_new(void);
+void noether_spec_free(noether_spec* s);
+int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz);
+/* integrator/solver may be NULL (keep the default); dt > 0. */
+int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt);
+/* inertia: 9 values, row-major, about the CoM in body axes; quat: w, x, y, z (NULL = identity). */
+int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
+                          const double position[3], const double quat[4]);
+int noether_spec_set_body_velocity(noether_spec* s, const char* name, const double v[3],
+                                   const double w_world[3]);
+/* parent: body name or "world"; anchor/axis: world point and direction at the initial
+ * configuration (either may be NULL). */
+int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
+                           const char* child, const double anchor[3], const double axis[3]);
+
+/* ---- model ---- */
+/* NULL on invalid input (noether_last_error() lists every problem). */
+noether_model* noether_compile(const noether_spec* s);
+void noether_model_free(noether_model* m);
+int noether_nbodies(const noether_model* m);
+int noether_njoints(const noether_model* m);
+int noether_body_index(const noether_model* m, const char* name);  /* -1 if absent */
+int noether_joint_index(const noether_model* m, const char* name); /* -1 if absent */
+
+/* ---- data ---- */
+noether_data* noether_data_new(const noether_model* m);
+void noether_data_free(noether_data* d);
+int noether_step(noether_data* d);
+double noether_time(const noether_data* d);
+int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]);
+/* Actuation of joint `joint` (n values, one per DOF) for the coming steps. */
+int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
+/* energy[3] = kinetic, potential, total; violation = max constraint violation. */
+int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
+                     double* violation);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NOETHER_H */

@@ -1,0 +1,83 @@
+// noether/model.hpp — the compiled, immutable mechanism (Spec → Model → Data, step 2).
+//
+// compile() validates a Spec, reports every problem with the element's name and origin, the
+// rule and the offending value, resolves plugin types and builds the block graph. A Model is
+// immutable and may be shared by any number of Data and threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "noether/error.hpp"
+#include "noether/graph.hpp"
+#include "noether/joint.hpp"
+#include "noether/math.hpp"
+#include "noether/spec.hpp"
+
+namespace noether {
+
+class Integrator;
+class Solver;
+
+struct BodyInfo {
+    std::string name;
+    double mass = 0;
+    Mat3 inertia;      // about the CoM, body axes
+    Pose pose0;        // initial configuration
+    Twist twist0;      // initial velocity (ω in the body frame)
+    Origin origin;
+};
+
+struct JointInfo {
+    std::string name;
+    std::string type;
+    int a = -1;  // parent body (−1 = world)
+    int b = -1;  // child body
+    int rows = 0, dofs = 0;
+    int row_offset = 0;  // into Data::lambda
+    int dof_offset = 0;  // into Data::coord / rate / actuation
+    std::shared_ptr<const JointModel> impl;
+    std::vector<double> stiffness, damping, rest, offset;  // per DOF
+    bool has_force_element = false;                         // any stiffness or damping
+    bool loop = false;                                      // loop closure in the block graph
+    Origin origin;
+};
+
+struct ForceInfo {
+    int body = -1;
+    Vec3 force, torque;
+    bool body_frame = false;
+    bool has_point = false;
+    Vec3 point;
+};
+
+struct Model {
+    Vec3 gravity;
+    Options options;
+    std::vector<BodyInfo> bodies;
+    std::vector<JointInfo> joints;
+    std::vector<ForceInfo> forces;
+    BlockGraph graph;
+    int total_rows = 0;  // Σ joint rows
+    int total_dofs = 0;  // Σ joint DOFs
+    const Integrator* integrator = nullptr;
+    const Solver* solver = nullptr;
+    std::string solver_name;  // resolved ("auto" replaced)
+    std::vector<Diagnostic> warnings;
+    std::uint64_t fingerprint = 0;  // hash of the structure (names, sizes), checked by Data::restore
+
+    int nbodies() const { return static_cast<int>(bodies.size()); }
+    int njoints() const { return static_cast<int>(joints.size()); }
+    // Degrees of freedom by counting: 6 per body minus the constraint rows (redundant rows
+    // of a loop are counted as constraints; a solver may find them dependent).
+    int dof() const { return 6 * nbodies() - total_rows; }
+    int body_index(const std::string& name) const;   // −1 if absent
+    int joint_index(const std::string& name) const;  // −1 if absent
+};
+
+// Validate and freeze. Throws ModelError listing every error; warnings are kept in Model::warnings.
+std::shared_ptr<const Model> compile(const Spec& spec);
+
+}  // namespace noether

@@ -1,0 +1,42 @@
+// noether/solver.hpp — the linear solver plugin interface.
+//
+// A solver factors and solves a matrix with the sparsity of the Model's block graph (a
+// BlockMatrix): one diagonal block per body (6×6) and per joint (rows×rows), and the
+// off-diagonal blocks of every (joint, body) edge. Integrators fill the matrix; solvers use
+// the graph's ordering and loop set — they do not rediscover the structure.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "noether/graph.hpp"
+
+namespace noether {
+
+struct Model;
+
+// Solver-owned workspace, created once per run (no allocation while stepping).
+class SolverWorkspace {
+public:
+    virtual ~SolverWorkspace() = default;
+    // Joints whose rows the last factorisation found redundant (linearly dependent); the
+    // caller reports them once per run. Filled only by solvers that detect redundancy.
+    std::vector<int> redundant_joints;
+    // Node at which the last factorisation failed (−1 if none).
+    int failed_node = -1;
+};
+
+class Solver {
+public:
+    virtual ~Solver() = default;
+    // Empty if this solver can handle the Model's graph, else the reason (shown by compile()).
+    virtual std::string unsupported(const Model& m) const { (void)m; return {}; }
+    virtual std::unique_ptr<SolverWorkspace> create(const Model& m, const BlockGraph& g) const = 0;
+    // Factor A (A itself is not modified). False if a block is singular (ws.failed_node set).
+    virtual bool factor(const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws) const = 0;
+    // x ← A⁻¹ x, x laid out by BlockGraph::node_offset.
+    virtual void solve(const BlockGraph& g, SolverWorkspace& ws, double* x) const = 0;
+};
+
+}  // namespace noether

@@ -1,0 +1,107 @@
+// noether/spec.hpp — the mutable description of a mechanism (Spec → Model → Data, step 1).
+//
+// A Spec is plain data with defaults: name only what differs. Lua scripts, the URDF importer
+// and C/C++ hosts all build one. Every element keeps its Origin so compile() can name it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "noether/error.hpp"
+#include "noether/math.hpp"
+
+namespace noether {
+
+struct BodySpec {
+    std::string name;
+    double mass = 1.0;
+    Mat3 inertia = Mat3::identity();  // about the CoM, body axes [kg m²]
+    Vec3 position;                    // CoM, world [m]
+    Quat orientation;                 // body → world
+    Vec3 velocity;                    // CoM, world [m/s]
+    Vec3 angular_velocity;            // [rad/s], world frame unless angular_velocity_in_body
+    bool angular_velocity_in_body = false;
+    Origin origin;
+};
+
+// A joint between a parent (a body, or the world) and a child body.
+//
+// Attachment is given in one of two styles:
+//  * world style: `anchor` (world point) and `axis` (world direction) at the initial
+//    configuration; `axis2` is the second axis where a type needs one (universal);
+//  * body style: `parent_anchor`/`child_anchor` (points in each body's frame),
+//    `parent_axis` (frame of the parent), `child_axis` (frame of the child; the second axis
+//    of a universal joint).
+// A missing anchor defaults to the child's CoM at the initial configuration (world style) or
+// to the point that makes the joint assembled (body style).
+struct JointSpec {
+    std::string name;
+    std::string type;    // plugin name: "revolute", "spherical", ...
+    std::string parent;  // body name, or "world" (also "")
+    std::string child;   // body name
+
+    std::optional<Vec3> anchor, axis, axis2;                           // world style
+    std::optional<Vec3> parent_anchor, child_anchor, parent_axis, child_axis;  // body style
+
+    // Joint-space force elements, per degree of freedom (one value = the same for every DOF).
+    std::vector<double> stiffness, damping, rest;
+    // Joint coordinates at the initial configuration (default 0): reported coordinate = raw + offset.
+    std::vector<double> offset;
+
+    // Type-specific parameters (e.g. helical "pitch"). The type plugin lists the names it accepts.
+    std::map<std::string, std::vector<double>> params;
+
+    Origin origin;
+};
+
+// A constant wrench on a body, for the whole run.
+struct ForceSpec {
+    std::string body;
+    Vec3 force;                   // [N]
+    Vec3 torque;                  // [N m]
+    bool body_frame = false;      // force and torque given in the body frame (else world)
+    std::optional<Vec3> point;    // application point in the body frame (default: CoM)
+    Origin origin;
+};
+
+struct Options {
+    std::string integrator = "vi-maximal";
+    std::string solver = "auto";  // "auto": sparse-ldu for trees, dense-loop with loop closures
+    double dt = 0.01;
+    double tolerance = 1e-10;     // Newton residual tolerance
+    int max_iterations = 50;      // Newton iterations per step
+    int max_halvings = 10;        // line-search halvings per iteration
+    int max_substeps = 16;        // recovery: a failed step is retried as 2, 4, … up to this many substeps
+    // Integrator-specific options (validated by the integrator plugin, unknown names are errors).
+    std::map<std::string, double> extra;
+    std::map<std::string, std::vector<std::string>> extra_lists;
+};
+
+struct Spec {
+    Vec3 gravity{0, 0, -9.81};
+    Options options;
+    std::vector<BodySpec> bodies;
+    std::vector<JointSpec> joints;
+    std::vector<ForceSpec> forces;
+    std::vector<std::string> plugin_dirs;  // searched after the built-in dir and NOETHER_PLUGIN_PATH
+
+    BodySpec& add_body(const std::string& name) {
+        bodies.emplace_back();
+        bodies.back().name = name;
+        return bodies.back();
+    }
+    JointSpec& add_joint(const std::string& name, const std::string& type, const std::string& parent,
+                         const std::string& child) {
+        joints.emplace_back();
+        JointSpec& j = joints.back();
+        j.name = name;
+        j.type = type;
+        j.parent = parent;
+        j.child = child;
+        return j;
+    }
+};
+
+}  // namespace noether

@@ -1,0 +1,11 @@
+// noether/version.hpp
+#pragma once
+
+#define NOETHER_VERSION_MAJOR 0
+#define NOETHER_VERSION_MINOR 1
+#define NOETHER_VERSION_PATCH 0
+#define NOETHER_VERSION_STRING "0.1.0"
+
+namespace noether {
+const char* version();
+}

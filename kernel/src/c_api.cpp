@@ -1,0 +1,189 @@
+// The C API: thin wrappers that turn exceptions into status codes and messages.
+#include "noether.h"
+
+#include <cstring>
+#include <string>
+
+#include "noether/noether.hpp"
+
+struct noether_spec {
+    noether::Spec spec;
+};
+struct noether_model {
+    std::shared_ptr<const noether::Model> model;
+};
+struct noether_data {
+    std::unique_ptr<noether::Data> data;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+int fail(int status, const std::string& msg) {
+    g_last_error = msg;
+    return status;
+}
+
+// Run f(); map exceptions to a status and a message.
+template <class F>
+int guarded(F&& f) {
+    try {
+        g_last_error.clear();
+        return f();
+    } catch (const noether::ModelError& e) {
+        return fail(NOETHER_BAD_INPUT, e.what());
+    } catch (const noether::UsageError& e) {
+        return fail(NOETHER_USAGE, e.what());
+    } catch (const std::exception& e) {
+        return fail(NOETHER_BAD_INPUT, e.what());
+    }
+}
+
+noether::Vec3 v3(const double* p) { return {p[0], p[1], p[2]}; }
+
+}  // namespace
+
+extern "C" {
+
+const char* noether_version(void) { return noether::version(); }
+const char* noether_last_error(void) { return g_last_error.c_str(); }
+
+noether_spec* noether_spec_new(void) { return new noether_spec(); }
+void noether_spec_free(noether_spec* s) { delete s; }
+
+int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz) {
+    if (!s) return fail(NOETHER_USAGE, "noether_spec_set_gravity: spec is NULL");
+    s->spec.gravity = {gx, gy, gz};
+    return NOETHER_OK;
+}
+
+int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt) {
+    if (!s) return fail(NOETHER_USAGE, "noether_spec_set_options: spec is NULL");
+    if (integrator) s->spec.options.integrator = integrator;
+    if (solver) s->spec.options.solver = solver;
+    s->spec.options.dt = dt;
+    return NOETHER_OK;
+}
+
+int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
+                          const double position[3], const double quat[4]) {
+    if (!s || !name) return fail(NOETHER_USAGE, "noether_spec_add_body: spec and name are required");
+    noether::BodySpec& b = s->spec.add_body(name);
+    b.mass = mass;
+    if (inertia)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) b.inertia.m[i][j] = inertia[3 * i + j];
+    if (position) b.position = v3(position);
+    if (quat) b.orientation = {quat[0], quat[1], quat[2], quat[3]};
+    b.origin.element = "noether_spec_add_body";
+    return NOETHER_OK;
+}
+
+int noether_spec_set_body_velocity(noether_spec* s, const char* name, const double v[3], const double w[3]) {
+    if (!s || !name) return fail(NOETHER_USAGE, "noether_spec_set_body_velocity: spec and name are required");
+    for (auto& b : s->spec.bodies)
+        if (b.name == name) {
+            if (v) b.velocity = v3(v);
+            if (w) b.angular_velocity = v3(w);
+            return NOETHER_OK;
+        }
+    return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_body_velocity: body '") + name + "' not found");
+}
+
+int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
+                           const char* child, const double anchor[3], const double axis[3]) {
+    if (!s || !name || !type || !child) return fail(NOETHER_USAGE, "noether_spec_add_joint: spec, name, type and child are required");
+    noether::JointSpec& j = s->spec.add_joint(name, type, parent ? parent : "world", child);
+    if (anchor) j.anchor = v3(anchor);
+    if (axis) j.axis = v3(axis);
+    j.origin.element = "noether_spec_add_joint";
+    return NOETHER_OK;
+}
+
+noether_model* noether_compile(const noether_spec* s) {
+    if (!s) {
+        fail(NOETHER_USAGE, "noether_compile: spec is NULL");
+        return nullptr;
+    }
+    noether_model* out = nullptr;
+    guarded([&] {
+        auto m = noether::compile(s->spec);
+        out = new noether_model{m};
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+void noether_model_free(noether_model* m) { delete m; }
+int noether_nbodies(const noether_model* m) { return m ? m->model->nbodies() : 0; }
+int noether_njoints(const noether_model* m) { return m ? m->model->njoints() : 0; }
+int noether_body_index(const noether_model* m, const char* name) { return m && name ? m->model->body_index(name) : -1; }
+int noether_joint_index(const noether_model* m, const char* name) { return m && name ? m->model->joint_index(name) : -1; }
+
+noether_data* noether_data_new(const noether_model* m) {
+    if (!m) {
+        fail(NOETHER_USAGE, "noether_data_new: model is NULL");
+        return nullptr;
+    }
+    noether_data* out = nullptr;
+    guarded([&] {
+        out = new noether_data{std::make_unique<noether::Data>(m->model)};
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+void noether_data_free(noether_data* d) { delete d; }
+
+int noether_step(noether_data* d) {
+    if (!d) return fail(NOETHER_USAGE, "noether_step: data is NULL");
+    return guarded([&] {
+        const noether::StepStatus st = noether::step(d->data->model(), *d->data);
+        if (st == noether::StepStatus::ok) return static_cast<int>(NOETHER_OK);
+        const auto& w = d->data->warnings;
+        return fail(NOETHER_STEP_FAILED, w.empty() ? std::string(noether::status_name(st)) : w.back().message);
+    });
+}
+
+double noether_time(const noether_data* d) { return d ? d->data->time : 0.0; }
+
+int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]) {
+    if (!d) return fail(NOETHER_USAGE, "noether_body_pose: data is NULL");
+    if (body < 0 || body >= d->data->model().nbodies())
+        return fail(NOETHER_BAD_INPUT, "noether_body_pose: body index " + std::to_string(body) + " out of range");
+    const noether::Pose& p = d->data->pose[body];
+    if (position) position[0] = p.x.x, position[1] = p.x.y, position[2] = p.x.z;
+    if (quat) quat[0] = p.q.w, quat[1] = p.q.x, quat[2] = p.q.y, quat[3] = p.q.z;
+    return NOETHER_OK;
+}
+
+int noether_set_actuation(noether_data* d, int joint, const double* u, int n) {
+    if (!d) return fail(NOETHER_USAGE, "noether_set_actuation: data is NULL");
+    const noether::Model& m = d->data->model();
+    if (joint < 0 || joint >= m.njoints())
+        return fail(NOETHER_BAD_INPUT, "noether_set_actuation: joint index " + std::to_string(joint) + " out of range");
+    const noether::JointInfo& j = m.joints[joint];
+    if (n != j.dofs)
+        return fail(NOETHER_BAD_INPUT, "noether_set_actuation: joint '" + j.name + "' has " + std::to_string(j.dofs) +
+                                           " DOFs, got " + std::to_string(n) + " values");
+    for (int k = 0; k < n; ++k) d->data->actuation[j.dof_offset + k] = u[k];
+    return NOETHER_OK;
+}
+
+int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
+                     double* violation) {
+    if (!d) return fail(NOETHER_USAGE, "noether_monitors: data is NULL");
+    return guarded([&] {
+        const noether::Monitors mon = noether::monitors(d->data->model(), *d->data);
+        if (energy) energy[0] = mon.kinetic, energy[1] = mon.potential, energy[2] = mon.total;
+        if (momentum) momentum[0] = mon.momentum.x, momentum[1] = mon.momentum.y, momentum[2] = mon.momentum.z;
+        if (angular_momentum)
+            angular_momentum[0] = mon.angular_momentum.x, angular_momentum[1] = mon.angular_momentum.y,
+            angular_momentum[2] = mon.angular_momentum.z;
+        if (violation) *violation = mon.max_violation;
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,408 @@
+// compile(spec) → Model: validate every element, resolve plugin types, build the block graph.
+//
+// Every problem is collected (not just the first) and names the element, its origin, the
+// rule and the offending value. Errors make compile() throw ModelError; warnings are kept
+// in Model::warnings.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "noether/integrator.hpp"
+#include "noether/model.hpp"
+#include "noether/plugin.hpp"
+#include "noether/solver.hpp"
+
+namespace noether {
+
+namespace {
+
+std::string num(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+std::string vec(const Vec3& v) { return "(" + num(v.x) + ", " + num(v.y) + ", " + num(v.z) + ")"; }
+
+std::string list_names(const std::vector<std::string>& names) {
+    if (names.empty()) return "none are loaded";
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+}
+
+// Eigenvalues of a symmetric 3×3 matrix (cyclic Jacobi; ascending).
+void sym_eigenvalues(const Mat3& A, double ev[3]) {
+    double a[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) a[i][j] = 0.5 * (A.m[i][j] + A.m[j][i]);
+    for (int sweep = 0; sweep < 50; ++sweep) {
+        const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+        if (off < 1e-30 * (a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2]) || off == 0) break;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                if (a[p][q] == 0) continue;
+                const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+                const double t = (theta >= 0 ? 1 : -1) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < 3; ++k) {  // columns
+                    const double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = c * akp - s * akq;
+                    a[k][q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < 3; ++k) {  // rows
+                    const double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = c * apk - s * aqk;
+                    a[q][k] = s * apk + c * aqk;
+                }
+            }
+    }
+    ev[0] = a[0][0];
+    ev[1] = a[1][1];
+    ev[2] = a[2][2];
+    std::sort(ev, ev + 3);
+}
+
+std::uint64_t fnv(std::uint64_t h, const void* p, std::size_t n) {
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) {
+        h ^= c[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+std::uint64_t fnv(std::uint64_t h, const std::string& s) { return fnv(fnv(h, s.data(), s.size()), "\0", 1); }
+std::uint64_t fnv(std::uint64_t h, int v) { return fnv(h, &v, sizeof v); }
+
+class Checker {
+public:
+    std::vector<Diagnostic> diags;
+    void error(const Origin& o, const std::string& msg) { diags.push_back({Severity::error, o, msg}); }
+    void warning(const Origin& o, const std::string& msg) { diags.push_back({Severity::warning, o, msg}); }
+    bool has_errors() const {
+        return std::any_of(diags.begin(), diags.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+    }
+};
+
+void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
+    const std::string who = "body '" + b.name + "'";
+    out.name = b.name;
+    out.origin = b.origin;
+    out.mass = b.mass;
+    out.inertia = b.inertia;
+    if (!(std::isfinite(b.mass) && b.mass > 0))
+        c.error(b.origin, who + ": mass must be positive and finite, got " + num(b.mass));
+    // Inertia: finite, symmetric, positive definite (errors); triangle inequality (warning).
+    bool finite = true;
+    double scale = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            finite &= std::isfinite(b.inertia.m[i][j]);
+            scale = std::max(scale, std::fabs(b.inertia.m[i][j]));
+        }
+    if (!finite) {
+        c.error(b.origin, who + ": inertia must be finite");
+    } else {
+        double asym = 0;
+        for (int i = 0; i < 3; ++i)
+            for (int j = i + 1; j < 3; ++j) asym = std::max(asym, std::fabs(b.inertia.m[i][j] - b.inertia.m[j][i]));
+        if (asym > 1e-9 * std::max(scale, 1e-300)) {
+            c.error(b.origin, who + ": inertia must be symmetric, got I[i][j] − I[j][i] = " + num(asym));
+        } else {
+            double ev[3];
+            sym_eigenvalues(b.inertia, ev);
+            if (!(ev[0] > 0)) {
+                c.error(b.origin, who + ": inertia must be positive definite, smallest principal moment is " + num(ev[0]) +
+                                      " kg m²");
+            } else {
+                const double tol = 1e-9 * ev[2];
+                if (ev[0] + ev[1] < ev[2] - tol)
+                    c.warning(b.origin, who + ": principal moments (" + num(ev[0]) + ", " + num(ev[1]) + ", " +
+                                            num(ev[2]) +
+                                            ") violate the triangle inequality (no rigid body has them; kept as given)");
+                if (ev[0] < 1e-9 * ev[2])
+                    c.warning(b.origin, who + ": inertia is nearly singular (principal moments " + num(ev[0]) + " … " +
+                                            num(ev[2]) + ")");
+            }
+        }
+    }
+    if (!isfinite(b.position)) c.error(b.origin, who + ": position must be finite, got " + vec(b.position));
+    if (!isfinite(b.velocity)) c.error(b.origin, who + ": velocity must be finite, got " + vec(b.velocity));
+    if (!isfinite(b.angular_velocity))
+        c.error(b.origin, who + ": angular_velocity must be finite, got " + vec(b.angular_velocity));
+    const double qn = qnorm(b.orientation);
+    Quat q = b.orientation;
+    if (!isfinite(q) || !(qn > 1e-12)) {
+        c.error(b.origin, who + ": orientation must be a nonzero finite quaternion");
+        q = Quat{};
+    } else {
+        if (std::fabs(qn - 1) > 1e-6)
+            c.warning(b.origin, who + ": orientation quaternion has norm " + num(qn) + "; normalised");
+        q = qnormalized(q);
+    }
+    out.pose0 = {b.position, q};
+    out.twist0.v = b.velocity;
+    out.twist0.w = b.angular_velocity_in_body ? b.angular_velocity : rotate_inv(q, b.angular_velocity);
+}
+
+// Expand a per-DOF list: empty → fill, one value → broadcast, dofs values → as is.
+bool per_dof(const std::vector<double>& in, int dofs, double fill, std::vector<double>& out) {
+    if (in.empty()) {
+        out.assign(dofs, fill);
+        return true;
+    }
+    if (in.size() == 1) {
+        out.assign(dofs, in[0]);
+        return true;
+    }
+    if (static_cast<int>(in.size()) == dofs) {
+        out = in;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+int Model::body_index(const std::string& name) const {
+    for (int i = 0; i < nbodies(); ++i)
+        if (bodies[i].name == name) return i;
+    return -1;
+}
+
+int Model::joint_index(const std::string& name) const {
+    for (int i = 0; i < njoints(); ++i)
+        if (joints[i].name == name) return i;
+    return -1;
+}
+
+std::shared_ptr<const Model> compile(const Spec& spec) {
+    Registry& reg = Registry::global();
+    Checker c;
+    auto model = std::make_shared<Model>();
+    Model& m = *model;
+    const Origin none;
+
+    for (const std::string& dir : spec.plugin_dirs)
+        for (const PluginError& e : reg.load_directory(dir)) c.error(none, e.what());
+
+    // World, options.
+    m.gravity = spec.gravity;
+    m.options = spec.options;
+    if (!isfinite(spec.gravity)) c.error(none, "world: gravity must be finite, got " + vec(spec.gravity));
+    const Options& o = spec.options;
+    if (!(std::isfinite(o.dt) && o.dt > 0)) c.error(none, "options: dt must be positive and finite, got " + num(o.dt));
+    if (!(std::isfinite(o.tolerance) && o.tolerance > 0))
+        c.error(none, "options: tolerance must be positive, got " + num(o.tolerance));
+    if (o.max_iterations < 1)
+        c.error(none, "options: max_iterations must be at least 1, got " + std::to_string(o.max_iterations));
+    if (o.max_halvings < 0)
+        c.error(none, "options: max_halvings must be 0 or more, got " + std::to_string(o.max_halvings));
+    if (o.max_substeps < 1)
+        c.error(none, "options: max_substeps must be at least 1, got " + std::to_string(o.max_substeps));
+
+    // Bodies.
+    std::map<std::string, int> body_ids;
+    m.bodies.resize(spec.bodies.size());
+    for (std::size_t i = 0; i < spec.bodies.size(); ++i) {
+        const BodySpec& b = spec.bodies[i];
+        if (b.name.empty()) c.error(b.origin, "body #" + std::to_string(i + 1) + ": name must not be empty");
+        else if (b.name == "world") c.error(b.origin, "body 'world': the name 'world' is reserved for the fixed world");
+        else if (body_ids.count(b.name))
+            c.error(b.origin, "body '" + b.name + "': duplicate name (first defined at " +
+                                  spec.bodies[body_ids[b.name]].origin.str() + ")");
+        else body_ids[b.name] = static_cast<int>(i);
+        check_body(b, c, m.bodies[i]);
+    }
+
+    // Joints.
+    std::map<std::string, int> joint_ids;
+    bool joints_ok = true;
+    m.joints.resize(spec.joints.size());
+    for (std::size_t i = 0; i < spec.joints.size(); ++i) {
+        const JointSpec& js = spec.joints[i];
+        JointInfo& ji = m.joints[i];
+        ji.name = js.name;
+        ji.type = js.type;
+        ji.origin = js.origin;
+        const std::string who = "joint '" + js.name + "'";
+        bool ok = true;
+        auto fail = [&](const std::string& msg) {
+            c.error(js.origin, who + ": " + msg);
+            ok = false;
+        };
+        if (js.name.empty()) {
+            c.error(js.origin, "joint #" + std::to_string(i + 1) + ": name must not be empty");
+            ok = false;
+        } else if (joint_ids.count(js.name)) {
+            fail("duplicate name (first defined at " + spec.joints[joint_ids[js.name]].origin.str() + ")");
+        } else {
+            joint_ids[js.name] = static_cast<int>(i);
+        }
+        // Endpoints.
+        if (js.parent.empty() || js.parent == "world") ji.a = -1;
+        else if (body_ids.count(js.parent)) ji.a = body_ids[js.parent];
+        else fail("parent body '" + js.parent + "' not found");
+        if (js.child.empty()) fail("child body is required");
+        else if (js.child == "world") fail("child must be a body, not the world (make the world the parent)");
+        else if (body_ids.count(js.child)) ji.b = body_ids[js.child];
+        else fail("child body '" + js.child + "' not found");
+        if (ok && ji.a == ji.b) fail("joint from body '" + js.child + "' to itself");
+        // Type.
+        const JointType* type = reg.joint(js.type);
+        if (!type) fail("unknown joint type '" + js.type + "' (known types: " + list_names(reg.names(PluginKind::joint)) + ")");
+        if (type) {
+            const std::vector<std::string> accepted = type->parameters();
+            for (const auto& kv : js.params)
+                if (std::find(accepted.begin(), accepted.end(), kv.first) == accepted.end())
+                    fail("unknown parameter '" + kv.first + "' for type '" + js.type + "' (accepted: " +
+                         (accepted.empty() ? std::string("none") : list_names(accepted)) + ")");
+        }
+        if (!ok || !type) {
+            joints_ok = false;
+            continue;
+        }
+        // Compile through the plugin.
+        const Pose a0 = ji.a >= 0 ? m.bodies[ji.a].pose0 : Pose{};
+        const Pose b0 = m.bodies[ji.b].pose0;
+        JointSetup setup(js, ji.a < 0, a0, b0);
+        std::unique_ptr<JointModel> impl;
+        if (!setup.failed()) impl = type->compile(setup);
+        for (Diagnostic& d : setup.diagnostics()) c.diags.push_back(d);
+        if (setup.failed() || !impl) {
+            if (!setup.failed()) fail("type '" + js.type + "' could not build the joint");
+            joints_ok = false;
+            continue;
+        }
+        ji.rows = impl->rows();
+        ji.dofs = impl->dofs();
+        if (ji.rows < 0 || ji.rows > 12 || ji.dofs < 0 || ji.dofs > 6) {
+            fail("type '" + js.type + "' reports " + std::to_string(ji.rows) + " rows and " + std::to_string(ji.dofs) +
+                 " DOFs (allowed: 0–12 rows, 0–6 DOFs)");
+            joints_ok = false;
+            continue;
+        }
+        ji.impl = std::shared_ptr<const JointModel>(std::move(impl));
+        // Joint-space force elements.
+        auto dof_list = [&](const std::vector<double>& in, const char* field, double fill, bool nonneg,
+                            std::vector<double>& out) {
+            if (!per_dof(in, ji.dofs, fill, out)) {
+                fail(std::string("field '") + field + "' needs 1 or " + std::to_string(ji.dofs) + " values (one per DOF), got " +
+                     std::to_string(in.size()));
+                return;
+            }
+            for (double v : out)
+                if (!std::isfinite(v) || (nonneg && v < 0)) {
+                    fail(std::string("field '") + field + "' must be " + (nonneg ? "non-negative and " : "") +
+                         "finite, got " + num(v));
+                    return;
+                }
+        };
+        if (ji.dofs == 0 && (!js.stiffness.empty() || !js.damping.empty() || !js.rest.empty() || !js.offset.empty()))
+            fail("type '" + js.type + "' has no degrees of freedom: stiffness, damping, rest and offset do not apply");
+        dof_list(js.stiffness, "stiffness", 0, true, ji.stiffness);
+        dof_list(js.damping, "damping", 0, true, ji.damping);
+        dof_list(js.offset, "offset", 0, false, ji.offset);
+        // The rest position defaults to the initial coordinates (the offsets).
+        if (js.rest.empty()) ji.rest = ji.offset;
+        else dof_list(js.rest, "rest", 0, false, ji.rest);
+        for (int k = 0; k < ji.dofs; ++k)
+            if (ji.stiffness[k] != 0 || ji.damping[k] != 0) ji.has_force_element = true;
+        if (!ok) joints_ok = false;
+    }
+
+    // Constant forces.
+    for (const ForceSpec& f : spec.forces) {
+        ForceInfo fi;
+        auto it = body_ids.find(f.body);
+        if (it == body_ids.end()) {
+            c.error(f.origin, "force: body '" + f.body + "' not found");
+            continue;
+        }
+        if (!isfinite(f.force) || !isfinite(f.torque) || (f.point && !isfinite(*f.point))) {
+            c.error(f.origin, "force on body '" + f.body + "': force, torque and point must be finite");
+            continue;
+        }
+        fi.body = it->second;
+        fi.force = f.force;
+        fi.torque = f.torque;
+        fi.body_frame = f.body_frame;
+        fi.has_point = f.point.has_value();
+        if (f.point) fi.point = *f.point;
+        m.forces.push_back(fi);
+    }
+
+    // Block graph.
+    if (joints_ok && !c.has_errors()) {
+        std::vector<int> ja, jb, rows;
+        int roff = 0, doff = 0;
+        for (JointInfo& j : m.joints) {
+            ja.push_back(j.a);
+            jb.push_back(j.b);
+            rows.push_back(j.rows);
+            j.row_offset = roff;
+            j.dof_offset = doff;
+            roff += j.rows;
+            doff += j.dofs;
+        }
+        m.total_rows = roff;
+        m.total_dofs = doff;
+        m.graph = build_block_graph(m.nbodies(), ja, jb, rows);
+        for (int j : m.graph.loop_joints) m.joints[j].loop = true;
+    }
+
+    // Integrator and solver.
+    if (o.integrator != "none") {
+        m.integrator = reg.integrator(o.integrator);
+        if (!m.integrator)
+            c.error(none, "options: unknown integrator '" + o.integrator + "' (known integrators: " +
+                              list_names(reg.names(PluginKind::integrator)) + ")");
+    }
+    m.solver_name = o.solver;
+    if (o.solver == "auto" || o.solver.empty())
+        m.solver_name = m.graph.loop_joints.empty() ? "sparse-ldu" : "dense-loop";
+    if (o.integrator != "none") {
+        m.solver = reg.solver(m.solver_name);
+        if (!m.solver)
+            c.error(none, "options: unknown solver '" + m.solver_name + "' (known solvers: " +
+                              list_names(reg.names(PluginKind::solver)) + ")");
+    }
+    if (!c.has_errors()) {
+        if (m.solver) {
+            const std::string why = m.solver->unsupported(m);
+            if (!why.empty()) c.error(none, "options: solver '" + m.solver_name + "': " + why);
+        }
+        if (m.integrator) {
+            const std::vector<std::string> names = m.integrator->option_names();
+            auto known = [&](const std::string& k) { return std::find(names.begin(), names.end(), k) != names.end(); };
+            for (const auto& kv : o.extra)
+                if (!known(kv.first))
+                    c.error(none, "options: '" + kv.first + "' is not an option of integrator '" + o.integrator +
+                                      "' (its options: " + (names.empty() ? std::string("none") : list_names(names)) + ")");
+            for (const auto& kv : o.extra_lists)
+                if (!known(kv.first))
+                    c.error(none, "options: '" + kv.first + "' is not an option of integrator '" + o.integrator +
+                                      "' (its options: " + (names.empty() ? std::string("none") : list_names(names)) + ")");
+            if (!c.has_errors()) m.integrator->check(m, c.diags);
+        }
+    }
+
+    if (c.has_errors()) throw ModelError(c.diags);
+    for (const Diagnostic& d : c.diags) m.warnings.push_back(d);
+
+    // Structure fingerprint (checked when a saved Data is restored).
+    std::uint64_t h = 1469598103934665603ull;
+    h = fnv(h, m.nbodies());
+    h = fnv(h, m.njoints());
+    for (const BodyInfo& b : m.bodies) h = fnv(h, b.name);
+    for (const JointInfo& j : m.joints) {
+        h = fnv(fnv(fnv(h, j.name), j.type), j.rows);
+        h = fnv(fnv(fnv(h, j.dofs), j.a), j.b);
+    }
+    m.fingerprint = h;
+    return model;
+}
+
+}  // namespace noether

@@ -1,0 +1,395 @@
+// Data: run state, save/restore, the step entry point, monitors and force services.
+#include "noether/data.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "noether/integrator.hpp"
+
+namespace noether {
+
+const char* status_name(StepStatus s) {
+    switch (s) {
+        case StepStatus::ok: return "ok";
+        case StepStatus::not_converged: return "not converged";
+        case StepStatus::rotation_limit: return "rotation limit";
+        case StepStatus::non_finite: return "non-finite value";
+        case StepStatus::singular: return "singular system";
+    }
+    return "?";
+}
+
+Data::Data(std::shared_ptr<const Model> model) : model_(std::move(model)) {
+    if (!model_) throw UsageError("Data: model is null");
+    reset();
+}
+
+Data::~Data() = default;
+
+void Data::reset() {
+    const Model& m = *model_;
+    const int nb = m.nbodies();
+    time = 0;
+    step = 0;
+    pose.resize(nb);
+    twist.resize(nb);
+    twist_guess.resize(nb);
+    for (int i = 0; i < nb; ++i) {
+        pose[i] = m.bodies[i].pose0;
+        twist[i] = m.bodies[i].twist0;
+        twist_guess[i] = m.bodies[i].twist0;
+    }
+    lambda.assign(m.total_rows, 0.0);
+    coord.assign(m.total_dofs, 0.0);
+    rate.assign(m.total_dofs, 0.0);
+    for (const JointInfo& j : m.joints)
+        for (int k = 0; k < j.dofs; ++k) coord[j.dof_offset + k] = j.offset[k];
+    actuation.assign(m.total_dofs, 0.0);
+    applied_force.assign(nb, Vec3{});
+    applied_torque.assign(nb, Vec3{});
+    last = StepStats{};
+    stats = RunStats{};
+    warnings.clear();
+    warned_keys_.clear();
+    update_joint_coordinates(m, *this, twist.data());
+    integrator_state = m.integrator ? m.integrator->create_state(m) : nullptr;
+}
+
+void Data::warn(const std::string& message) { warnings.push_back({time, step, message}); }
+
+bool Data::warn_once(const std::string& key, const std::string& message) {
+    for (const std::string& k : warned_keys_)
+        if (k == key) return false;
+    warned_keys_.push_back(key);
+    warn(message);
+    return true;
+}
+
+// ---- save / restore --------------------------------------------------------------------------
+
+namespace {
+
+constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
+constexpr std::uint32_t kFormat = 1;
+
+struct Writer {
+    std::string& out;
+    template <class T>
+    void pod(const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+    template <class T>
+    void vec(const std::vector<T>& v) {
+        pod(static_cast<std::uint64_t>(v.size()));
+        if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
+    }
+    void str(const std::string& s) {
+        pod(static_cast<std::uint64_t>(s.size()));
+        out.append(s);
+    }
+};
+
+struct Reader {
+    const char* p;
+    const char* end;
+    template <class T>
+    void pod(T& v) {
+        if (static_cast<std::size_t>(end - p) < sizeof(T)) throw UsageError("Data::restore: buffer is truncated");
+        std::memcpy(&v, p, sizeof(T));
+        p += sizeof(T);
+    }
+    template <class T>
+    void vec(std::vector<T>& v, std::size_t expect) {
+        std::uint64_t n = 0;
+        pod(n);
+        if (n != expect)
+            throw UsageError("Data::restore: array has " + std::to_string(n) + " entries, the model needs " +
+                             std::to_string(expect));
+        if (static_cast<std::size_t>(end - p) < sizeof(T) * n) throw UsageError("Data::restore: buffer is truncated");
+        v.resize(n);
+        if (n) std::memcpy(v.data(), p, sizeof(T) * n);
+        p += sizeof(T) * n;
+    }
+    void str(std::string& s) {
+        std::uint64_t n = 0;
+        pod(n);
+        if (static_cast<std::uint64_t>(end - p) < n) throw UsageError("Data::restore: buffer is truncated");
+        s.assign(p, n);
+        p += n;
+    }
+};
+
+}  // namespace
+
+std::string Data::save() const {
+    std::string out;
+    Writer w{out};
+    out.append(kMagic, sizeof kMagic);
+    w.pod(kFormat);
+    w.pod(model_->fingerprint);
+    w.pod(time);
+    w.pod(step);
+    w.vec(pose);
+    w.vec(twist);
+    w.vec(twist_guess);
+    w.vec(lambda);
+    w.vec(coord);
+    w.vec(rate);
+    w.vec(actuation);
+    w.vec(applied_force);
+    w.vec(applied_torque);
+    w.pod(last);
+    w.pod(stats);
+    w.pod(static_cast<std::uint64_t>(warnings.size()));
+    for (const Warning& x : warnings) {
+        w.pod(x.time);
+        w.pod(x.step);
+        w.str(x.message);
+    }
+    w.pod(static_cast<std::uint64_t>(warned_keys_.size()));
+    for (const std::string& k : warned_keys_) w.str(k);
+    std::string istate;
+    if (integrator_state) integrator_state->save(istate);
+    w.str(istate);
+    return out;
+}
+
+void Data::restore(const std::string& bytes) {
+    const Model& m = *model_;
+    Reader r{bytes.data(), bytes.data() + bytes.size()};
+    if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+        throw UsageError("Data::restore: not a saved noether state (bad magic)");
+    r.p += sizeof kMagic;
+    std::uint32_t format = 0;
+    r.pod(format);
+    if (format != kFormat)
+        throw UsageError("Data::restore: state format " + std::to_string(format) + ", this build reads format " +
+                         std::to_string(kFormat));
+    std::uint64_t fp = 0;
+    r.pod(fp);
+    if (fp != m.fingerprint)
+        throw UsageError("Data::restore: the state was saved from a model with a different structure");
+    // Read everything into temporaries first: nothing is changed unless all of it is valid.
+    double t = 0;
+    std::int64_t s = 0;
+    std::vector<Pose> p;
+    std::vector<Twist> tw, tg;
+    std::vector<double> lam, co, ra, act;
+    std::vector<Vec3> af, at;
+    StepStats ls;
+    RunStats rs;
+    std::vector<Warning> ws;
+    std::vector<std::string> keys;
+    r.pod(t);
+    r.pod(s);
+    r.vec(p, m.nbodies());
+    r.vec(tw, m.nbodies());
+    r.vec(tg, m.nbodies());
+    r.vec(lam, m.total_rows);
+    r.vec(co, m.total_dofs);
+    r.vec(ra, m.total_dofs);
+    r.vec(act, m.total_dofs);
+    r.vec(af, m.nbodies());
+    r.vec(at, m.nbodies());
+    r.pod(ls);
+    r.pod(rs);
+    std::uint64_t nw = 0;
+    r.pod(nw);
+    for (std::uint64_t i = 0; i < nw; ++i) {
+        Warning x;
+        r.pod(x.time);
+        r.pod(x.step);
+        r.str(x.message);
+        ws.push_back(std::move(x));
+    }
+    std::uint64_t nk = 0;
+    r.pod(nk);
+    for (std::uint64_t i = 0; i < nk; ++i) {
+        std::string k;
+        r.str(k);
+        keys.push_back(std::move(k));
+    }
+    std::string istate;
+    r.str(istate);
+    if (r.p != r.end) throw UsageError("Data::restore: trailing bytes after the state");
+    std::unique_ptr<IntegratorState> ist = m.integrator ? m.integrator->create_state(m) : nullptr;
+    if (ist) {
+        const char* ip = istate.data();
+        if (!ist->restore(ip, istate.data() + istate.size()) || ip != istate.data() + istate.size())
+            throw UsageError("Data::restore: the integrator state is malformed");
+    }
+    time = t;
+    step = s;
+    pose = std::move(p);
+    twist = std::move(tw);
+    twist_guess = std::move(tg);
+    lambda = std::move(lam);
+    coord = std::move(co);
+    rate = std::move(ra);
+    actuation = std::move(act);
+    applied_force = std::move(af);
+    applied_torque = std::move(at);
+    last = ls;
+    stats = rs;
+    warnings = std::move(ws);
+    warned_keys_ = std::move(keys);
+    integrator_state = std::move(ist);
+}
+
+void Data::save_file(const std::string& path) const {
+    const std::string bytes = save();
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw UsageError("Data::save_file: cannot write " + tmp);
+        f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        f.close();
+        if (!f) {
+            std::remove(tmp.c_str());
+            throw UsageError("Data::save_file: writing " + tmp + " failed");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw UsageError("Data::save_file: cannot rename " + tmp + " to " + path);
+    }
+}
+
+void Data::restore_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw UsageError("Data::restore_file: cannot open " + path);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    restore(ss.str());
+}
+
+// ---- stepping and monitors -------------------------------------------------------------------
+
+StepStatus step(const Model& m, Data& d) {
+    if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
+    if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
+    return m.integrator->step(m, d);
+}
+
+Monitors monitors(const Model& m, const Data& d) {
+    if (&d.model() != &m) throw UsageError("monitors: the Data was made for another Model");
+    Monitors mon = m.integrator ? m.integrator->monitors(m, d) : continuous_monitors(m, d.pose.data(), d.twist.data());
+    return mon;
+}
+
+double max_violation(const Model& m, const Pose* poses, int* worst_joint) {
+    double worst = 0;
+    int wj = -1;
+    double g[16];
+    for (int j = 0; j < m.njoints(); ++j) {
+        const JointInfo& ji = m.joints[j];
+        const Pose a = ji.a >= 0 ? poses[ji.a] : Pose{};
+        ji.impl->constraint(a, poses[ji.b], g, nullptr, nullptr);
+        for (int r = 0; r < ji.rows; ++r) {
+            const double v = std::fabs(g[r]);
+            if (!(v <= worst)) {  // also catches NaN
+                worst = v;
+                wj = j;
+            }
+        }
+    }
+    if (worst_joint) *worst_joint = wj;
+    return worst;
+}
+
+Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists) {
+    Monitors mon;
+    for (int i = 0; i < m.nbodies(); ++i) {
+        const BodyInfo& b = m.bodies[i];
+        const Vec3 Jw = b.inertia * twists[i].w;
+        mon.kinetic += 0.5 * b.mass * dot(twists[i].v, twists[i].v) + 0.5 * dot(twists[i].w, Jw);
+        mon.potential -= b.mass * dot(m.gravity, poses[i].x);
+        mon.momentum += b.mass * twists[i].v;
+        mon.angular_momentum += cross(poses[i].x, b.mass * twists[i].v) + rotate(poses[i].q, Jw);
+    }
+    mon.total = mon.kinetic + mon.potential;
+    mon.max_violation = max_violation(m, poses, &mon.worst_joint);
+    return mon;
+}
+
+// ---- services --------------------------------------------------------------------------------
+
+namespace {
+
+// w += Cᵀ u for a dofs×6 coordinate Jacobian C (position columns → world force, rotation
+// columns → body-frame torque).
+void add_generalized(const double* C, const double* u, int dofs, Wrench& w) {
+    for (int k = 0; k < dofs; ++k) {
+        const double* r = C + 6 * k;
+        w.force += u[k] * Vec3{r[0], r[1], r[2]};
+        w.torque += u[k] * Vec3{r[3], r[4], r[5]};
+    }
+}
+
+}  // namespace
+
+void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out) {
+    const int nb = m.nbodies();
+    for (int i = 0; i < nb; ++i) {
+        out[i].force = d.applied_force[i];
+        out[i].torque = rotate_inv(poses[i].q, d.applied_torque[i]);
+    }
+    for (const ForceInfo& f : m.forces) {
+        const Quat& q = poses[f.body].q;
+        const Vec3 Fw = f.body_frame ? rotate(q, f.force) : f.force;
+        const Vec3 Tb = f.body_frame ? f.torque : rotate_inv(q, f.torque);
+        out[f.body].force += Fw;
+        out[f.body].torque += Tb;
+        if (f.has_point) out[f.body].torque += cross(f.point, rotate_inv(q, Fw));
+    }
+    double Ca[36], Cb[36], c[6], u[6];
+    for (const JointInfo& j : m.joints) {
+        if (j.dofs == 0) continue;
+        const double* act = &d.actuation[j.dof_offset];
+        bool any = j.has_force_element;
+        for (int k = 0; k < j.dofs && !any; ++k) any = act[k] != 0;
+        if (!any) continue;
+        const Pose a = j.a >= 0 ? poses[j.a] : Pose{};
+        j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        for (int k = 0; k < j.dofs; ++k) u[k] = act[k];
+        if (j.has_force_element) {
+            double prev[6];
+            for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
+            j.impl->coordinates(a, poses[j.b], prev, c);
+            for (int k = 0; k < j.dofs; ++k) {
+                double rate = 0;
+                for (int col = 0; col < 3; ++col) {
+                    rate += Cb[6 * k + col] * twists[j.b].v[col] + Cb[6 * k + 3 + col] * twists[j.b].w[col];
+                    if (j.a >= 0)
+                        rate += Ca[6 * k + col] * twists[j.a].v[col] + Ca[6 * k + 3 + col] * twists[j.a].w[col];
+                }
+                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) - j.damping[k] * rate;
+            }
+        }
+        add_generalized(Cb, u, j.dofs, out[j.b]);
+        if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
+    }
+}
+
+void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
+    double Ca[36], Cb[36], c[6], prev[6];
+    for (const JointInfo& j : m.joints) {
+        if (j.dofs == 0) continue;
+        const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};
+        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
+        j.impl->coordinates(a, d.pose[j.b], prev, c);
+        j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        for (int k = 0; k < j.dofs; ++k) {
+            d.coord[j.dof_offset + k] = c[k] + j.offset[k];
+            double rate = 0;
+            for (int col = 0; col < 3; ++col) {
+                rate += Cb[6 * k + col] * twists[j.b].v[col] + Cb[6 * k + 3 + col] * twists[j.b].w[col];
+                if (j.a >= 0) rate += Ca[6 * k + col] * twists[j.a].v[col] + Ca[6 * k + 3 + col] * twists[j.a].w[col];
+            }
+            d.rate[j.dof_offset + k] = rate;
+        }
+    }
+}
+
+}  // namespace noether

@@ -1,0 +1,337 @@
+// Joint SDK: JointSetup (attachment resolution) and the constraint primitives of
+// maximal-vi.md §5, with analytic Jacobians in the [∂/∂x | ∂/∂θ] layout.
+#include <cmath>
+#include <cstdio>
+
+#include "noether/joint.hpp"
+
+namespace noether {
+
+namespace {
+
+std::string fmt_vec(const Vec3& v) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "(%g, %g, %g)", v.x, v.y, v.z);
+    return buf;
+}
+
+// Write a 1×3 row into the x or θ columns of row r of a rows×6 Jacobian.
+inline void put(double* J, int r, int col0, const Vec3& v) {
+    if (!J) return;
+    J[r * 6 + col0 + 0] = v.x;
+    J[r * 6 + col0 + 1] = v.y;
+    J[r * 6 + col0 + 2] = v.z;
+}
+// Row `i` of M (as the row of the Jacobian) — for writing P·M rows: put(J, r, c, Mᵀ p) etc.
+inline Vec3 rowT(const Mat3& M, const Vec3& p) { return transpose(M) * p; }  // pᵀ M as a vector
+
+// The selection rows of P(ndof, axis): ndof 0 → e_x, e_y, e_z; 1 → e1, e2; 2 → axis.
+int selection(int ndof, const Vec3& axis, Vec3 rows[3]) {
+    if (ndof == 0) {
+        rows[0] = {1, 0, 0};
+        rows[1] = {0, 1, 0};
+        rows[2] = {0, 0, 1};
+        return 3;
+    }
+    if (ndof == 1) {
+        axis_basis(axis, rows[0], rows[1]);
+        return 2;
+    }
+    if (ndof == 2) {
+        rows[0] = axis;
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+void axis_basis(const Vec3& axis, Vec3& e1, Vec3& e2) { orthonormal_basis(axis, e1, e2); }
+
+// ---------------------------------------------------------------------------------------------
+// JointSetup
+
+JointSetup::JointSetup(const JointSpec& spec, bool world_parent, const Pose& a0, const Pose& b0)
+    : spec_(spec), world_parent_(world_parent), a0_(a0), b0_(b0) {
+    const Mat3 Ra = rotation(a0.q), Rb = rotation(b0.q);
+    qoff_ = conj(a0.q) * b0.q;
+
+    auto finite_or_error = [&](const std::optional<Vec3>& v, const char* field) {
+        if (v && !isfinite(*v)) {
+            error(std::string("field '") + field + "' must be finite, got " + fmt_vec(*v));
+            return false;
+        }
+        return true;
+    };
+    bool ok = true;
+    ok &= finite_or_error(spec.anchor, "anchor");
+    ok &= finite_or_error(spec.parent_anchor, "parent_anchor");
+    ok &= finite_or_error(spec.child_anchor, "child_anchor");
+    if (!ok) return;
+
+    // Anchors.
+    if (spec.anchor && (spec.parent_anchor || spec.child_anchor)) {
+        error("give either 'anchor' (world point) or 'parent_anchor'/'child_anchor' (body frames), not both");
+        return;
+    }
+    if (spec.anchor) {
+        pa_ = transpose(Ra) * (*spec.anchor - a0.x);
+        pb_ = transpose(Rb) * (*spec.anchor - b0.x);
+    } else if (spec.parent_anchor && spec.child_anchor) {
+        pa_ = *spec.parent_anchor;
+        pb_ = *spec.child_anchor;
+    } else if (spec.parent_anchor) {
+        pa_ = *spec.parent_anchor;
+        pb_ = transpose(Rb) * (a0.x + Ra * pa_ - b0.x);
+    } else if (spec.child_anchor) {
+        pb_ = *spec.child_anchor;
+        pa_ = transpose(Ra) * (b0.x + Rb * pb_ - a0.x);
+    } else {  // default: the child's centre of mass
+        pa_ = transpose(Ra) * (b0.x - a0.x);
+        pb_ = Vec3{};
+    }
+
+    // Primary axis, in the parent frame.
+    if (spec.axis && spec.parent_axis) {
+        error("give either 'axis' (world direction) or 'parent_axis' (parent frame), not both");
+        return;
+    }
+    const std::optional<Vec3>& ax = spec.axis ? spec.axis : spec.parent_axis;
+    if (ax) {
+        const char* field = spec.axis ? "axis" : "parent_axis";
+        const double n = norm(*ax);
+        if (!isfinite(*ax) || !(n > 1e-12)) {
+            error(std::string("field '") + field + "' must be a nonzero finite direction, got " + fmt_vec(*ax));
+            return;
+        }
+        axis_a_ = spec.axis ? transpose(Ra) * (*ax / n) : *ax / n;
+        axis_a_ok_ = true;
+    }
+}
+
+Vec3 JointSetup::axis_a(const char* what) {
+    if (!axis_a_ok_) {
+        if (!failed_)
+            error(std::string("field '") + what + "' (or 'parent_axis') is required for type '" + spec_.type + "'");
+        return {0, 0, 1};
+    }
+    return axis_a_;
+}
+
+Vec3 JointSetup::axis2_b() {
+    if (spec_.axis2 && spec_.child_axis) {
+        error("give either 'axis2' (world direction) or 'child_axis' (child frame), not both");
+        return {0, 0, 1};
+    }
+    const std::optional<Vec3>& ax = spec_.axis2 ? spec_.axis2 : spec_.child_axis;
+    const char* field = spec_.axis2 ? "axis2" : "child_axis";
+    if (!ax) {
+        error(std::string("field 'axis2' (or 'child_axis') is required for type '") + spec_.type + "'");
+        return {0, 0, 1};
+    }
+    const double n = norm(*ax);
+    if (!isfinite(*ax) || !(n > 1e-12)) {
+        error(std::string("field '") + field + "' must be a nonzero finite direction, got " + fmt_vec(*ax));
+        return {0, 0, 1};
+    }
+    return spec_.axis2 ? transpose(rotation(b0_.q)) * (*ax / n) : *ax / n;
+}
+
+bool JointSetup::has(const std::string& key) const { return spec_.params.count(key) != 0; }
+
+double JointSetup::number(const std::string& key, double fallback) {
+    auto it = spec_.params.find(key);
+    if (it == spec_.params.end()) return fallback;
+    if (it->second.size() != 1 || !std::isfinite(it->second[0])) {
+        error("parameter '" + key + "' must be one finite number");
+        return fallback;
+    }
+    return it->second[0];
+}
+
+Vec3 JointSetup::vector(const std::string& key, const Vec3& fallback) {
+    auto it = spec_.params.find(key);
+    if (it == spec_.params.end()) return fallback;
+    const Vec3 v = it->second.size() == 3 ? Vec3{it->second[0], it->second[1], it->second[2]} : Vec3{NAN, 0, 0};
+    if (!isfinite(v)) {
+        error("parameter '" + key + "' must be a finite 3-vector");
+        return fallback;
+    }
+    return v;
+}
+
+void JointSetup::error(const std::string& msg) {
+    failed_ = true;
+    diags_.push_back({Severity::error, spec_.origin, "joint '" + spec_.name + "': " + msg});
+}
+
+void JointSetup::warning(const std::string& msg) {
+    diags_.push_back({Severity::warning, spec_.origin, "joint '" + spec_.name + "': " + msg});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Primitives
+
+void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w) {
+    const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
+    const Vec3 g = b.x + Rb * pb - a.x - Ra * pa;
+    const Mat3 JaTh = Ra * skew(pa);        // ∂g/∂θa
+    const Mat3 JbTh = -1.0 * (Rb * skew(pb));  // ∂g/∂θb
+    for (int i = 0; i < 3; ++i) {
+        const int r = w.row + i;
+        w.g[r] = g[i];
+        Vec3 e;
+        e[i] = 1;
+        put(w.Ja, r, 0, -e);
+        put(w.Ja, r, 3, JaTh.row(i));
+        put(w.Jb, r, 0, e);
+        put(w.Jb, r, 3, JbTh.row(i));
+    }
+    w.row += 3;
+}
+
+void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Vec3& pa, const Vec3& pb,
+                      RowWriter& w) {
+    Vec3 P[3];
+    const int n = selection(ndof, axis_a, P);
+    const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
+    const Mat3 RaT = transpose(Ra);
+    const Vec3 r = RaT * (b.x + Rb * pb - a.x);
+    const Mat3 Mb = -1.0 * (RaT * Rb * skew(pb));
+    const Mat3 Ma = skew(r);
+    for (int i = 0; i < n; ++i) {
+        const int row = w.row + i;
+        w.g[row] = dot(P[i], r - pa);
+        const Vec3 px = Ra * P[i];  // (P Raᵀ) row i as a vector
+        put(w.Ja, row, 0, -px);
+        put(w.Ja, row, 3, rowT(Ma, P[i]));
+        put(w.Jb, row, 0, px);
+        put(w.Jb, row, 3, rowT(Mb, P[i]));
+    }
+    w.row += n;
+}
+
+void prim_rotation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Quat& qoff, RowWriter& w) {
+    Vec3 P[3];
+    const int n = selection(ndof, axis_a, P);
+    const Quat r = conj(a.q) * b.q * conj(qoff);
+    const Vec3 rv = r.vec();
+    const Mat3 Ma = -0.5 * (r.w * Mat3::identity() - skew(rv));
+    const Mat3 Mb = 0.5 * ((r.w * Mat3::identity() + skew(rv)) * rotation(qoff));
+    for (int i = 0; i < n; ++i) {
+        const int row = w.row + i;
+        w.g[row] = dot(P[i], rv);
+        put(w.Ja, row, 0, Vec3{});
+        put(w.Ja, row, 3, rowT(Ma, P[i]));
+        put(w.Jb, row, 0, Vec3{});
+        put(w.Jb, row, 3, rowT(Mb, P[i]));
+    }
+    w.row += n;
+}
+
+void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec3& v_b, RowWriter& w) {
+    const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
+    const Vec3 v_in_a = transpose(Ra) * (Rb * v_b);
+    const Vec3 u_in_b = transpose(Rb) * (Ra * u_a);
+    const int row = w.row;
+    w.g[row] = dot(u_a, v_in_a);
+    put(w.Ja, row, 0, Vec3{});
+    put(w.Ja, row, 3, cross(u_a, v_in_a));
+    put(w.Jb, row, 0, Vec3{});
+    put(w.Jb, row, 3, cross(v_b, u_in_b));
+    w.row += 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coordinate helpers
+
+double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev) {
+    const Quat r = conj(a.q) * b.q * conj(qoff);
+    double ang = 2.0 * std::atan2(dot(r.vec(), axis_a), r.w);  // in (−2π, 2π]
+    const double two_pi = 2.0 * M_PI;
+    if (prev) ang += two_pi * std::round((*prev - ang) / two_pi);
+    else ang = std::remainder(ang, two_pi);
+    return ang;
+}
+
+void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, double* Ca, double* Cb) {
+    if (Ca) {
+        put(Ca, 0, 0, Vec3{});
+        put(Ca, 0, 3, -axis_a);
+    }
+    if (Cb) {
+        put(Cb, 0, 0, Vec3{});
+        put(Cb, 0, 3, transpose(rotation(b.q)) * (rotation(a.q) * axis_a));
+    }
+}
+
+double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb) {
+    const Vec3 r = rotate_inv(a.q, b.x + rotate(b.q, pb) - a.x);
+    return dot(axis_a, r - pa);
+}
+
+void slide_displacement_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pb, double* Ca,
+                                 double* Cb) {
+    const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
+    const Mat3 RaT = transpose(Ra);
+    const Vec3 r = RaT * (b.x + Rb * pb - a.x);
+    const Vec3 px = Ra * axis_a;
+    if (Ca) {
+        put(Ca, 0, 0, -px);
+        put(Ca, 0, 3, rowT(skew(r), axis_a));
+    }
+    if (Cb) {
+        put(Cb, 0, 0, px);
+        put(Cb, 0, 3, rowT(-1.0 * (RaT * Rb * skew(pb)), axis_a));
+    }
+}
+
+Vec3 relative_rotvec(const Pose& a, const Pose& b, const Quat& qoff) {
+    return rotvec_from_quat(conj(a.q) * b.q * conj(qoff));
+}
+
+void relative_rotvec_jacobian(const Pose& a, const Pose& b, const Quat& qoff, double* Ca, double* Cb) {
+    // rv = log(r), r = qa† ⊗ qb ⊗ qoff†. A body-frame turn δb of b multiplies r on the right by
+    // exp(Rot(qoff) δb): d rv = Jr⁻¹(rv) Rot(qoff) δb. A turn δa of a multiplies r on the left
+    // by exp(−δa): d rv = −Jl⁻¹(rv) δa. Jl⁻¹ = I − ½[φ]× + c [φ]×², Jr⁻¹ = I + ½[φ]× + c [φ]×²,
+    // c = (1 − (θ/2) cot(θ/2)) / θ².
+    const Vec3 phi = relative_rotvec(a, b, qoff);
+    const double th = norm(phi);
+    const double c = th < 1e-4 ? 1.0 / 12.0 + th * th / 720.0 : (1.0 - 0.5 * th / std::tan(0.5 * th)) / (th * th);
+    const Mat3 S = skew(phi), S2 = S * S, I = Mat3::identity();
+    if (Ca) {
+        const Mat3 M = -1.0 * (I - 0.5 * S + c * S2);
+        for (int k = 0; k < 3; ++k) {
+            put(Ca, k, 0, Vec3{});
+            put(Ca, k, 3, M.row(k));
+        }
+    }
+    if (Cb) {
+        const Mat3 M = (I + 0.5 * S + c * S2) * rotation(qoff);
+        for (int k = 0; k < 3; ++k) {
+            put(Cb, k, 0, Vec3{});
+            put(Cb, k, 3, M.row(k));
+        }
+    }
+}
+
+Pose minimal_transform(const MinimalJoint& mj, double c) {
+    Pose out;
+    switch (mj.kind) {
+        case MinimalJoint::Kind::prismatic:
+            out.x = mj.rest.x + c * mj.axis;
+            out.q = mj.rest.q;
+            break;
+        case MinimalJoint::Kind::revolute:
+        case MinimalJoint::Kind::helical: {
+            const Quat Q = quat_from_axis_angle(mj.axis, c);
+            out.x = mj.point + rotate(Q, mj.rest.x - mj.point);
+            if (mj.kind == MinimalJoint::Kind::helical) out.x += (mj.pitch * c) * mj.axis;
+            out.q = Q * mj.rest.q;
+            break;
+        }
+    }
+    return out;
+}
+
+}  // namespace noether
