@@ -289,6 +289,7 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         auto dof_list = [&](const std::vector<double>& in, const char* field, double fill, bool nonneg,
                             std::vector<double>& out) {
             if (!per_dof(in, ji.dofs, fill, out)) {
+                out.assign(ji.dofs, fill);
                 fail(std::string("field '") + field + "' needs 1 or " + std::to_string(ji.dofs) + " values (one per DOF), got " +
                      std::to_string(in.size()));
                 return;

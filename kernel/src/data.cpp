@@ -139,8 +139,16 @@ std::string Data::save() const {
     w.vec(actuation);
     w.vec(applied_force);
     w.vec(applied_torque);
-    w.pod(last);
-    w.pod(stats);
+    // Field by field: the structs have padding, and save() must be a function of the values.
+    w.pod(last.iterations);
+    w.pod(last.residual);
+    w.pod(last.halvings);
+    w.pod(last.substeps);
+    w.pod(stats.steps);
+    w.pod(stats.newton_total);
+    w.pod(stats.newton_max);
+    w.pod(stats.subdivided_steps);
+    w.pod(stats.failed_steps);
     w.pod(static_cast<std::uint64_t>(warnings.size()));
     for (const Warning& x : warnings) {
         w.pod(x.time);
@@ -192,8 +200,15 @@ void Data::restore(const std::string& bytes) {
     r.vec(act, m.total_dofs);
     r.vec(af, m.nbodies());
     r.vec(at, m.nbodies());
-    r.pod(ls);
-    r.pod(rs);
+    r.pod(ls.iterations);
+    r.pod(ls.residual);
+    r.pod(ls.halvings);
+    r.pod(ls.substeps);
+    r.pod(rs.steps);
+    r.pod(rs.newton_total);
+    r.pod(rs.newton_max);
+    r.pod(rs.subdivided_steps);
+    r.pod(rs.failed_steps);
     std::uint64_t nw = 0;
     r.pod(nw);
     for (std::uint64_t i = 0; i < nw; ++i) {

@@ -1,0 +1,98 @@
+// Data: reset, save/restore bit for bit, structure checks.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstring>
+
+#include "util.hpp"
+
+using namespace noether;
+
+namespace {
+
+void scramble(Data& d, unsigned seed) {
+    testutil::Rng r(seed);
+    d.time = r.uniform(0, 10);
+    d.step = 1234;
+    for (auto& p : d.pose) p = r.pose();
+    for (auto& t : d.twist) t = {r.vec(), r.vec()};
+    for (auto& t : d.twist_guess) t = {r.vec(), r.vec()};
+    for (auto& l : d.lambda) l = r.uniform() * 1e3;
+    for (auto& c : d.coord) c = r.uniform();
+    for (auto& c : d.rate) c = r.uniform();
+    for (auto& u : d.actuation) u = r.uniform();
+    for (auto& f : d.applied_force) f = r.vec();
+    d.stats.steps = 77;
+    d.stats.newton_max = 4;
+    d.last.residual = 1e-13;
+    d.warn("a warning at some step");
+    d.warn_once("key", "once");
+}
+
+bool same_bits(const Data& a, const Data& b) { return a.save() == b.save(); }
+
+}  // namespace
+
+TEST_CASE("Data starts at the Model's initial state", "[data]") {
+    auto m = compile(testutil::chain_spec(3));
+    Data d(m);
+    REQUIRE(d.pose.size() == 3);
+    REQUIRE(d.pose[2].x.x == 2.5);
+    REQUIRE(d.lambda.size() == 15);
+    REQUIRE(d.coord.size() == 3);
+    REQUIRE(d.coord[0] == 0.0);
+}
+
+TEST_CASE("save/restore round-trips bit for bit", "[data]") {
+    auto m = compile(testutil::chain_spec(4, "spherical"));
+    Data a(m), b(m);
+    scramble(a, 7);
+    const std::string bytes = a.save();
+    b.restore(bytes);
+    REQUIRE(same_bits(a, b));
+    REQUIRE(std::memcmp(a.pose.data(), b.pose.data(), sizeof(Pose) * a.pose.size()) == 0);
+    REQUIRE(std::memcmp(a.lambda.data(), b.lambda.data(), sizeof(double) * a.lambda.size()) == 0);
+    REQUIRE(b.warnings.size() == 2);
+    REQUIRE(b.warnings[0].message == "a warning at some step");
+    // warn_once keys survive too
+    REQUIRE_FALSE(b.warn_once("key", "again"));
+}
+
+TEST_CASE("save_file/restore_file round trip, no temporary left behind", "[data]") {
+    auto m = compile(testutil::chain_spec(2));
+    Data a(m), b(m);
+    scramble(a, 3);
+    const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/state_roundtrip.bin";
+    a.save_file(path);
+    FILE* tmp = std::fopen((path + ".tmp").c_str(), "rb");
+    REQUIRE(tmp == nullptr);
+    b.restore_file(path);
+    REQUIRE(same_bits(a, b));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("restore refuses another structure and leaves the Data unchanged", "[data]") {
+    auto m3 = compile(testutil::chain_spec(3));
+    auto m4 = compile(testutil::chain_spec(4));
+    Data a(m3), b(m4);
+    scramble(b, 11);
+    const std::string before = b.save();
+    REQUIRE_THROWS_AS(b.restore(a.save()), UsageError);
+    REQUIRE(b.save() == before);
+    // Truncated buffer.
+    std::string cut = a.save();
+    cut.resize(cut.size() / 2);
+    Data c(m3);
+    scramble(c, 5);
+    const std::string cbefore = c.save();
+    REQUIRE_THROWS_AS(c.restore(cut), UsageError);
+    REQUIRE(c.save() == cbefore);
+    REQUIRE_THROWS_AS(c.restore("garbage"), UsageError);
+}
+
+TEST_CASE("reset returns to the initial state", "[data]") {
+    auto m = compile(testutil::chain_spec(2));
+    Data a(m), b(m);
+    scramble(a, 1);
+    a.reset();
+    REQUIRE(same_bits(a, b));
+}
