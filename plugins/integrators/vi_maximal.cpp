@@ -1,0 +1,425 @@
+// vi-maximal: the first-order variational integrator in maximal coordinates (paper 000,
+// restated in maximal-vi.md §2–§7).
+//
+// Unknowns per step: v2, ω2 of every body and λ of every joint. Residual: the translational
+// and rotational discrete Euler–Lagrange equations per body (multipliers through the joint
+// Jacobians at the current configuration x2, q2) and the joint constraints at the next
+// configuration x3 = x2 + dt v2, q3 = q2 ⊗ f(ω2). Newton with a backtracking line search on
+// ‖f‖, the rotation guard |ω| < 2/dt, warm starts. The Newton matrix has the sparsity of the
+// block graph, so a tree costs O(n) per iteration with the sparse-ldu solver.
+//
+// The pipeline of one step: backup → [substep × k] → commit, where a substep is
+//   prepare (forces, config-2 Jacobians) → Newton (assemble, factor, solve, line search) → commit.
+// A step whose Newton iteration fails is retried as 2, 4, 8, … substeps (maximal-vi.md §7.1);
+// the interval length of the last substep is remembered (dt_prev), because the momentum
+// arriving at the current configuration depends on it.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "noether/data.hpp"
+#include "noether/integrator.hpp"
+#include "noether/plugin.hpp"
+#include "noether/solver.hpp"
+
+namespace {
+
+using namespace noether;
+
+constexpr double kGuard = 0.99;       // |ω| < kGuard · 2/dt
+constexpr int kMaxStalls = 10;        // consecutive stalled iterations above tolerance: give up
+
+struct State final : IntegratorState {
+    double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
+
+    // Workspaces (sized once).
+    BlockMatrix A;
+    std::unique_ptr<SolverWorkspace> ws;
+    std::vector<double> s, s_try, f, f_try, dx;
+    std::vector<Wrench> wrench;
+    std::vector<double> J2a, J2b, J3a, J3b, g;  // per joint, rows × 6 at row_offset · 6
+    std::vector<Pose> pose3;
+    std::vector<Pose> bak_pose;
+    std::vector<Twist> bak_twist, bak_guess;
+    std::vector<double> bak_lambda;
+
+    void save(std::string& out) const override { out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev); }
+    bool restore(const char*& p, const char* end) override {
+        if (end - p < static_cast<long>(sizeof dt_prev)) return false;
+        std::memcpy(&dt_prev, p, sizeof dt_prev);
+        p += sizeof dt_prev;
+        return true;
+    }
+};
+
+inline double s_of(const Vec3& w, double dt) {
+    const double v = 4.0 / (dt * dt) - dot(w, w);
+    return v > 0 ? std::sqrt(v) : 0.0;
+}
+
+inline double vnorm(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x * x;
+    return std::sqrt(s);
+}
+
+std::string node_name(const Model& m, int node) {
+    if (node < 0) return "?";
+    if (node < m.nbodies()) return "body '" + m.bodies[node].name + "'";
+    return "joint '" + m.joints[node - m.nbodies()].name + "'";
+}
+
+// Outcome of one Newton solve.
+struct Solve {
+    StepStatus status = StepStatus::ok;
+    int iterations = 0, halvings = 0;
+    double residual = 0;
+    int worst_node = -1;
+};
+
+class VIMaximal final : public Integrator {
+public:
+    Scheme scheme() const override { return Scheme::implicit_fixed; }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override {
+        const double limit = kGuard * 2.0 / m.options.dt;
+        for (const BodyInfo& b : m.bodies) {
+            const double w = norm(b.twist0.w);
+            if (w >= limit) {
+                char buf[256];
+                std::snprintf(buf, sizeof buf,
+                              "body '%s': initial angular velocity |w| = %.6g rad/s is too fast for dt = %.6g s "
+                              "(vi-maximal needs |w| < 1.98/dt = %.6g rad/s: less than half a turn per step); "
+                              "use dt < %.6g s",
+                              b.name.c_str(), w, m.options.dt, limit, kGuard * 2.0 / w);
+                out.push_back({Severity::error, b.origin, buf});
+            }
+        }
+    }
+
+    std::unique_ptr<IntegratorState> create_state(const Model& m) const override {
+        auto st = std::make_unique<State>();
+        const int n = m.graph.total_size, nb = m.nbodies();
+        st->dt_prev = m.options.dt;
+        st->A = BlockMatrix(m.graph);
+        st->ws = m.solver->create(m, m.graph);
+        st->s.assign(n, 0.0);
+        st->s_try.assign(n, 0.0);
+        st->f.assign(n, 0.0);
+        st->f_try.assign(n, 0.0);
+        st->dx.assign(n, 0.0);
+        st->wrench.assign(nb, Wrench{});
+        const std::size_t jr = 6 * static_cast<std::size_t>(m.total_rows);
+        st->J2a.assign(jr, 0.0);
+        st->J2b.assign(jr, 0.0);
+        st->J3a.assign(jr, 0.0);
+        st->J3b.assign(jr, 0.0);
+        st->g.assign(m.total_rows, 0.0);
+        st->pose3.assign(nb, Pose{});
+        st->bak_pose.assign(nb, Pose{});
+        st->bak_twist.assign(nb, Twist{});
+        st->bak_guess.assign(nb, Twist{});
+        st->bak_lambda.assign(m.total_rows, 0.0);
+        return st;
+    }
+
+    StepStatus step(const Model& m, Data& d) const override {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double dt = m.options.dt;
+        // Backup: a failed attempt leaves no trace.
+        st.bak_pose = d.pose;
+        st.bak_twist = d.twist;
+        st.bak_guess = d.twist_guess;
+        st.bak_lambda = d.lambda;
+        const double bak_dt_prev = st.dt_prev;
+
+        Solve total, attempt;
+        int substeps = 1;
+        for (int k = 1; k <= m.options.max_substeps; k *= 2) {
+            total = Solve{};
+            for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
+                attempt = substep(m, d, st, dt / k);
+                total.status = attempt.status;
+                total.iterations += attempt.iterations;
+                total.halvings += attempt.halvings;
+                total.residual = attempt.residual;
+                total.worst_node = attempt.worst_node;
+            }
+            if (total.status == StepStatus::ok) {
+                substeps = k;
+                break;
+            }
+            d.pose = st.bak_pose;
+            d.twist = st.bak_twist;
+            d.twist_guess = st.bak_guess;
+            d.lambda = st.bak_lambda;
+            st.dt_prev = bak_dt_prev;
+        }
+        d.last = {total.iterations, total.residual, total.halvings, substeps};
+
+        if (total.status != StepStatus::ok) {
+            ++d.stats.failed_steps;
+            char buf[512];
+            std::snprintf(buf, sizeof buf,
+                          "step %lld (t = %.6g s): %s at dt = %.6g s, also with up to %d substeps "
+                          "(last residual %.3g, worst %s); the state is left at t = %.6g s",
+                          static_cast<long long>(d.step + 1), d.time + dt, status_name(total.status), dt,
+                          m.options.max_substeps, total.residual, node_name(m, total.worst_node).c_str(), d.time);
+            d.warn(buf);
+            return total.status;
+        }
+        if (substeps > 1) {
+            ++d.stats.subdivided_steps;
+            char buf[320];
+            std::snprintf(buf, sizeof buf,
+                          "step %lld (t = %.6g s): Newton did not converge at dt = %.6g s; recovered with %d substeps "
+                          "(first time this run; further subdivided steps are only counted)",
+                          static_cast<long long>(d.step + 1), d.time + dt, dt, substeps);
+            d.warn_once("vi-maximal/subdivided", buf);
+        }
+        if (!st.ws->redundant_joints.empty()) {
+            std::string names;
+            for (int j : st.ws->redundant_joints) names += (names.empty() ? "'" : ", '") + m.joints[j].name + "'";
+            d.warn_once("vi-maximal/redundant",
+                        "solver '" + m.solver_name + "': the rows of loop joint(s) " + names +
+                            " are partly redundant; their multipliers are the minimum-norm ones");
+        }
+        d.time += dt;
+        ++d.step;
+        ++d.stats.steps;
+        d.stats.newton_total += total.iterations;
+        if (total.iterations > d.stats.newton_max) d.stats.newton_max = total.iterations;
+        update_joint_coordinates(m, d, d.twist.data());
+        return StepStatus::ok;
+    }
+
+    Monitors monitors(const Model& m, const Data& d) const override {
+        const State& st = static_cast<const State&>(*d.integrator_state);
+        const double dt = st.dt_prev;
+        Monitors mon;
+        for (int i = 0; i < m.nbodies(); ++i) {
+            const BodyInfo& b = m.bodies[i];
+            const Vec3& v1 = d.twist[i].v;
+            const Vec3& w1 = d.twist[i].w;
+            const Vec3 Jw = b.inertia * w1;
+            mon.kinetic += 0.5 * b.mass * dot(v1, v1) + 0.5 * dot(w1, Jw);
+            mon.potential -= b.mass * dot(m.gravity, d.pose[i].x - (0.5 * dt) * v1);  // interval midpoint
+            mon.momentum += b.mass * v1;
+            const Vec3 pi = (0.5 * dt) * (s_of(w1, dt) * Jw - cross(w1, Jw));
+            mon.angular_momentum += cross(d.pose[i].x, b.mass * v1) + rotate(d.pose[i].q, pi);
+        }
+        mon.total = mon.kinetic + mon.potential;
+        mon.max_violation = max_violation(m, d.pose.data(), &mon.worst_joint);
+        return mon;
+    }
+
+private:
+    // One variational step of length h from the committed state; commits on success.
+    Solve substep(const Model& m, Data& d, State& st, double h) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = m.graph;
+        Solve out;
+
+        // Prepare: forcing and config-2 Jacobians (constant during the Newton iterations).
+        applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
+            ji.impl->constraint(a, d.pose[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J2a[o] : nullptr, &st.J2b[o]);
+            const int mj = ji.rows;
+            for (int side = 0; side < 2; ++side) {
+                double* B = st.A.bj(j, side);  // F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ], 6 × m_j
+                if (!B) continue;
+                const double* J = side == 0 ? &st.J2a[o] : &st.J2b[o];
+                for (int r = 0; r < 6; ++r)
+                    for (int c = 0; c < mj; ++c) B[r * mj + c] = (r < 3 ? -1.0 : -2.0) * J[c * 6 + r];
+            }
+        }
+
+        // Warm start, kept inside the rotation guard.
+        const double limit = kGuard * 2.0 / h;
+        for (int b = 0; b < nb; ++b) {
+            double* sb = &st.s[g.node_offset[b]];
+            Twist t = d.twist_guess[b];
+            const double w = norm(t.w);
+            if (w >= limit) t.w = t.w * (0.5 * limit / w);
+            sb[0] = t.v.x, sb[1] = t.v.y, sb[2] = t.v.z, sb[3] = t.w.x, sb[4] = t.w.y, sb[5] = t.w.z;
+        }
+        for (int j = 0; j < m.njoints(); ++j)
+            std::memcpy(&st.s[g.node_offset[nb + j]], &d.lambda[m.joints[j].row_offset], sizeof(double) * m.joints[j].rows);
+
+        double fn = residual(m, d, st, h, st.s, st.f);
+        const double eps = m.options.tolerance;
+        int stalls = 0;
+        bool converged = false;
+        for (int it = 1; it <= m.options.max_iterations; ++it) {
+            out.iterations = it;
+            if (!std::isfinite(fn)) {
+                out.status = StepStatus::non_finite;
+                break;
+            }
+            assemble(m, d, st, h);
+            if (!m.solver->factor(g, st.A, *st.ws)) {
+                out.status = StepStatus::singular;
+                out.worst_node = st.ws->failed_node;
+                break;
+            }
+            st.dx = st.f;
+            m.solver->solve(g, *st.ws, st.dx.data());
+            // Backtracking line search on ‖f‖; trials that break the rotation guard are halved away.
+            double alpha = 1, fn_try = fn;
+            bool admissible = false;
+            for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
+                if (hv > 0) ++out.halvings;
+                for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - alpha * st.dx[i];
+                bool guard = true;
+                for (int b = 0; b < nb && guard; ++b) {
+                    const double* w = &st.s_try[g.node_offset[b] + 3];
+                    guard = w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < limit * limit;
+                }
+                if (!guard) continue;
+                admissible = true;
+                fn_try = residual(m, d, st, h, st.s_try, st.f_try);
+                if (fn_try < fn || fn_try < eps) break;
+            }
+            if (!admissible) {
+                out.status = StepStatus::rotation_limit;
+                break;
+            }
+            const bool stalled = !(fn_try <= 0.5 * fn);
+            std::swap(st.s, st.s_try);  // the last evaluated trial is taken even if not accepted
+            std::swap(st.f, st.f_try);
+            fn = fn_try;
+            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) {
+                converged = true;
+                break;
+            }
+            stalls = stalled && fn >= eps ? stalls + 1 : 0;
+            if (stalls >= kMaxStalls) break;
+        }
+        out.residual = fn;
+        if (!converged) {
+            if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
+            if (out.worst_node < 0) out.worst_node = worst_node(m, st.f);
+            return out;
+        }
+        // Commit: pose3 holds the configuration of the accepted s (the last one evaluated).
+        for (int b = 0; b < nb; ++b) {
+            const double* sb = &st.s[g.node_offset[b]];
+            d.pose[b] = {st.pose3[b].x, qnormalized(st.pose3[b].q)};
+            d.twist[b] = {{sb[0], sb[1], sb[2]}, {sb[3], sb[4], sb[5]}};
+            d.twist_guess[b] = d.twist[b];
+        }
+        for (int j = 0; j < m.njoints(); ++j)
+            std::memcpy(&d.lambda[m.joints[j].row_offset], &st.s[g.node_offset[nb + j]], sizeof(double) * m.joints[j].rows);
+        st.dt_prev = h;
+        return out;
+    }
+
+    // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3.
+    double residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
+                    std::vector<double>& f) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = m.graph;
+        const double ratio = st.dt_prev / h;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const double* sb = &s[g.node_offset[b]];
+            const Vec3 v2{sb[0], sb[1], sb[2]}, w2{sb[3], sb[4], sb[5]};
+            const Vec3& v1 = d.twist[b].v;
+            const Vec3& w1 = d.twist[b].w;
+            const double s2 = s_of(w2, h), s1 = s_of(w1, st.dt_prev);
+            st.pose3[b].x = d.pose[b].x + h * v2;
+            st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
+            const Wrench& F = st.wrench[b];
+            const Vec3 dT = (body.mass / h) * (v2 - v1) - body.mass * m.gravity - F.force;
+            const Vec3 Jw2 = body.inertia * w2, Jw1 = body.inertia * w1;
+            const Vec3 dR = s2 * Jw2 + cross(w2, Jw2) - ratio * (s1 * Jw1 - cross(w1, Jw1)) - 2.0 * F.torque;
+            double* fb = &f[g.node_offset[b]];
+            fb[0] = dT.x, fb[1] = dT.y, fb[2] = dT.z, fb[3] = dR.x, fb[4] = dR.y, fb[5] = dR.z;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const double* lam = &s[g.node_offset[nb + j]];
+            const int mj = ji.rows;
+            for (int side = 0; side < 2; ++side) {
+                const double* B = st.A.bj(j, side);
+                if (!B) continue;
+                double* fb = &f[g.node_offset[side == 0 ? ji.a : ji.b]];
+                for (int r = 0; r < 6; ++r) {
+                    double acc = 0;
+                    for (int c = 0; c < mj; ++c) acc += B[r * mj + c] * lam[c];
+                    fb[r] += acc;
+                }
+            }
+            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
+            ji.impl->constraint(a, st.pose3[ji.b], &f[g.node_offset[nb + j]], nullptr, nullptr);
+        }
+        return vnorm(f);
+    }
+
+    // Newton matrix at the current s (whose next configuration is in st.pose3).
+    void assemble(const Model& m, const Data& d, State& st, double h) const {
+        (void)d;
+        const int nb = m.nbodies();
+        const BlockGraph& g = m.graph;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const double* sb = &st.s[g.node_offset[b]];
+            const Vec3 w{sb[3], sb[4], sb[5]};
+            const double s2 = s_of(w, h);
+            const Vec3 Jw = body.inertia * w;
+            // D_R = (s2 I + [ω]×) J − [Jω]× − (Jω) ωᵀ / s2
+            const Mat3 DR = (s2 * Mat3::identity() + skew(w)) * body.inertia - skew(Jw) - (1.0 / s2) * outer(Jw, w);
+            double* D = st.A.diag(b);
+            std::memset(D, 0, sizeof(double) * 36);
+            for (int i = 0; i < 3; ++i) {
+                D[i * 6 + i] = body.mass / h;
+                for (int k = 0; k < 3; ++k) D[(3 + i) * 6 + 3 + k] = DR.m[i][k];
+            }
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
+            ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            for (int side = 0; side < 2; ++side) {
+                double* H = st.A.jb(j, side);  // m_j × 6: [h ∂g/∂x, ∂g/∂θ K(ω2)]
+                if (!H) continue;
+                const int b = side == 0 ? ji.a : ji.b;
+                const double* sb = &st.s[g.node_offset[b]];
+                const Vec3 w{sb[3], sb[4], sb[5]};
+                const double s2 = s_of(w, h);
+                const Mat3 K = (0.5 * h * h) * (s2 * Mat3::identity() - skew(w) + (1.0 / s2) * outer(w, w));
+                const double* J = side == 0 ? &st.J3a[o] : &st.J3b[o];
+                for (int r = 0; r < ji.rows; ++r) {
+                    const double* Jr = J + 6 * r;
+                    double* Hr = H + 6 * r;
+                    for (int k = 0; k < 3; ++k) {
+                        Hr[k] = h * Jr[k];
+                        Hr[3 + k] = Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k];
+                    }
+                }
+            }
+        }
+    }
+
+    static int worst_node(const Model& m, const std::vector<double>& f) {
+        int worst = -1;
+        double wv = -1;
+        for (int n = 0; n < m.graph.nnodes(); ++n) {
+            double s = 0;
+            for (int i = 0; i < m.graph.node_size[n]; ++i) s += f[m.graph.node_offset[n] + i] * f[m.graph.node_offset[n] + i];
+            if (!(s <= wv)) wv = s, worst = n;
+        }
+        return worst;
+    }
+};
+
+}  // namespace
+
+NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-maximal",
+               "first-order variational integrator in maximal coordinates (paper 000)", VIMaximal)
