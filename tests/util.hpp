@@ -87,4 +87,90 @@ inline Spec chain_spec(int n, const std::string& joint = "revolute", const std::
     return s;
 }
 
+// Recipe 8: the double pendulum (two 1 m boxes of 1 kg, hinges along y, horizontal at rest).
+inline Spec double_pendulum_spec(const std::string& solver = "auto") {
+    Spec s = chain_spec(2, "revolute", "vi-maximal");
+    s.options.solver = solver;
+    return s;
+}
+
+// Three 1 m boxes L1 (0,0,0)→(1,0,0), L2 (1,0,0)→(1,0,−1), L3 (1,0,−1)→(2,0,−1); hinges along y
+// at the world origin and the shared ends; L3's far end closed to the world at (2,0,−1) by
+// `closure`: "point-on-line" along y (recipe 9, 1 DOF, no redundant rows) or "revolute"
+// (the classic planar four-bar of four hinges: 3 of its 5 closure rows are redundant in 3-D).
+inline Spec closed_loop_spec(const std::string& closure = "point-on-line", const std::string& solver = "auto") {
+    Spec s;
+    s.options.integrator = "vi-maximal";
+    s.options.solver = solver;
+    const Quat down = quat_from_axis_angle({0, 1, 0}, M_PI / 2);  // body x → world −z
+    const Vec3 centers[3] = {{0.5, 0, 0}, {1, 0, -0.5}, {1.5, 0, -1}};
+    for (int i = 0; i < 3; ++i) {
+        BodySpec& b = s.add_body("L" + std::to_string(i + 1));
+        b.mass = 1;
+        b.inertia = box_inertia(1, 1, 0.1, 0.1);
+        b.position = centers[i];
+        if (i == 1) b.orientation = down;
+    }
+    const char* parents[3] = {"world", "L1", "L2"};
+    const Vec3 anchors[3] = {{0, 0, 0}, {1, 0, 0}, {1, 0, -1}};
+    for (int i = 0; i < 3; ++i) {
+        JointSpec& j = s.add_joint("hinge" + std::to_string(i + 1), "revolute", parents[i], "L" + std::to_string(i + 1));
+        j.anchor = anchors[i];
+        j.axis = Vec3{0, 1, 0};
+    }
+    JointSpec& c = s.add_joint("closure", closure, "world", "L3");
+    c.anchor = Vec3{2, 0, -1};
+    c.axis = Vec3{0, 1, 0};
+    return s;
+}
+
+// Paper 004's free rigid body: J = diag(1, 2, 3), ω = (0, 3, 4) (body frame), no gravity.
+inline Spec free_body_spec() {
+    Spec s;
+    s.options.integrator = "vi-maximal";
+    s.gravity = {0, 0, 0};
+    BodySpec& b = s.add_body("body");
+    b.mass = 1;
+    b.inertia = Mat3::diag(1, 2, 3);
+    b.angular_velocity = {0, 3, 4};
+    b.angular_velocity_in_body = true;
+    return s;
+}
+
+// Recipe 2: nine bodies, every joint type, a body-body loop and a second world joint.
+inline Spec every_joint_spec(unsigned seed = 21) {
+    Rng r(seed);
+    Spec s;
+    s.options.integrator = "vi-maximal";
+    for (int i = 0; i < 9; ++i) {
+        BodySpec& b = s.add_body("B" + std::to_string(i + 1));
+        b.mass = r.uniform(0.5, 2);
+        const Mat3 R = rotation(r.quat());
+        b.inertia = R * box_inertia(b.mass, r.uniform(0.2, 1), r.uniform(0.2, 1), r.uniform(0.2, 1)) * transpose(R);
+        b.position = Vec3{0.8 * i, 0, 0} + r.vec(0.3);
+        b.orientation = r.quat();
+        b.velocity = r.vec(0.5);
+        b.angular_velocity = r.vec(1.0);
+    }
+    const char* types[] = {"revolute", "prismatic", "spherical", "universal", "cylindrical",
+                           "planar",   "point-on-line", "fixed", "revolute"};
+    for (int i = 0; i < 9; ++i) {
+        JointSpec& j = s.add_joint("J" + std::to_string(i + 1), types[i], i == 0 ? "world" : "B" + std::to_string(i),
+                                   "B" + std::to_string(i + 1));
+        j.anchor = Vec3{0.8 * i - 0.4, 0, 0} + r.vec(0.2);
+        const Vec3 axis = r.unit();
+        j.axis = axis;
+        if (std::string(types[i]) == "universal") {
+            Vec3 e1, e2;
+            orthonormal_basis(axis, e1, e2);
+            j.axis2 = e1;
+        }
+    }
+    JointSpec& loop = s.add_joint("loop", "spherical", "B9", "B3");
+    loop.anchor = Vec3{4, 0.3, 0};
+    JointSpec& w2 = s.add_joint("world2", "point-on-line", "world", "B9");
+    w2.axis = r.unit();
+    return s;
+}
+
 }  // namespace testutil

@@ -313,6 +313,18 @@ double max_violation(const Model& m, const Pose* poses, int* worst_joint) {
     return worst;
 }
 
+double spring_energy(const Model& m, const double* coord) {
+    double e = 0;
+    for (const JointInfo& j : m.joints) {
+        if (!j.has_force_element) continue;
+        for (int k = 0; k < j.dofs; ++k) {
+            const double x = coord[j.dof_offset + k] - j.rest[k];
+            e += 0.5 * j.stiffness[k] * x * x;
+        }
+    }
+    return e;
+}
+
 Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists) {
     Monitors mon;
     for (int i = 0; i < m.nbodies(); ++i) {

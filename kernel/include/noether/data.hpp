@@ -139,6 +139,9 @@ void update_joint_coordinates(const Model& m, Data& d, const Twist* twists);
 // Largest |g| over every joint row at the given configuration, and the joint it belongs to.
 double max_violation(const Model& m, const Pose* poses, int* worst_joint);
 
+// Potential energy stored in the joint springs, ½ k (coord − rest)², at the given coordinates.
+double spring_energy(const Model& m, const double* coord);
+
 // Energy and momenta of a continuous state (pose, twist = current velocities).
 Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists);
 

@@ -29,6 +29,14 @@ public:
     virtual std::unique_ptr<IntegratorState> create_state(const Model& m) const = 0;
     // Advance by Model::options.dt. On failure leave d at the last good step and d.warn().
     virtual StepStatus step(const Model& m, Data& d) const = 0;
+    // Introspection for tests and tools: prepare a step of Model::options.dt from the committed
+    // state of d, then evaluate the step equations f(s) at the unknowns s (laid out by
+    // BlockGraph::node_offset) and, if A is not null, the Newton matrix ∂f/∂s into A. Returns
+    // false if the method has no such system (explicit methods). Does not change the state of d.
+    virtual bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
+        (void)m; (void)d; (void)s; (void)f; (void)A;
+        return false;
+    }
     // Energy, momenta and violation of the committed state as this method defines them.
     virtual Monitors monitors(const Model& m, const Data& d) const {
         Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());

@@ -1,0 +1,137 @@
+// Linear solvers on Newton matrices of real mechanisms: all four agree; loops; redundancy.
+#include <catch2/catch.hpp>
+
+#include "util.hpp"
+
+using namespace noether;
+using Catch::Matchers::Contains;
+using testutil::VecX;
+
+namespace {
+
+// The Newton matrix and residual of the first step of a scene, at a perturbed warm start.
+struct System {
+    std::shared_ptr<const Model> m;
+    std::unique_ptr<Data> d;
+    BlockMatrix A;
+    VecX f;
+};
+
+System newton_system(const Spec& spec, unsigned seed) {
+    System sys;
+    sys.m = compile(spec);
+    sys.d = std::make_unique<Data>(sys.m);
+    const BlockGraph& g = sys.m->graph;
+    testutil::Rng r(seed);
+    VecX s(g.total_size);
+    for (int i = 0; i < g.total_size; ++i) s[i] = r.uniform(-1, 1);
+    sys.f.resize(g.total_size);
+    sys.A = BlockMatrix(g);
+    REQUIRE(sys.m->integrator->step_system(*sys.m, *sys.d, s.data(), sys.f.data(), &sys.A));
+    return sys;
+}
+
+VecX solve_with(const System& sys, const std::string& name) {
+    const Solver* solver = Registry::global().solver(name);
+    REQUIRE(solver);
+    auto ws = solver->create(*sys.m, sys.m->graph);
+    REQUIRE(solver->factor(sys.m->graph, sys.A, *ws));
+    VecX x = sys.f;
+    solver->solve(sys.m->graph, *ws, x.data());
+    return x;
+}
+
+VecX dense_reference(const System& sys) {
+    const int n = sys.m->graph.total_size;
+    testutil::MatX D(n, n);
+    sys.A.to_dense(sys.m->graph, D.data());
+    return D.fullPivLu().solve(sys.f);
+}
+
+}  // namespace
+
+TEST_CASE("all four solvers agree on a tree with every joint type", "[solvers]") {
+    Spec spec = testutil::every_joint_spec();
+    spec.joints.resize(9);  // drop the loop joints: a tree
+    spec.options.solver = "sparse-ldu";
+    const System sys = newton_system(spec, 3);
+    const VecX ref = dense_reference(sys);
+    for (const char* name : {"sparse-ldu", "dense-loop", "schur", "dense-lu"}) {
+        const VecX x = solve_with(sys, name);
+        const double rel = (x - ref).norm() / ref.norm();
+        INFO(name << ": relative difference to a full-pivoting dense solve " << rel);
+        CHECK(rel < 1e-12);
+    }
+}
+
+TEST_CASE("dense-loop, schur and dense-lu agree on a mechanism with a body-body loop and a second world joint", "[solvers]") {
+    const System sys = newton_system(testutil::every_joint_spec(), 4);
+    REQUIRE(sys.m->graph.loop_joints.size() == 2);
+    REQUIRE(sys.m->solver_name == "dense-loop");
+    const VecX ref = solve_with(sys, "dense-lu");
+    for (const char* name : {"dense-loop", "schur"}) {
+        const VecX x = solve_with(sys, name);
+        const double rel = (x - ref).norm() / ref.norm();
+        INFO(name << ": relative difference to dense-lu " << rel);
+        CHECK(rel < 1e-12);
+    }
+    // And the residual of the solution is at round-off.
+    const int n = sys.m->graph.total_size;
+    testutil::MatX D(n, n);
+    sys.A.to_dense(sys.m->graph, D.data());
+    const VecX x = solve_with(sys, "dense-loop");
+    CHECK((D * x - sys.f).norm() / sys.f.norm() < 1e-12);
+}
+
+TEST_CASE("sparse-ldu refuses a model with loops and suggests dense-loop", "[solvers]") {
+    Spec s = testutil::closed_loop_spec("point-on-line", "sparse-ldu");
+    try {
+        compile(s);
+        FAIL("accepted");
+    } catch (const ModelError& e) {
+        CHECK_THAT(e.what(), Contains("solver 'sparse-ldu': handles tree-structured mechanisms only") &&
+                                 Contains("'closure'") && Contains("use solver 'dense-loop'"));
+    }
+    // 'auto' picks dense-loop for loops and sparse-ldu for trees.
+    CHECK(compile(testutil::closed_loop_spec("point-on-line", "auto"))->solver_name == "dense-loop");
+    CHECK(compile(testutil::double_pendulum_spec())->solver_name == "sparse-ldu");
+}
+
+TEST_CASE("dense-loop gives minimum-norm multipliers for redundant closure rows", "[solvers]") {
+    // Planar four-bar of four hinges: 3 of the 5 closure rows are redundant in 3-D.
+    const System sys = newton_system(testutil::closed_loop_spec("revolute"), 5);
+    const Solver* solver = Registry::global().solver("dense-loop");
+    auto ws = solver->create(*sys.m, sys.m->graph);
+    REQUIRE(solver->factor(sys.m->graph, sys.A, *ws));
+    REQUIRE(ws->redundant_joints == std::vector<int>{3});
+    VecX x = sys.f;
+    solver->solve(sys.m->graph, *ws, x.data());
+    const int n = sys.m->graph.total_size;
+    testutil::MatX D(n, n);
+    sys.A.to_dense(sys.m->graph, D.data());
+    // A real step's right-hand side is consistent: project f onto range(D), then solve.
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(D);
+    const VecX fc = D * cod.solve(sys.f);
+    VecX y = fc;
+    solver->solve(sys.m->graph, *ws, y.data());
+    CHECK((D * y - fc).norm() / fc.norm() < 1e-9);
+    // Every solution is y + N t (N: null space of D). The loop multipliers are the
+    // minimum-norm ones: y_loop ⟂ the loop rows of N.
+    Eigen::FullPivLU<Eigen::MatrixXd> lu(D);
+    lu.setThreshold(1e-10);
+    const Eigen::MatrixXd N = lu.kernel();
+    REQUIRE(N.cols() == 3);
+    const int off = sys.m->graph.node_offset[sys.m->nbodies() + 3];
+    const VecX yl = y.segment(off, 5);
+    const Eigen::MatrixXd Nl = N.block(off, 0, 5, N.cols());
+    INFO("loop multipliers " << yl.transpose() << ", N_loop^T y_loop = " << (Nl.transpose() * yl).transpose());
+    CHECK((Nl.transpose() * yl).norm() < 1e-8 * (1 + yl.norm()) * Nl.norm());
+}
+
+TEST_CASE("schur refuses redundant closure rows and names the joint", "[solvers]") {
+    const System sys = newton_system(testutil::closed_loop_spec("revolute"), 6);
+    const Solver* solver = Registry::global().solver("schur");
+    auto ws = solver->create(*sys.m, sys.m->graph);
+    REQUIRE_FALSE(solver->factor(sys.m->graph, sys.A, *ws));
+    CHECK_THAT(ws->error, Contains("redundant constraint rows") && Contains("'closure'") && Contains("use solver 'dense-loop'"));
+}
