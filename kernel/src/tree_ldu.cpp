@@ -11,6 +11,7 @@
 #include "noether/tree_ldu.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace noether {
 
@@ -31,6 +32,123 @@ void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, c
     }
 }
 
+namespace {
+
+// Gauss–Jordan inverse with partial pivoting of an n×n block: Ainv = A⁻¹ (A is destroyed).
+template <int N>
+bool invert_fixed(double* A, double* Ainv) {
+    double a[N][2 * N];
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            a[i][j] = A[i * N + j];
+            a[i][N + j] = i == j ? 1.0 : 0.0;
+        }
+    for (int k = 0; k < N; ++k) {
+        int p = k;
+        double best = std::fabs(a[k][k]);
+        for (int i = k + 1; i < N; ++i)
+            if (std::fabs(a[i][k]) > best) best = std::fabs(a[i][k]), p = i;
+        if (!(best > 0) || !std::isfinite(best)) return false;
+        if (p != k)
+            for (int j = 0; j < 2 * N; ++j) std::swap(a[k][j], a[p][j]);
+        const double inv = 1.0 / a[k][k];
+        for (int j = 0; j < 2 * N; ++j) a[k][j] *= inv;
+        for (int i = 0; i < N; ++i) {
+            if (i == k) continue;
+            const double l = a[i][k];
+            if (l == 0) continue;
+            for (int j = 0; j < 2 * N; ++j) a[i][j] -= l * a[k][j];
+        }
+    }
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) Ainv[i * N + j] = a[i][N + j];
+    return true;
+}
+
+bool invert_any(int n, double* A, double* Ainv, int* piv) {
+    switch (n) {
+        case 1: return invert_fixed<1>(A, Ainv);
+        case 2: return invert_fixed<2>(A, Ainv);
+        case 3: return invert_fixed<3>(A, Ainv);
+        case 4: return invert_fixed<4>(A, Ainv);
+        case 5: return invert_fixed<5>(A, Ainv);
+        case 6: return invert_fixed<6>(A, Ainv);
+        default: break;
+    }
+    if (!lu_factor(n, A, piv)) return false;
+    for (int c = 0; c < n; ++c) {
+        double col[16] = {};
+        col[c] = 1;
+        lu_solve(n, A, piv, col);
+        for (int i = 0; i < n; ++i) Ainv[i * n + c] = col[i];
+    }
+    return true;
+}
+
+// Elimination of node n (size N, inverse block Dinv) into its parent p (size P):
+// U = Dinv F_np (N×P), D_p −= F_pn U. (L_pn = F_pn Dinv is never formed: the forward solve
+// applies F_pn to z_n = Dinv y_n, which the backward solve reuses.)
+template <int N, int P>
+void eliminate_fixed(const double* Dinv, const double* Fpn, const double* Fnp, double* U, double* Dp) {
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < P; ++j) {
+            double s = 0;
+            for (int k = 0; k < N; ++k) s += Dinv[i * N + k] * Fnp[k * P + j];
+            U[i * P + j] = s;
+        }
+    for (int i = 0; i < P; ++i)
+        for (int j = 0; j < P; ++j) {
+            double s = 0;
+            for (int k = 0; k < N; ++k) s += Fpn[i * N + k] * U[k * P + j];
+            Dp[i * P + j] -= s;
+        }
+}
+
+void eliminate_any(int N, int P, const double* Dinv, const double* Fpn, const double* Fnp, double* U, double* Dp) {
+#define NOETHER_ELIM(a, b) \
+    if (N == a && P == b) return eliminate_fixed<a, b>(Dinv, Fpn, Fnp, U, Dp);
+    // Every tree edge joins a body (6) and a joint (1…6 rows in the shipped joint types).
+    NOETHER_ELIM(6, 1) NOETHER_ELIM(6, 2) NOETHER_ELIM(6, 3) NOETHER_ELIM(6, 4) NOETHER_ELIM(6, 5) NOETHER_ELIM(6, 6)
+    NOETHER_ELIM(1, 6) NOETHER_ELIM(2, 6) NOETHER_ELIM(3, 6) NOETHER_ELIM(4, 6) NOETHER_ELIM(5, 6)
+#undef NOETHER_ELIM
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < P; ++j) {
+            double s = 0;
+            for (int k = 0; k < N; ++k) s += Dinv[i * N + k] * Fnp[k * P + j];
+            U[i * P + j] = s;
+        }
+    gemm_sub(P, N, P, Fpn, U, Dp);
+}
+
+// y = A x (r×c), y −= A x
+template <int R, int C>
+inline void matvec_sub_fixed(const double* A, const double* x, double* y) {
+    for (int i = 0; i < R; ++i) {
+        double s = 0;
+        for (int j = 0; j < C; ++j) s += A[i * C + j] * x[j];
+        y[i] -= s;
+    }
+}
+
+inline void matvec_sub(int r, int c, const double* A, const double* x, double* y) {
+    if (r == 6 && c == 5) return matvec_sub_fixed<6, 5>(A, x, y);
+    if (r == 5 && c == 6) return matvec_sub_fixed<5, 6>(A, x, y);
+    if (r == 6 && c == 3) return matvec_sub_fixed<6, 3>(A, x, y);
+    if (r == 3 && c == 6) return matvec_sub_fixed<3, 6>(A, x, y);
+    if (r == 6 && c == 6) return matvec_sub_fixed<6, 6>(A, x, y);
+    gemv_sub(r, c, A, x, y);
+}
+
+inline void matvec(int n, const double* A, const double* x, double* y) {
+    for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int j = 0; j < n; ++j) s += A[i * n + j] * x[j];
+        y[i] = s;
+    }
+}
+
+}  // namespace
+
 void TreeLDU::init(const BlockGraph& g) {
     const int nn = g.nnodes();
     doff_.assign(nn, 0);
@@ -48,51 +166,52 @@ void TreeLDU::init(const BlockGraph& g) {
         if (g.parent[n] >= 0) e += static_cast<std::size_t>(m) * g.node_size[g.parent[n]];
     }
     D_.assign(d, 0.0);
-    L_.assign(e, 0.0);
+    Dinv_.assign(d, 0.0);
     U_.assign(e, 0.0);
     piv_.assign(p, 0);
 }
 
 bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node) {
+    // Each diagonal block is inverted once (blocks are at most 6×6 for the shipped joints);
+    // the eliminations then are fixed-size matrix products.
     for (int n : g.order) {
         const int m = g.node_size[n];
         std::copy(A.diag(n), A.diag(n) + m * m, D_.begin() + doff_[n]);
     }
     for (int n : g.order) {
         const int mn = g.node_size[n];
-        double* Dn = &D_[doff_[n]];
-        int* pv = &piv_[poff_[n]];
-        if (!lu_factor(mn, Dn, pv)) {
+        double* Dinv = &Dinv_[doff_[n]];
+        if (!invert_any(mn, &D_[doff_[n]], Dinv, &piv_[poff_[n]])) {
             if (failed_node) *failed_node = n;
             return false;
         }
         const int p = g.parent[n];
         if (p < 0) continue;
-        const int mp = g.node_size[p];
         const double *Fpn, *Fnp;
         tree_edge_blocks(g, A, n, p, &Fpn, &Fnp);
-        double* L = &L_[eoff_[n]];  // m_p × m_n
-        double* U = &U_[eoff_[n]];  // m_n × m_p
-        std::copy(Fpn, Fpn + mp * mn, L);
-        std::copy(Fnp, Fnp + mn * mp, U);
-        lu_solve_right(mn, mp, Dn, pv, L);     // L_pn = F_pn D_n⁻¹
-        lu_solve_matrix(mn, mp, Dn, pv, U);    // U_np = D_n⁻¹ F_np
-        gemm_sub(mp, mn, mp, L, Fnp, &D_[doff_[p]]);  // D_p −= L_pn F_np
+        eliminate_any(mn, g.node_size[p], Dinv, Fpn, Fnp, &U_[eoff_[n]], &D_[doff_[p]]);
     }
     return true;
 }
 
-void TreeLDU::solve(const BlockGraph& g, double* x) const {
-    for (int n : g.order) {  // forward: y_p −= L_pn y_n
-        const int p = g.parent[n];
-        if (p >= 0) gemv_sub(g.node_size[p], g.node_size[n], &L_[eoff_[n]], x + g.node_offset[n], x + g.node_offset[p]);
-    }
-    for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {  // backward
-        const int n = *it;
+void TreeLDU::solve(const BlockGraph& g, const BlockMatrix& A, double* x) const {
+    // Forward: z_n = D_n⁻¹ y_n (stored in place), y_p −= F_pn z_n.
+    double tmp[16];
+    for (int n : g.order) {
+        const int mn = g.node_size[n];
         double* xn = x + g.node_offset[n];
-        lu_solve(g.node_size[n], &D_[doff_[n]], &piv_[poff_[n]], xn);
+        matvec(mn, &Dinv_[doff_[n]], xn, tmp);
+        std::copy(tmp, tmp + mn, xn);
         const int p = g.parent[n];
-        if (p >= 0) gemv_sub(g.node_size[n], g.node_size[p], &U_[eoff_[n]], x + g.node_offset[p], xn);
+        if (p < 0) continue;
+        const double *Fpn, *Fnp;
+        tree_edge_blocks(g, A, n, p, &Fpn, &Fnp);
+        matvec_sub(g.node_size[p], mn, Fpn, xn, x + g.node_offset[p]);
+    }
+    // Backward: x_n = z_n − U_np x_p.
+    for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
+        const int n = *it, p = g.parent[n];
+        if (p >= 0) matvec_sub(g.node_size[n], g.node_size[p], &U_[eoff_[n]], x + g.node_offset[p], x + g.node_offset[n]);
     }
 }
 
@@ -124,7 +243,7 @@ int LoopClosure::factor(const BlockGraph& g, const BlockMatrix& A, const TreeLDU
                 for (int i = 0; i < 6; ++i) Z_[static_cast<std::size_t>(r0 + c) * n + g.node_offset[ends[s]] + i] += B[i * mj + c];
         }
     }
-    for (int c = 0; c < m_; ++c) tree.solve(g, &Z_[static_cast<std::size_t>(c) * n]);
+    for (int c = 0; c < m_; ++c) tree.solve(g, A, &Z_[static_cast<std::size_t>(c) * n]);
     // S = F_ΛΛ − R Z; R is nonzero only at the touched bodies.
     std::fill(S_.begin(), S_.end(), 0.0);
     for (int j : g.loop_joints) {
@@ -151,7 +270,7 @@ int LoopClosure::factor(const BlockGraph& g, const BlockMatrix& A, const TreeLDU
 
 void LoopClosure::solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree, double* x) {
     const int n = g.total_size;
-    tree.solve(g, x);  // y1 = T⁻¹ f_T (loop entries still hold f_Λ)
+    tree.solve(g, A, x);  // y1 = T⁻¹ f_T (loop entries still hold f_Λ)
     for (int j : g.loop_joints) {  // rhs = f_Λ − R y1
         const int mj = g.node_size[g.nbodies + j], r0 = joint_row0_[j];
         const double* fj = x + g.node_offset[g.nbodies + j];

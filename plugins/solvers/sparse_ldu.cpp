@@ -12,6 +12,7 @@ using namespace noether;
 
 struct Workspace final : SolverWorkspace {
     TreeLDU tree;
+    const BlockMatrix* A = nullptr;
 };
 
 class SparseLDU final : public Solver {
@@ -32,10 +33,12 @@ public:
     bool factor(const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& w) const override {
         auto& ws = static_cast<Workspace&>(w);
         ws.failed_node = -1;
+        ws.A = &A;
         return ws.tree.factor(g, A, &ws.failed_node);
     }
     void solve(const BlockGraph& g, SolverWorkspace& w, double* x) const override {
-        static_cast<Workspace&>(w).tree.solve(g, x);
+        auto& ws = static_cast<Workspace&>(w);
+        ws.tree.solve(g, *ws.A, x);
     }
 };
 

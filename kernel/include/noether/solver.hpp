@@ -36,7 +36,8 @@ public:
     virtual std::unique_ptr<SolverWorkspace> create(const Model& m, const BlockGraph& g) const = 0;
     // Factor A (A itself is not modified). False if a block is singular (ws.failed_node set).
     virtual bool factor(const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws) const = 0;
-    // x ← A⁻¹ x, x laid out by BlockGraph::node_offset.
+    // x ← A⁻¹ x, x laid out by BlockGraph::node_offset. The matrix given to factor() must
+    // still exist, unchanged (solvers may read its off-diagonal blocks instead of copying them).
     virtual void solve(const BlockGraph& g, SolverWorkspace& ws, double* x) const = 0;
 };
 

@@ -23,11 +23,12 @@ public:
     // Factor the tree nodes (loop joints ignored). On a singular block returns false and sets
     // *failed_node.
     bool factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node);
-    // x ← T⁻¹ x on the tree unknowns; the entries of loop joints are left untouched.
-    void solve(const BlockGraph& g, double* x) const;
+    // x ← T⁻¹ x on the tree unknowns; the entries of loop joints are left untouched. A must be
+    // the matrix that was factored.
+    void solve(const BlockGraph& g, const BlockMatrix& A, double* x) const;
 
 private:
-    std::vector<double> D_, L_, U_;
+    std::vector<double> D_, Dinv_, U_;
     std::vector<std::size_t> doff_, eoff_;
     std::vector<int> piv_;
     std::vector<int> poff_;

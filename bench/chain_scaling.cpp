@@ -1,0 +1,170 @@
+// chain_scaling: cost per step of the n-link pendulum against n, for each solver.
+//
+// The chain of the core issue: links are 1×0.1×0.1 m boxes of 1 kg, joints at the link ends,
+// all horizontal along +x at rest, gravity −9.81 z; revolute axes along y; the ball variant
+// spins at 1 rad/s about z. 1000 steps at dt = 0.01 per run; the time is the median of
+// --repeats runs. One JSON object per line on stdout:
+//   {"bench":"chain_scaling","joint":…,"solver":…,"n":…,"steps":…,"us_per_step":…,
+//    "us_per_link_step":…,"newton_mean":…,"newton_max":…,"subdivided_steps":…,"failed_steps":…,
+//    "max_violation":…,"max_energy_dev":…,"max_rel_energy_error":…}
+// max_rel_energy_error = max |E − E0| / max(|E0|, max kinetic energy), since E0 = 0 for the
+// chain at rest. Then one summary line per (joint, solver) with the log-log slope of time
+// against n for n ≥ 64 and the smallest n whose run needed subdivision.
+//
+// usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball]
+//                      [--solvers sparse-ldu,dense-loop,schur,dense-lu] [--dense-max-n N]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "noether/noether.hpp"
+
+using namespace noether;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(item);
+    return out;
+}
+
+Spec chain(int n, bool ball, const std::string& solver) {
+    Spec s;
+    s.options.solver = solver;
+    for (int i = 0; i < n; ++i) {
+        BodySpec& b = s.add_body("link" + std::to_string(i + 1));
+        b.mass = 1;
+        b.inertia = Mat3::diag((0.01 + 0.01) / 12, (1 + 0.01) / 12, (1 + 0.01) / 12);
+        b.position = {i + 0.5, 0, 0};
+        if (ball) {
+            b.angular_velocity = {0, 0, 1};
+            b.velocity = cross(Vec3{0, 0, 1}, b.position);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        JointSpec& j = s.add_joint("j" + std::to_string(i + 1), ball ? "spherical" : "revolute",
+                                   i == 0 ? "world" : "link" + std::to_string(i), "link" + std::to_string(i + 1));
+        j.anchor = Vec3{double(i), 0, 0};
+        if (!ball) j.axis = Vec3{0, 1, 0};
+    }
+    return s;
+}
+
+struct Result {
+    double us_per_step = 0, newton_mean = 0, vmax = 0, edev = 0, erel = 0;
+    int newton_max = 0;
+    long long subdivided = 0, failed = 0;
+};
+
+Result run_once(const std::shared_ptr<const Model>& m, int steps) {
+    Data d(m);
+    Result r;
+    const double E0 = monitors(*m, d).total;
+    double kmax = 0;
+    // Monitors are evaluated outside the timed region.
+    std::vector<double> energies(steps), kinetic(steps), viol(steps);
+    double elapsed = 0;
+    for (int i = 0; i < steps; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const StepStatus st = step(*m, d);
+        elapsed += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (st != StepStatus::ok) break;
+        const Monitors mon = monitors(*m, d);
+        r.vmax = std::max(r.vmax, mon.max_violation);
+        r.edev = std::max(r.edev, std::fabs(mon.total - E0));
+        kmax = std::max(kmax, mon.kinetic);
+    }
+    r.us_per_step = elapsed / std::max<std::int64_t>(1, d.stats.steps);
+    r.newton_mean = double(d.stats.newton_total) / std::max<std::int64_t>(1, d.stats.steps);
+    r.newton_max = d.stats.newton_max;
+    r.subdivided = d.stats.subdivided_steps;
+    r.failed = d.stats.failed_steps;
+    r.erel = r.edev / std::max({std::fabs(E0), kmax, 1e-300});
+    return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int max_n = 1024, repeats = 3, steps = 1000, dense_max_n = 16;
+    std::vector<std::string> joints = {"revolute", "ball"};
+    std::vector<std::string> solvers = {"sparse-ldu", "dense-loop", "schur", "dense-lu"};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "chain_scaling: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--max-n") max_n = std::atoi(next().c_str());
+        else if (a == "--repeats") repeats = std::max(1, std::atoi(next().c_str()));
+        else if (a == "--steps") steps = std::max(1, std::atoi(next().c_str()));
+        else if (a == "--dense-max-n") dense_max_n = std::atoi(next().c_str());
+        else if (a == "--joints") joints = split(next());
+        else if (a == "--solvers") solvers = split(next());
+        else {
+            std::fprintf(stderr, "usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball] "
+                                 "[--solvers LIST] [--dense-max-n N]\n");
+            return 2;
+        }
+    }
+    for (const std::string& joint : joints) {
+        const bool ball = joint == "ball";
+        for (const std::string& solver : solvers) {
+            std::vector<double> ln, lt;
+            int first_subdivided = -1;
+            for (int n = 1; n <= max_n; n *= 2) {
+                if (solver == "dense-lu" && n > dense_max_n) break;
+                std::shared_ptr<const Model> m;
+                try {
+                    m = compile(chain(n, ball, solver));
+                } catch (const Error& e) {
+                    std::fprintf(stderr, "chain_scaling: %s\n", e.what());
+                    return 2;
+                }
+                std::vector<Result> rs;
+                for (int k = 0; k < repeats; ++k) rs.push_back(run_once(m, steps));
+                std::sort(rs.begin(), rs.end(), [](const Result& a, const Result& b) { return a.us_per_step < b.us_per_step; });
+                const Result& r = rs[rs.size() / 2];
+                if (r.subdivided > 0 && first_subdivided < 0) first_subdivided = n;
+                std::printf("{\"bench\":\"chain_scaling\",\"joint\":\"%s\",\"solver\":\"%s\",\"n\":%d,\"steps\":%d,"
+                            "\"us_per_step\":%.3f,\"us_per_link_step\":%.4f,\"newton_mean\":%.3f,\"newton_max\":%d,"
+                            "\"subdivided_steps\":%lld,\"failed_steps\":%lld,\"max_violation\":%.3g,"
+                            "\"max_energy_dev\":%.4g,\"max_rel_energy_error\":%.4g}\n",
+                            joint.c_str(), solver.c_str(), n, steps, r.us_per_step, r.us_per_step / n, r.newton_mean,
+                            r.newton_max, r.subdivided, r.failed, r.vmax, r.edev, r.erel);
+                std::fflush(stdout);
+                if (n >= 64) {
+                    ln.push_back(std::log(double(n)));
+                    lt.push_back(std::log(r.us_per_step));
+                }
+            }
+            double slope = NAN;
+            if (ln.size() >= 2) {
+                double mx = 0, my = 0;
+                for (std::size_t i = 0; i < ln.size(); ++i) mx += ln[i], my += lt[i];
+                mx /= ln.size(), my /= lt.size();
+                double sxy = 0, sxx = 0;
+                for (std::size_t i = 0; i < ln.size(); ++i) sxy += (ln[i] - mx) * (lt[i] - my), sxx += (ln[i] - mx) * (ln[i] - mx);
+                slope = sxy / sxx;
+            }
+            std::printf("{\"bench\":\"chain_scaling_summary\",\"joint\":\"%s\",\"solver\":\"%s\",\"slope_n_ge_64\":%s,"
+                        "\"first_subdivided_n\":%d}\n",
+                        joint.c_str(), solver.c_str(), std::isnan(slope) ? "null" : std::to_string(slope).c_str(),
+                        first_subdivided);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
