@@ -254,14 +254,22 @@ double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat&
     return ang;
 }
 
-void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, double* Ca, double* Cb) {
+void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb) {
+    // angle = 2 atan2(y, x), y = r_v·axis, x = r_w, r = qa† ⊗ qb ⊗ qoff†. A turn δb of b gives
+    // r ⊗ [1; u/2] with u = Rot(qoff) δb; a turn δa of a gives [1; −δa/2] ⊗ r. Exact everywhere;
+    // on the hinge (r_v ∥ axis) it reduces to ∂/∂θa = −axisᵀ, ∂/∂θb = (Rbᵀ Ra axis)ᵀ.
+    const Quat r = conj(a.q) * b.q * conj(qoff);
+    const Vec3 rv = r.vec();
+    const double y = dot(rv, axis_a), x = r.w, den = x * x + y * y;
     if (Ca) {
+        const Vec3 t = (x * (x * axis_a + cross(rv, axis_a)) + y * rv) / den;
         put(Ca, 0, 0, Vec3{});
-        put(Ca, 0, 3, -axis_a);
+        put(Ca, 0, 3, -t);
     }
     if (Cb) {
+        const Vec3 t = (x * (x * axis_a + cross(axis_a, rv)) + y * rv) / den;
         put(Cb, 0, 0, Vec3{});
-        put(Cb, 0, 3, transpose(rotation(b.q)) * (rotation(a.q) * axis_a));
+        put(Cb, 0, 3, transpose(rotation(qoff)) * t);
     }
 }
 

@@ -23,7 +23,7 @@ public:
         c[1] = slide_displacement(a, b, axis_, pa_, pb_) - d0_;
     }
     void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const override {
-        hinge_angle_jacobian(a, b, axis_, Ca, Cb);
+        hinge_angle_jacobian(a, b, axis_, qoff_, Ca, Cb);
         slide_displacement_jacobian(a, b, axis_, pb_, Ca ? Ca + 6 : nullptr, Cb + 6);
     }
     const char* coordinate_name(int i) const override { return i == 0 ? "angle" : "x"; }

@@ -28,7 +28,7 @@ public:
     }
     void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const override {
         for (int k = 0; k < 2; ++k) slide_displacement_jacobian(a, b, e_[k], pb_, Ca ? Ca + 6 * k : nullptr, Cb + 6 * k);
-        hinge_angle_jacobian(a, b, n_, Ca ? Ca + 12 : nullptr, Cb + 12);
+        hinge_angle_jacobian(a, b, n_, qoff_, Ca ? Ca + 12 : nullptr, Cb + 12);
     }
     const char* coordinate_name(int i) const override { return i == 0 ? "x" : (i == 1 ? "y" : "angle"); }
 

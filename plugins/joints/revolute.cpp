@@ -21,7 +21,7 @@ public:
         c[0] = hinge_angle(a, b, axis_, qoff_, prev);
     }
     void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const override {
-        hinge_angle_jacobian(a, b, axis_, Ca, Cb);
+        hinge_angle_jacobian(a, b, axis_, qoff_, Ca, Cb);
     }
     const char* coordinate_name(int) const override { return "angle"; }
     bool minimal(MinimalJoint* out) const override {

@@ -135,3 +135,30 @@ TEST_CASE("paper's rotational gradient: (dg/dq) L(q) V^T = 2 dg/dtheta", "[primi
     INFO("worst relative error " << worst);
     CHECK(worst < 1e-6);
 }
+
+TEST_CASE("hinge angle and slide displacement Jacobians are exact away from the joint manifold", "[primitives]") {
+    testutil::Rng r(6);
+    const Vec3 ax = r.unit(), pa = r.vec(), pb = r.vec();
+    const Quat qoff = r.quat();
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        const Pose a = r.pose(), b = r.pose();
+        double Ca[6], Cb[6], Sa[6], Sb[6];
+        hinge_angle_jacobian(a, b, ax, qoff, Ca, Cb);
+        slide_displacement_jacobian(a, b, ax, pb, Sa, Sb);
+        const double h = 1e-6;
+        const double c0 = hinge_angle(a, b, ax, qoff, nullptr);
+        for (int k = 0; k < 6; ++k) {
+            auto ang = [&](const Pose& pa_, const Pose& pb_) { return hinge_angle(pa_, pb_, ax, qoff, &c0); };
+            auto sl = [&](const Pose& pa_, const Pose& pb_) { return slide_displacement(pa_, pb_, ax, pa, pb); };
+            const double fa = (ang(testutil::perturb(a, k, h), b) - ang(testutil::perturb(a, k, -h), b)) / (2 * h);
+            const double fb = (ang(a, testutil::perturb(b, k, h)) - ang(a, testutil::perturb(b, k, -h))) / (2 * h);
+            const double sa = (sl(testutil::perturb(a, k, h), b) - sl(testutil::perturb(a, k, -h), b)) / (2 * h);
+            const double sb = (sl(a, testutil::perturb(b, k, h)) - sl(a, testutil::perturb(b, k, -h))) / (2 * h);
+            worst = std::max({worst, std::fabs(fa - Ca[k]), std::fabs(fb - Cb[k]), std::fabs(sa - Sa[k]),
+                              std::fabs(sb - Sb[k])});
+        }
+    }
+    INFO("worst absolute error " << worst);
+    CHECK(worst < 1e-7);
+}

@@ -141,9 +141,9 @@ void axis_basis(const Vec3& axis, Vec3& e1, Vec3& e2);
 // Hinge angle about axis_a of the relative rotation qa† ⊗ qb ⊗ qoff†, unwrapped to be within π
 // of prev (if given).
 double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev);
-// Angle Jacobian rows (1 × 6 each) for a hinge about axis_a: ∂angle/∂θa = −(axis)ᵀ Ra-frame,
-// ∂angle/∂θb = (Rbᵀ Ra axis)ᵀ, position columns zero.
-void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, double* Ca, double* Cb);
+// Exact Jacobian rows (1 × 6 each, position columns zero) of hinge_angle. On the hinge they are
+// ∂angle/∂θa = −axisᵀ and ∂angle/∂θb = (Rbᵀ Ra axis)ᵀ.
+void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb);
 // Displacement of b's anchor along axis_a from a's anchor: axisᵀ (Raᵀ(xb + Rb pb − xa) − pa),
 // and its Jacobian rows.
 double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb);
