@@ -1,5 +1,7 @@
 // The `noether` command: a host like any other, built on the public API.
 //
+//   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet]
+//   noether check SCRIPT [--set name=value]...
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
 //
@@ -9,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <unistd.h>
+
+#include "noether/lua.hpp"
 #include "noether/noether.hpp"
 
 namespace {
@@ -17,6 +23,10 @@ void usage(FILE* out) {
     std::fprintf(out,
                  "usage: noether <command> [options]\n"
                  "commands:\n"
+                 "  run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet]\n"
+                 "                     run a Lua scene and print its summary\n"
+                 "  check SCRIPT [--set name=value]...\n"
+                 "                     build and compile a scene without running it; print its graph\n"
                  "  plugins [--json]   list the loaded plugins (kind, name, description, path)\n"
                  "  version            print the version\n"
                  "  help               this text\n"
@@ -77,6 +87,105 @@ int cmd_plugins(const std::vector<std::string>& args) {
     return 0;
 }
 
+// `noether run` and `noether check`.
+int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
+    noether::lua::ScriptOptions opt;
+    opt.check_only = cmd == "check";
+    std::string script, summary_json;
+    bool quiet = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "noether %s: %s needs a value\n", cmd.c_str(), a.c_str());
+                std::exit(2);
+            }
+            return args[++i];
+        };
+        if (a == "--set") {
+            const std::string kv = value();
+            const std::size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                std::fprintf(stderr, "noether %s: --set expects name=value, got '%s'\n", cmd.c_str(), kv.c_str());
+                return 2;
+            }
+            opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else if (a == "--summary-json" && cmd == "run") {
+            summary_json = value();
+        } else if (a == "--quiet" && cmd == "run") {
+            quiet = true;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "noether %s: unknown option '%s'\n", cmd.c_str(), a.c_str());
+            return 2;
+        } else if (script.empty()) {
+            script = a;
+        } else {
+            std::fprintf(stderr, "noether %s: one script at a time (got '%s' and '%s')\n", cmd.c_str(), script.c_str(),
+                         a.c_str());
+            return 2;
+        }
+    }
+    if (script.empty()) {
+        std::fprintf(stderr, "noether %s: which script? (noether %s SCRIPT)\n", cmd.c_str(), cmd.c_str());
+        return 2;
+    }
+    opt.progress = !quiet && isatty(2);
+    // Shared Lua helpers (require("lib.chains")): installed next to the program, else the
+    // source tree this build came from.
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    std::string installed;
+    if (n > 0) {
+        exe[n] = '\0';
+        std::string dir = exe;
+        dir = dir.substr(0, dir.rfind('/'));
+        installed = dir + "/../share/noether/scripts";
+    }
+    if (!installed.empty() && access((installed + "/lib/chains.lua").c_str(), R_OK) == 0) opt.lua_path.push_back(installed);
+#ifdef NOETHER_SCRIPTS_DIR
+    else opt.lua_path.push_back(NOETHER_SCRIPTS_DIR);
+#endif
+    const noether::lua::ScriptResult r = noether::lua::run_script(script, opt);
+    if (r.exit_code == 2) {
+        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+        return 2;
+    }
+    for (std::size_t i = 0; i < r.worlds.size(); ++i) {
+        const auto& s = r.worlds[i];
+        if (opt.check_only) {
+            std::printf("%s", s.graph.c_str());
+            for (const auto& w : s.warnings) std::printf("warning: %s\n", w.c_str());
+        } else {
+            std::printf("noether run %s%s\n%s", script.c_str(),
+                        r.worlds.size() > 1 ? (" (world " + std::to_string(i + 1) + ")").c_str() : "",
+                        s.to_text().c_str());
+        }
+    }
+    if (r.worlds.empty()) std::fprintf(stderr, "noether: warning: the script made no world\n");
+    if (!summary_json.empty()) {
+        std::string json;
+        if (r.worlds.size() == 1) json = r.worlds[0].to_json();
+        else {
+            json = "[";
+            for (std::size_t i = 0; i < r.worlds.size(); ++i) json += (i ? ", " : "") + r.worlds[i].to_json();
+            json += "]";
+        }
+        const std::string tmp = summary_json + ".part";
+        std::ofstream f(tmp);
+        f << json << "\n";
+        f.close();
+        if (!f || std::rename(tmp.c_str(), summary_json.c_str()) != 0) {
+            std::fprintf(stderr, "noether: cannot write %s\n", summary_json.c_str());
+            return 2;
+        }
+    }
+    if (r.exit_code == 1) {
+        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +197,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 2, argv + argc);
     try {
         if (cmd == "plugins") return cmd_plugins(args);
+        if (cmd == "run" || cmd == "check") return cmd_script(cmd, args);
         if (cmd == "version" || cmd == "--version") {
             std::printf("noether %s\n", noether::version());
             return 0;

@@ -63,6 +63,16 @@ int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
 int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);
 
+/* ---- Lua scenes (link libnoether_lua) ---- */
+/* Run a scene script as `noether run` does. `set` holds nset "name=value" strings (the --set
+ * parameters). Returns 0 (ok), 1 (a step failed) or 2 (bad input); noether_script_error() has the
+ * message. If summary_json is not NULL it receives the run summary as JSON (free it with
+ * noether_free). */
+int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json);
+/* The message of the last failed noether_run_script on this thread. */
+const char* noether_script_error(void);
+void noether_free(void* p);
+
 #ifdef __cplusplus
 }
 #endif

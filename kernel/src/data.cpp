@@ -149,6 +149,7 @@ std::string Data::save() const {
     w.pod(stats.newton_max);
     w.pod(stats.subdivided_steps);
     w.pod(stats.failed_steps);
+    w.pod(stats.redundant_rows);
     w.pod(static_cast<std::uint64_t>(warnings.size()));
     for (const Warning& x : warnings) {
         w.pod(x.time);
@@ -209,6 +210,7 @@ void Data::restore(const std::string& bytes) {
     r.pod(rs.newton_max);
     r.pod(rs.subdivided_steps);
     r.pod(rs.failed_steps);
+    r.pod(rs.redundant_rows);
     std::uint64_t nw = 0;
     r.pod(nw);
     for (std::uint64_t i = 0; i < nw; ++i) {

@@ -13,6 +13,7 @@
 // A step whose Newton iteration fails is retried as 2, 4, 8, … substeps (maximal-vi.md §7.1);
 // the interval length of the last substep is remembered (dt_prev), because the momentum
 // arriving at the current configuration depends on it.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -184,6 +185,7 @@ public:
                           static_cast<long long>(d.step + 1), d.time + dt, dt, substeps);
             d.warn_once("vi-maximal/subdivided", buf);
         }
+        d.stats.redundant_rows = std::max(d.stats.redundant_rows, st.ws->redundant_rows);
         if (!st.ws->redundant_joints.empty()) {
             std::string names;
             for (int j : st.ws->redundant_joints) names += (names.empty() ? "'" : ", '") + m.joints[j].name + "'";

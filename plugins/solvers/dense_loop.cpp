@@ -38,6 +38,7 @@ public:
             const int rank = ws.loop.factor(g, A, ws.tree);
             if (rank < ws.loop.rows()) ws.loop.dependent_joints(g, ws.redundant_joints);
             else ws.redundant_joints.clear();
+            ws.redundant_rows = ws.loop.rows() - rank;
             if (rank == 0) {
                 ws.failed_node = g.nbodies + g.loop_joints.front();
                 return false;

@@ -55,6 +55,7 @@ struct RunStats {
     int newton_max = 0;
     std::int64_t subdivided_steps = 0;
     std::int64_t failed_steps = 0;
+    int redundant_rows = 0;  // constraint rows the solver found dependent (largest seen)
 };
 
 class Data {

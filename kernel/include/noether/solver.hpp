@@ -23,6 +23,7 @@ public:
     // Joints whose rows the last factorisation found redundant (linearly dependent); the
     // caller reports them once per run. Filled only by solvers that detect redundancy.
     std::vector<int> redundant_joints;
+    int redundant_rows = 0;  // how many rows were found dependent by the last factorisation
     // Node at which the last factorisation failed (−1 if none), and why (optional).
     int failed_node = -1;
     std::string error;

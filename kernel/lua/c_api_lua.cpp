@@ -1,0 +1,46 @@
+// C API: running Lua scenes from a C host.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "noether.h"
+#include "noether/lua.hpp"
+
+namespace {
+thread_local std::string g_script_error;
+}
+
+extern "C" {
+
+int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json) {
+    if (summary_json) *summary_json = nullptr;
+    if (!path) return NOETHER_USAGE;
+    noether::lua::ScriptOptions opt;
+    for (int i = 0; i < nset; ++i) {
+        const std::string kv = set && set[i] ? set[i] : "";
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) return NOETHER_BAD_INPUT;
+        opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    const noether::lua::ScriptResult r = noether::lua::run_script(path, opt);
+    if (summary_json) {
+        std::string json;
+        if (r.worlds.size() == 1) json = r.worlds[0].to_json();
+        else {
+            json = "[";
+            for (std::size_t i = 0; i < r.worlds.size(); ++i) json += (i ? ", " : "") + r.worlds[i].to_json();
+            json += "]";
+        }
+        char* out = static_cast<char*>(std::malloc(json.size() + 1));
+        if (out) std::memcpy(out, json.c_str(), json.size() + 1);
+        *summary_json = out;
+    }
+    g_script_error = r.error;
+    return r.exit_code;
+}
+
+void noether_free(void* p) { std::free(p); }
+
+const char* noether_script_error(void) { return g_script_error.c_str(); }
+
+}  // extern "C"

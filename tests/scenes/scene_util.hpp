@@ -1,0 +1,68 @@
+// Helpers for scene tests: run a script through the host API and read its CSV output.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "noether/lua.hpp"
+
+namespace scenes {
+
+inline std::string example(const std::string& name) {
+    return std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/" + name + ".lua";
+}
+inline std::string out_path(const std::string& name) { return std::string(NOETHER_BINARY_DIR) + "/tests/out_" + name; }
+
+inline noether::lua::ScriptResult run(const std::string& script, std::map<std::string, std::string> params = {}) {
+    noether::lua::ScriptOptions opt;
+    opt.params = std::move(params);
+    opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
+    return noether::lua::run_script(script, opt);
+}
+
+struct Csv {
+    std::vector<std::string> header;
+    std::vector<std::vector<double>> rows;
+    int col(const std::string& name) const {
+        for (std::size_t i = 0; i < header.size(); ++i)
+            if (header[i] == name) return static_cast<int>(i);
+        return -1;
+    }
+    std::vector<double> column(const std::string& name) const {
+        const int c = col(name);
+        std::vector<double> out;
+        if (c < 0) return out;
+        for (const auto& r : rows) out.push_back(r[c]);
+        return out;
+    }
+};
+
+inline Csv read_csv(const std::string& path) {
+    Csv csv;
+    std::ifstream f(path);
+    std::string line;
+    if (!std::getline(f, line)) return csv;
+    std::stringstream hs(line);
+    std::string cell;
+    while (std::getline(hs, cell, ',')) csv.header.push_back(cell);
+    while (std::getline(f, line)) {
+        std::vector<double> row;
+        std::stringstream ls(line);
+        while (std::getline(ls, cell, ',')) row.push_back(std::stod(cell));
+        csv.rows.push_back(row);
+    }
+    return csv;
+}
+
+// Write a small script to a file and return its path.
+inline std::string write_script(const std::string& name, const std::string& text) {
+    const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
+    std::ofstream f(path);
+    f << text;
+    return path;
+}
+
+}  // namespace scenes

@@ -1,0 +1,225 @@
+// Every example scene in scripts/examples/, run through the host API with assertions on its physics.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "scene_util.hpp"
+
+using scenes::Csv;
+using scenes::example;
+using scenes::out_path;
+using scenes::read_csv;
+using scenes::run;
+using Catch::Matchers::Contains;
+
+namespace {
+
+noether::lua::RunSummary only(const noether::lua::ScriptResult& r) {
+    INFO(r.error);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.worlds.size() == 1);
+    return r.worlds[0];
+}
+
+double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+}  // namespace
+
+TEST_CASE("pendulum.lua: large-amplitude period matches the elliptic-integral formula", "[scenes]") {
+    const std::string csv = out_path("pendulum.csv");
+    const auto& s = only(run(example("pendulum"), {{"dt", "0.001"}, {"duration", "6"}, {"csv", csv}}));
+    const Csv c = read_csv(csv);
+    const auto t = c.column("time"), q = c.column("j1.coord");
+    REQUIRE(t.size() == 6001);
+    // Released from horizontal: swings between 0 and pi; period from successive maxima of q.
+    std::vector<double> peaks;
+    for (std::size_t i = 1; i + 1 < q.size(); ++i)
+        if (q[i] > q[i - 1] && q[i] >= q[i + 1] && q[i] > 1.0) peaks.push_back(t[i]);
+    REQUIRE(peaks.size() >= 2);
+    const double period = (peaks.back() - peaks.front()) / (peaks.size() - 1);
+    const double I = (1 + 0.01) / 12 + 0.25, mgd = 9.81 * 0.5, K = 1.8540746773013719;  // K(sin 45 deg)
+    const double expected = 4 * std::sqrt(I / mgd) * K;
+    INFO("period " << period << " s, expected " << expected << " s");
+    CHECK(period == Approx(expected).epsilon(3e-3));
+    CHECK(s.max_violation < 1e-12);
+    CHECK(s.newton_max <= 4);
+}
+
+TEST_CASE("double_pendulum.lua: the recipe-8 numbers", "[scenes]") {
+    const auto& s = only(run(example("double_pendulum"), {{"duration", "100"}}));
+    CHECK(s.steps == 10000);
+    CHECK(s.energy_initial == Approx(0).margin(1e-12));
+    CHECK(s.energy_max_abs_dev < 0.37);
+    CHECK(s.energy_max_abs_dev > 0.2);  // the first-order method's O(dt) oscillation is there
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.newton_mean == Approx(3.91).margin(0.05));
+    CHECK(s.newton_max <= 5);
+    CHECK(s.solver == "sparse-ldu");
+}
+
+TEST_CASE("chain.lua: revolute and spinning ball chains run without drift", "[scenes]") {
+    const auto& r = only(run(example("chain"), {{"n", "16"}, {"joint", "revolute"}}));
+    CHECK(r.bodies == 16);
+    CHECK(r.dof == 16);
+    CHECK(r.failed_steps == 0);
+    CHECK(r.max_violation < 1e-9);
+    const auto& b = only(run(example("chain"), {{"n", "16"}, {"joint", "ball"}}));
+    CHECK(b.dof == 48);
+    CHECK(b.failed_steps == 0);
+    CHECK(b.max_violation < 1e-9);
+    const auto bad = run(example("chain"), {{"joint", "hinge"}});
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.error, Contains("parameter 'joint' must be revolute or ball"));
+}
+
+TEST_CASE("fourbar.lua: four hinges in a plane, redundant closure rows handled", "[scenes]") {
+    const std::string csv = out_path("fourbar.csv");
+    const auto& s = only(run(example("fourbar"), {{"csv", csv}}));
+    CHECK(s.loop_joints == 1);
+    CHECK(s.dof == 1);
+    CHECK(s.solver == "dense-loop");
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.energy_max_rel_dev < 0.01);
+    bool reported = false;
+    for (const auto& w : s.warnings) reported |= w.find("'rocker_ground' are partly redundant") != std::string::npos;
+    CHECK(reported);
+    // The crank swings through 90 degrees and back (the mechanism of recipe 9).
+    const Csv c = read_csv(csv);
+    CHECK(max_of(c.column("ground_crank.coord")) > 1.45);
+}
+
+TEST_CASE("fourbar_chain.lua: chains of four-link loops", "[scenes]") {
+    for (const char* segments : {"1", "3", "6"}) {
+        const auto& s = only(run(example("fourbar_chain"), {{"segments", segments}}));
+        INFO(segments << " segments");
+        CHECK(s.loop_joints == std::stoi(segments));
+        CHECK(s.dof == 2 * std::stoi(segments));  // each rhombus has 2 DOF (hung at one vertex)
+        CHECK(s.failed_steps == 0);
+        CHECK(s.max_violation < 1e-10);
+        // First order: the energy oscillates by O(dt) and returns; it does not drift.
+        CHECK(s.energy_max_rel_dev < (std::string(segments) == "6" ? 0.1 : 0.02));
+        CHECK(std::fabs(s.energy_final - s.energy_initial) < 0.005 * std::fabs(s.energy_initial));
+    }
+}
+
+TEST_CASE("slider_crank.lua: the slider stays within the crank's reach and the crank turns", "[scenes]") {
+    const std::string csv = out_path("slider_crank.csv");
+    const auto& s = only(run(example("slider_crank"), {{"csv", csv}}));
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.dof == 1);
+    const Csv c = read_csv(csv);
+    const auto x = c.column("slider.position.x");
+    const double r = 0.2, L = 0.8;
+    CHECK(min_of(x) > L - r - 1e-9);
+    CHECK(max_of(x) < L + r + 1e-9);
+    CHECK(max_of(x) > L + r - 0.01);  // reaches the outer dead centre
+    const auto crank = c.column("crank.coord");
+    CHECK(std::fabs(crank.back()) > 2 * M_PI);  // more than one full turn, counted continuously
+    for (double z : c.column("slider.position.z")) CHECK(std::fabs(z) < 1e-10);
+}
+
+TEST_CASE("rigid_body.lua: paper 004's free body keeps E = 33 J and L = (0, 6, 12)", "[scenes]") {
+    const std::string csv = out_path("rigid_body.csv");
+    const auto& s = only(run(example("rigid_body"), {{"csv", csv}}));
+    CHECK(s.energy_initial == Approx(33).epsilon(1e-14));
+    CHECK(s.energy_max_abs_dev < 1e-9);
+    const Csv c = read_csv(csv);
+    double dL = 0;
+    const auto lx = c.column("angular_momentum.x"), ly = c.column("angular_momentum.y"), lz = c.column("angular_momentum.z");
+    for (std::size_t i = 0; i < lx.size(); ++i)
+        dL = std::max(dL, std::hypot(lx[i] - lx[0], std::hypot(ly[i] - ly[0], lz[i] - lz[0])));
+    CHECK(dL < 1e-11);
+    // Discrete momentum of the first-order start (maximal-vi.md recipe 4).
+    CHECK(ly[0] == Approx(5.99812).margin(1e-5));
+    CHECK(lz[0] == Approx(11.99625).margin(1e-5));
+}
+
+TEST_CASE("double_spherical_pendulum.lua: paper 004's data, vertical momentum conserved", "[scenes]") {
+    const std::string csv = out_path("dsp.csv");
+    const auto& s = only(run(example("double_spherical_pendulum"), {{"csv", csv}}));
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.energy_max_rel_dev < 0.01);
+    const Csv c = read_csv(csv);
+    const auto lz = c.column("angular_momentum.z");
+    double dLz = 0;
+    for (double v : lz) dLz = std::max(dLz, std::fabs(v - lz[0]));
+    INFO("Lz0 = " << lz[0] << ", max |Lz - Lz0| = " << dLz);
+    CHECK(dLz < 1e-9 * std::fabs(lz[0]));
+    // The discrete start converges to the paper's continuous energy as dt -> 0.
+    const auto& fine = only(run(example("double_spherical_pendulum"), {{"dt", "0.0001"}, {"duration", "0.001"}}));
+    CHECK(fine.energy_initial == Approx(24.93959).epsilon(5e-4));
+}
+
+TEST_CASE("pendulum_3d.lua: paper 003's 3-D pendulum conserves energy, a vertical torque adds momentum", "[scenes]") {
+    const auto& s = only(run(example("pendulum_3d")));
+    const double scale = 38.34 * 9.81 * 0.765;  // largest kinetic energy
+    CHECK(s.energy_max_abs_dev < 2e-3 * scale);
+    CHECK(s.max_violation < 1e-12);
+    // A torque about the vertical (y) through the pivot: gravity and the joint have no moment
+    // about it, so the discrete vertical angular momentum grows by exactly torque * t.
+    const std::string csv = out_path("pendulum3d.csv");
+    const auto& t = only(run(example("pendulum_3d"), {{"torque", "5"}, {"csv", csv}}));
+    CHECK(t.max_violation < 1e-12);
+    const Csv c = read_csv(csv);
+    const auto time = c.column("time"), ly = c.column("angular_momentum.y");
+    double worst = 0;
+    for (std::size_t i = 0; i < ly.size(); ++i) worst = std::max(worst, std::fabs(ly[i] - ly[0] - 5 * time[i]));
+    INFO("largest |Ly - Ly0 - 5 t| = " << worst);
+    CHECK(ly.back() == Approx(50).epsilon(1e-9));
+    CHECK(worst < 1e-9);
+}
+
+namespace {
+
+// Largest |E - E0 - W| over the run, with W = torque * (coordinate - coordinate0), and the final W.
+std::pair<double, double> work_mismatch(const std::string& scene, double dt, double torque, const std::string& coord) {
+    const std::string csv = out_path(scene + "_work.csv");
+    const auto& s = only(run(example(scene), {{"csv", csv}, {"dt", std::to_string(dt)}}));
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.dof == 1);
+    const Csv c = read_csv(csv);
+    const auto E = c.column("energy"), th = c.column(coord);
+    double worst = 0, W = 0;
+    for (std::size_t i = 0; i < E.size(); ++i) {
+        W = torque * (th[i] - th[0]);
+        worst = std::max(worst, std::fabs(E[i] - E[0] - W));
+    }
+    return {worst, W};
+}
+
+}  // namespace
+
+TEST_CASE("planar_quadrangle.lua: energy gained converges to the work of the torque", "[scenes]") {
+    const auto [e1, W1] = work_mismatch("planar_quadrangle", 0.0025, -1200, "ground_1.coord");
+    const auto [e2, W2] = work_mismatch("planar_quadrangle", 0.00125, -1200, "ground_1.coord");
+    INFO("work " << W2 << " J; largest |dE - W| " << e1 << " J at dt 0.0025, " << e2 << " J at dt 0.00125");
+    CHECK(W2 > 5e4);
+    CHECK(e1 / e2 > 3.0);      // second order in dt
+    CHECK(e2 < 0.015 * W2);
+}
+
+TEST_CASE("crank_mechanism.lua: work-energy balance converges, slider on its line", "[scenes]") {
+    const auto [e1, W1] = work_mismatch("crank_mechanism", 0.005, -50, "hinge.coord");
+    const auto [e2, W2] = work_mismatch("crank_mechanism", 0.0025, -50, "hinge.coord");
+    INFO("work " << W2 << " J; largest |dE - W| " << e1 << " J at dt 0.005, " << e2 << " J at dt 0.0025");
+    CHECK(std::fabs(W2) > 1e4);
+    CHECK(e1 / e2 > 3.0);
+    CHECK(e2 < 0.01 * std::fabs(W2));
+    const Csv c = read_csv(out_path("crank_mechanism_work.csv"));
+    for (double y : c.column("slider.position.y")) CHECK(std::fabs(y) < 1e-9);
+    for (double z : c.column("slider.position.z")) CHECK(std::fabs(z + 0.5) < 1e-9);
+}
+
+TEST_CASE("driven_arm.lua: the Lua PD controller tracks the sine", "[scenes]") {
+    const std::string csv = out_path("arm.csv");
+    const auto& s = only(run(example("driven_arm"), {{"csv", csv}}));
+    CHECK(s.max_violation < 1e-12);
+    const Csv c = read_csv(csv);
+    const auto t = c.column("time"), q = c.column("shoulder.coord");
+    double err = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (t[i] > 2) err = std::max(err, std::fabs(q[i] - 0.5 * std::sin(M_PI * t[i])));
+    INFO("largest tracking error after 2 s: " << err << " rad");
+    CHECK(err < 0.05);
+    CHECK(err > 0);  // the controller is not perfect: the error is measured, not assumed
+}

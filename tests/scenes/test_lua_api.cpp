@@ -1,0 +1,221 @@
+// The Lua module and the `noether` command: argument errors with file:line, outputs written
+// atomically, exit codes, save/restore, manual stepping, the C entry point.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
+
+#include "noether.h"
+#include "scene_util.hpp"
+
+using scenes::read_csv;
+using scenes::run;
+using scenes::write_script;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kHeader =
+    "local noether = require('noether')\n"                                            // 1
+    "local w = noether.world{ dt = 0.01 }\n"                                           // 2
+    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n";  // 3
+
+std::string error_of(const std::string& name, const std::string& body) {
+    const auto r = run(write_script(name, std::string(kHeader) + body));
+    CHECK(r.exit_code == 2);
+    return r.error;
+}
+
+int cli(const std::string& args) {
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("argument errors name the script line, the element, the field and what was expected", "[lua]") {
+    CHECK_THAT(error_of("e1.lua", "w:joint{ name = 'crank', type = 'revolute', parent = w.world, child = b, axis = 'up' }\n"),
+               Contains("e1.lua:4: joint 'crank': field 'axis' must be a 3-vector, got string"));
+    CHECK_THAT(error_of("e2.lua", "w:body{ name = 'x', mass = 1, inertia = {1, 1, 1}, colour = 'red' }\n"),
+               Contains("e2.lua:4: body 'x': unknown field 'colour' (fields: name, mass, inertia"));
+    CHECK_THAT(error_of("e3.lua", "w:body{ name = 'x', inertia = {1, 1, 1} }\n"),
+               Contains("e3.lua:4: body 'x': field 'mass' is required"));
+    CHECK_THAT(error_of("e4.lua", "w:joint{ name = 'j', type = 'spherical', parent = 'nope', child = b }\n"),
+               Contains("e4.lua:4: joint 'j': field 'parent': no body named 'nope'"));
+    CHECK_THAT(error_of("e5.lua", "w:body{ name = 'x', mass = 'heavy', inertia = {1, 1, 1} }\n"),
+               Contains("e5.lua:4: body 'x': field 'mass' must be a number, got string"));
+    CHECK_THAT(error_of("e6.lua", "w:body{ name = 'x', mass = 1, inertia = {1, 2} }\n"),
+               Contains("e6.lua:4: body 'x': field 'inertia' must be 3 principal moments"));
+    CHECK_THAT(error_of("e7.lua", "w:joint{ name = 'j', parent = w.world, child = b }\n"),
+               Contains("e7.lua:4: joint 'j': field 'type' is required"));
+    CHECK_THAT(error_of("e8.lua", "w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1} }\n"),
+               Contains("e8.lua:4: body 'bob': duplicate name (first defined at"));
+}
+
+TEST_CASE("model errors found at compile time carry the line of the element", "[lua]") {
+    const std::string e = error_of("c1.lua",
+                                   "w:body{ name = 'light', mass = -2, inertia = {1, 1, 1} }\n"
+                                   "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, axis = {0, 0, 0} }\n"
+                                   "w:run{ duration = 1 }\n");
+    CHECK_THAT(e, Contains("c1.lua:4: body 'light': mass must be positive and finite, got -2"));
+    CHECK_THAT(e, Contains("c1.lua:5: joint 'j': field 'axis' must be a nonzero finite direction"));
+    const std::string o = error_of("c2.lua", "w:output{ file = 'x.csv', channels = { 'ghost.position' } }\nw:run{ steps = 1 }\n");
+    CHECK_THAT(o, Contains("c2.lua:4: output: channel 'ghost.position': no body named 'ghost'"));
+    CHECK_THAT(error_of("c3.lua", "w:output{ file = 'x.csv', channels = { 'time', 'speed' } }\n"),
+               Contains("c3.lua:4: output: unknown channel 'speed'"));
+}
+
+TEST_CASE("errors in callbacks, building after compiling, and --set parameters", "[lua]") {
+    CHECK_THAT(error_of("b1.lua",
+                        "w:joint{ name = 'j', type = 'spherical', parent = w.world, child = b, anchor = {0, 0, 0} }\n"
+                        "w:on_step(function(w) local x = nil; return x.y end)\n"
+                        "w:run{ steps = 3 }\n"),
+               Contains("b1.lua:5:") && Contains("nil"));
+    CHECK_THAT(error_of("b2.lua", "w:step()\nw:body{ name = 'late', mass = 1, inertia = {1, 1, 1} }\n"),
+               Contains("b2.lua:5: body: the world is already compiled"));
+    const auto r = run(write_script("p1.lua", "local noether = require('noether')\nlocal P = noether.params{ n = 3 }\n"),
+                       {{"m", "4"}});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.error, Contains("--set m=4: the script has no parameter 'm' (its parameters: n)"));
+    const auto r2 = run(write_script("p2.lua", "local noether = require('noether')\nlocal P = noether.params{ n = 3 }\n"),
+                        {{"n", "three"}});
+    CHECK_THAT(r2.error, Contains("--set n=three: parameter 'n' must be a number"));
+}
+
+TEST_CASE("outputs: CSV with a header, sampled every k steps, renamed only when complete", "[lua]") {
+    const std::string csv = std::string(NOETHER_BINARY_DIR) + "/tests/out_every.csv";
+    std::remove(csv.c_str());
+    const auto r = run(write_script("o1.lua", std::string(kHeader) +
+                                                  "w:joint{ name = 'j', type = 'spherical', parent = w.world, child = b, anchor = {0, 0, 0} }\n"
+                                                  "w:output{ file = '" + csv + "', every = 5, channels = { 'time', 'bob.position', 'j.coord' } }\n"
+                                                  "w:run{ steps = 20 }\n"));
+    REQUIRE(r.exit_code == 0);
+    const auto c = read_csv(csv);
+    CHECK(c.header == std::vector<std::string>{"time", "bob.position.x", "bob.position.y", "bob.position.z", "j.coord.rx",
+                                               "j.coord.ry", "j.coord.rz"});
+    REQUIRE(c.rows.size() == 5);  // t = 0, 0.05, …, 0.2
+    CHECK(c.rows[4][0] == Approx(0.2));
+    // A failed run leaves the file under its temporary name and says so.
+    const std::string bad = std::string(NOETHER_BINARY_DIR) + "/tests/out_failed.csv";
+    std::remove(bad.c_str());
+    std::remove((bad + ".part").c_str());
+    const auto f = run(write_script("o2.lua",
+                                    "local noether = require('noether')\n"
+                                    "local w = noether.world{ dt = 1.5, max_substeps = 1 }\n"
+                                    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+                                    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"
+                                    "w:output{ file = '" + bad + "', channels = { 'time' } }\n"
+                                    "w:run{ steps = 50 }\n"));
+    CHECK(f.exit_code == 1);
+    REQUIRE(f.worlds.size() == 1);
+    CHECK(f.worlds[0].failed_steps == 1);
+    FILE* final_file = std::fopen(bad.c_str(), "r");
+    CHECK(final_file == nullptr);
+    FILE* part = std::fopen((bad + ".part").c_str(), "r");
+    CHECK(part != nullptr);
+    if (part) std::fclose(part);
+    bool said = false;
+    for (const auto& w : f.worlds[0].warnings) said |= w.find("is incomplete") != std::string::npos;
+    CHECK(said);
+}
+
+TEST_CASE("manual stepping, monitors, save and restore from Lua are exact", "[lua]") {
+    const auto r = run(write_script("s1.lua", std::string(kHeader) +
+        "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"
+        "assert(w:step(50))\n"
+        "local snap = w:save()\n"
+        "local t = w:time()\n"
+        "w:step(50)\n"
+        "local a = w:position(b)\n"
+        "w:restore(snap)\n"
+        "assert(w:time() == t, 'time restored')\n"
+        "w:step(50)\n"
+        "local c = w:position(b)\n"
+        "assert(a[1] == c[1] and a[2] == c[2] and a[3] == c[3], 'bit-identical after restore')\n"
+        "local m = w:monitors()\n"
+        "assert(m.violation < 1e-12 and math.abs(m.energy) < 0.01, 'monitors')\n"
+        "assert(math.abs(w:coord('j')) > 0.1, 'the pendulum moved')\n"));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("the noether command: exit codes 0, 1, 2 and the summary JSON keys", "[lua][cli]") {
+    const std::string ex = std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/";
+    const std::string json = std::string(NOETHER_BINARY_DIR) + "/tests/summary.json";
+    CHECK(cli("run " + ex + "pendulum.lua --set duration=1 --quiet --summary-json " + json) == 0);
+    std::ifstream f(json);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const char* key : {"bodies", "joints", "loop_joints", "dof", "integrator", "solver", "dt", "steps", "sim_time",
+                            "wall_s", "us_per_step", "energy_initial", "energy_final", "energy_max_abs_dev",
+                            "energy_max_rel_dev", "max_violation", "newton_mean", "newton_max", "subdivided_steps",
+                            "failed_steps", "warnings"})
+        CHECK_THAT(text, Contains(std::string("\"") + key + "\": "));
+    CHECK_THAT(text, Contains("\"energy_max_rel_dev\": null"));  // E0 = 0
+    CHECK_THAT(text, Contains("\"steps\": 100"));
+    const std::string failing = write_script("fails.lua",
+                                             "local noether = require('noether')\n"
+                                             "local w = noether.world{ dt = 1.5, max_substeps = 1 }\n"
+                                             "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+                                             "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"
+                                             "return w\n");
+    CHECK(cli("run " + failing + " --set duration=60 --quiet") == 1);  // a step far too large fails
+    CHECK(cli("run " + ex + "pendulum.lua --set nosuch=1") == 2);
+    CHECK(cli("run /no/such/script.lua") == 2);
+    CHECK(cli("check " + ex + "fourbar_chain.lua") == 0);
+    CHECK(cli("frobnicate") == 2);
+}
+
+TEST_CASE("a script that returns its world is run by the host for --set duration", "[lua]") {
+    const auto r = run(std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/pendulum.lua", {{"duration", "0.5"}});
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.worlds.size() == 1);
+    CHECK(r.worlds[0].steps == 50);
+    CHECK(r.worlds[0].sim_time == Approx(0.5));
+}
+
+TEST_CASE("the C API runs the same script with the same result", "[lua][c-api]") {
+    const std::string path = std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/double_pendulum.lua";
+    const char* set[] = {"duration=2"};
+    char* json = nullptr;
+    REQUIRE(noether_run_script(path.c_str(), 1, set, &json) == 0);
+    REQUIRE(json);
+    const std::string from_c = json;
+    noether_free(json);
+    const auto r = run(path, {{"duration", "2"}});
+    REQUIRE(r.exit_code == 0);
+    // Same energy trajectory (wall time differs).
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "\"energy_final\": %.10g", r.worlds[0].energy_final);
+    CHECK_THAT(from_c, Contains(buf));
+    CHECK(noether_run_script("/no/such.lua", 0, nullptr, nullptr) == 2);
+    CHECK_THAT(std::string(noether_script_error()), Contains("cannot open"));
+}
+
+TEST_CASE("C API: build, compile, step and read a pendulum", "[c-api]") {
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1};
+    const double pos[3] = {1, 0, 0};
+    REQUIRE(noether_spec_add_body(s, "bob", 1.0, I, pos, nullptr) == NOETHER_OK);
+    const double anchor[3] = {0, 0, 0}, axis[3] = {0, 1, 0};
+    REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", anchor, axis) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    CHECK(noether_body_index(m, "bob") == 0);
+    noether_data* d = noether_data_new(m);
+    for (int i = 0; i < 100; ++i) REQUIRE(noether_step(d) == NOETHER_OK);
+    double p[3], q[4], E[3], P[3], L[3], viol;
+    REQUIRE(noether_body_pose(d, 0, p, q) == NOETHER_OK);
+    CHECK(noether_time(d) == Approx(1.0));
+    CHECK(std::hypot(p[0], p[2]) == Approx(1.0).epsilon(1e-12));  // on the circle
+    REQUIRE(noether_monitors(d, E, P, L, &viol) == NOETHER_OK);
+    CHECK(viol < 1e-12);
+    CHECK(noether_body_pose(d, 7, p, q) == NOETHER_BAD_INPUT);
+    noether_data_free(d);
+    noether_model_free(m);
+    // Invalid input: NULL model and the message names the element.
+    noether_spec_add_body(s, "bob", -1.0, I, pos, nullptr);
+    CHECK(noether_compile(s) == nullptr);
+    CHECK_THAT(std::string(noether_last_error()), Contains("body 'bob': duplicate name"));
+    noether_spec_free(s);
+}
