@@ -60,10 +60,15 @@ void Data::reset() {
 
 void Data::warn(const std::string& message) { warnings.push_back({time, step, message}); }
 
-bool Data::warn_once(const std::string& key, const std::string& message) {
+bool Data::warned(const char* key) const {
     for (const std::string& k : warned_keys_)
-        if (k == key) return false;
-    warned_keys_.push_back(key);
+        if (k == key) return true;
+    return false;
+}
+
+bool Data::warn_once(const char* key, const std::string& message) {
+    if (warned(key)) return false;
+    warned_keys_.emplace_back(key);
     warn(message);
     return true;
 }

@@ -176,8 +176,7 @@ public:
             d.warn(buf);
             return total.status;
         }
-        if (substeps > 1) {
-            ++d.stats.subdivided_steps;
+        if (substeps > 1 && !d.warned("vi-maximal/subdivided")) {
             char buf[320];
             std::snprintf(buf, sizeof buf,
                           "step %lld (t = %.6g s): Newton did not converge at dt = %.6g s; recovered with %d substeps "
@@ -185,8 +184,9 @@ public:
                           static_cast<long long>(d.step + 1), d.time + dt, dt, substeps);
             d.warn_once("vi-maximal/subdivided", buf);
         }
+        if (substeps > 1) ++d.stats.subdivided_steps;
         d.stats.redundant_rows = std::max(d.stats.redundant_rows, st.ws->redundant_rows);
-        if (!st.ws->redundant_joints.empty()) {
+        if (!st.ws->redundant_joints.empty() && !d.warned("vi-maximal/redundant")) {
             std::string names;
             for (int j : st.ws->redundant_joints) names += (names.empty() ? "'" : ", '") + m.joints[j].name + "'";
             d.warn_once("vi-maximal/redundant",

@@ -93,8 +93,10 @@ public:
     StepStats last;
     RunStats stats;
     std::vector<Warning> warnings;
-    // Warn once per run per key (e.g. "subdivided"): returns true the first time.
-    bool warn_once(const std::string& key, const std::string& message);
+    // Warn once per run per key (e.g. "vi-maximal/subdivided"): returns true the first time.
+    // Check warned(key) first where composing the message costs something.
+    bool warn_once(const char* key, const std::string& message);
+    bool warned(const char* key) const;
     void warn(const std::string& message);
 
     std::unique_ptr<IntegratorState> integrator_state;

@@ -1,0 +1,80 @@
+// No heap allocation inside a step after the first one (sparse-ldu and dense-loop), counted by
+// interposing malloc and friends in this executable (not built with sanitizers, which own malloc).
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <malloc.h>
+
+#include "util.hpp"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
+
+static std::atomic<long> g_allocs{0};
+
+extern "C" void* malloc(size_t n) {
+    ++g_allocs;
+    return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+    ++g_allocs;
+    return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+    ++g_allocs;
+    return __libc_realloc(p, n);
+}
+extern "C" void* memalign(size_t a, size_t n) {
+    ++g_allocs;
+    return __libc_memalign(a, n);
+}
+extern "C" int posix_memalign(void** p, size_t a, size_t n) {
+    ++g_allocs;
+    *p = __libc_memalign(a, n);
+    return *p ? 0 : 12;
+}
+extern "C" void* aligned_alloc(size_t a, size_t n) {
+    ++g_allocs;
+    return __libc_memalign(a, n);
+}
+
+using namespace noether;
+
+namespace {
+
+long allocations_in_steps(const Spec& spec, int steps) {
+    auto m = compile(spec);
+    Data d(m);
+    REQUIRE(step(*m, d) == StepStatus::ok);  // the first step may allocate (one-time warnings)
+    const long before = g_allocs.load();
+    for (int i = 0; i < steps; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+    return g_allocs.load() - before;
+}
+
+}  // namespace
+
+TEST_CASE("the counter sees allocations", "[alloc]") {
+    const long before = g_allocs.load();
+    void* volatile p = std::malloc(64);
+    std::free(p);
+    std::string* s = new std::string(100, 'x');
+    asm volatile("" : : "r"(s) : "memory");  // keep the allocation from being elided
+    delete s;
+    CHECK(g_allocs.load() - before >= 2);
+}
+
+TEST_CASE("no heap allocation while stepping a tree (sparse-ldu)", "[alloc]") {
+    CHECK(allocations_in_steps(testutil::double_pendulum_spec(), 200) == 0);
+    Spec s = testutil::chain_spec(64, "spherical", "vi-maximal");
+    s.joints[3].stiffness = {2.0};
+    s.joints[3].damping = {0.1};
+    CHECK(allocations_in_steps(s, 100) == 0);
+}
+
+TEST_CASE("no heap allocation while stepping closed loops (dense-loop, redundant rows)", "[alloc]") {
+    CHECK(allocations_in_steps(testutil::closed_loop_spec("revolute"), 200) == 0);
+    CHECK(allocations_in_steps(testutil::every_joint_spec(), 50) == 0);
+}
