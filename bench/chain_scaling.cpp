@@ -5,11 +5,16 @@
 // spins at 1 rad/s about z. 1000 steps at dt = 0.01 per run; the time is the median of
 // --repeats runs. One JSON object per line on stdout:
 //   {"bench":"chain_scaling","joint":…,"solver":…,"n":…,"steps":…,"us_per_step":…,
-//    "us_per_link_step":…,"newton_mean":…,"newton_max":…,"subdivided_steps":…,"failed_steps":…,
-//    "max_violation":…,"max_energy_dev":…,"max_rel_energy_error":…}
+//    "us_per_link_step":…,"us_per_link_iteration":…,"newton_mean":…,"newton_max":…,
+//    "newton_all_per_step":…,"subdivided_steps":…,"failed_steps":…,"max_violation":…,
+//    "max_energy_dev":…,"max_rel_energy_error":…}
+// us_per_link_iteration divides by every Newton iteration performed (including attempts that
+// failed and were subdivided): the cost of one O(n) iteration; newton_mean counts only the
+// accepted solves.
 // max_rel_energy_error = max |E − E0| / max(|E0|, max kinetic energy), since E0 = 0 for the
 // chain at rest. Then one summary line per (joint, solver) with the log-log slope of time
-// against n for n ≥ 64 and the smallest n whose run needed subdivision.
+// against n for n ≥ 64 (per step and per Newton iteration) and the smallest n whose run needed
+// subdivision.
 //
 // usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball]
 //                      [--solvers sparse-ldu,dense-loop,schur,dense-lu] [--dense-max-n N]
@@ -60,7 +65,7 @@ Spec chain(int n, bool ball, const std::string& solver) {
 }
 
 struct Result {
-    double us_per_step = 0, newton_mean = 0, vmax = 0, edev = 0, erel = 0;
+    double us_per_step = 0, newton_mean = 0, vmax = 0, edev = 0, erel = 0, us_per_iteration = 0;
     int newton_max = 0;
     long long subdivided = 0, failed = 0;
 };
@@ -85,6 +90,7 @@ Result run_once(const std::shared_ptr<const Model>& m, int steps) {
     }
     r.us_per_step = elapsed / std::max<std::int64_t>(1, d.stats.steps);
     r.newton_mean = double(d.stats.newton_total) / std::max<std::int64_t>(1, d.stats.steps);
+    r.us_per_iteration = elapsed / std::max<std::int64_t>(1, d.stats.newton_work);
     r.newton_max = d.stats.newton_max;
     r.subdivided = d.stats.subdivided_steps;
     r.failed = d.stats.failed_steps;
@@ -122,7 +128,7 @@ int main(int argc, char** argv) {
     for (const std::string& joint : joints) {
         const bool ball = joint == "ball";
         for (const std::string& solver : solvers) {
-            std::vector<double> ln, lt;
+            std::vector<double> ln, lt, lit;
             int first_subdivided = -1;
             for (int n = 1; n <= max_n; n *= 2) {
                 if (solver == "dense-lu" && n > dense_max_n) break;
@@ -139,30 +145,32 @@ int main(int argc, char** argv) {
                 const Result& r = rs[rs.size() / 2];
                 if (r.subdivided > 0 && first_subdivided < 0) first_subdivided = n;
                 std::printf("{\"bench\":\"chain_scaling\",\"joint\":\"%s\",\"solver\":\"%s\",\"n\":%d,\"steps\":%d,"
-                            "\"us_per_step\":%.3f,\"us_per_link_step\":%.4f,\"newton_mean\":%.3f,\"newton_max\":%d,"
+                            "\"us_per_step\":%.3f,\"us_per_link_step\":%.4f,\"us_per_link_iteration\":%.4f,"
+                            "\"newton_mean\":%.3f,\"newton_max\":%d,\"newton_all_per_step\":%.3f,"
                             "\"subdivided_steps\":%lld,\"failed_steps\":%lld,\"max_violation\":%.3g,"
                             "\"max_energy_dev\":%.4g,\"max_rel_energy_error\":%.4g}\n",
-                            joint.c_str(), solver.c_str(), n, steps, r.us_per_step, r.us_per_step / n, r.newton_mean,
-                            r.newton_max, r.subdivided, r.failed, r.vmax, r.edev, r.erel);
+                            joint.c_str(), solver.c_str(), n, steps, r.us_per_step, r.us_per_step / n,
+                            r.us_per_iteration / n, r.newton_mean, r.newton_max, r.us_per_step / r.us_per_iteration,
+                            r.subdivided, r.failed, r.vmax, r.edev, r.erel);
                 std::fflush(stdout);
                 if (n >= 64) {
                     ln.push_back(std::log(double(n)));
                     lt.push_back(std::log(r.us_per_step));
+                    lit.push_back(std::log(r.us_per_iteration));
                 }
             }
-            double slope = NAN;
-            if (ln.size() >= 2) {
+            auto fit = [&](const std::vector<double>& ly) {
+                if (ln.size() < 2) return std::string("null");
                 double mx = 0, my = 0;
-                for (std::size_t i = 0; i < ln.size(); ++i) mx += ln[i], my += lt[i];
-                mx /= ln.size(), my /= lt.size();
+                for (std::size_t i = 0; i < ln.size(); ++i) mx += ln[i], my += ly[i];
+                mx /= ln.size(), my /= ly.size();
                 double sxy = 0, sxx = 0;
-                for (std::size_t i = 0; i < ln.size(); ++i) sxy += (ln[i] - mx) * (lt[i] - my), sxx += (ln[i] - mx) * (ln[i] - mx);
-                slope = sxy / sxx;
-            }
+                for (std::size_t i = 0; i < ln.size(); ++i) sxy += (ln[i] - mx) * (ly[i] - my), sxx += (ln[i] - mx) * (ln[i] - mx);
+                return std::to_string(sxy / sxx);
+            };
             std::printf("{\"bench\":\"chain_scaling_summary\",\"joint\":\"%s\",\"solver\":\"%s\",\"slope_n_ge_64\":%s,"
-                        "\"first_subdivided_n\":%d}\n",
-                        joint.c_str(), solver.c_str(), std::isnan(slope) ? "null" : std::to_string(slope).c_str(),
-                        first_subdivided);
+                        "\"slope_per_iteration_n_ge_64\":%s,\"first_subdivided_n\":%d}\n",
+                        joint.c_str(), solver.c_str(), fit(lt).c_str(), fit(lit).c_str(), first_subdivided);
             std::fflush(stdout);
         }
     }

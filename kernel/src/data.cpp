@@ -152,6 +152,7 @@ std::string Data::save() const {
     w.pod(stats.steps);
     w.pod(stats.newton_total);
     w.pod(stats.newton_max);
+    w.pod(stats.newton_work);
     w.pod(stats.subdivided_steps);
     w.pod(stats.failed_steps);
     w.pod(stats.redundant_rows);
@@ -213,6 +214,7 @@ void Data::restore(const std::string& bytes) {
     r.pod(rs.steps);
     r.pod(rs.newton_total);
     r.pod(rs.newton_max);
+    r.pod(rs.newton_work);
     r.pod(rs.subdivided_steps);
     r.pod(rs.failed_steps);
     r.pod(rs.redundant_rows);

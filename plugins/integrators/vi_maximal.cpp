@@ -147,6 +147,7 @@ public:
             total = Solve{};
             for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
                 attempt = substep(m, d, st, dt / k);
+                d.stats.newton_work += attempt.iterations;
                 total.status = attempt.status;
                 total.iterations += attempt.iterations;
                 total.halvings += attempt.halvings;

@@ -51,8 +51,9 @@ struct StepStats {
 // Counters over the run.
 struct RunStats {
     std::int64_t steps = 0;
-    std::int64_t newton_total = 0;
+    std::int64_t newton_total = 0;  // iterations of the accepted solves
     int newton_max = 0;
+    std::int64_t newton_work = 0;   // every iteration performed, including failed attempts
     std::int64_t subdivided_steps = 0;
     std::int64_t failed_steps = 0;
     int redundant_rows = 0;  // constraint rows the solver found dependent (largest seen)
