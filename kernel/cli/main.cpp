@@ -2,6 +2,7 @@
 //
 //   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet]
 //   noether check SCRIPT [--set name=value]...
+//   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
 //
@@ -27,6 +28,9 @@ void usage(FILE* out) {
                  "                     run a Lua scene and print its summary\n"
                  "  check SCRIPT [--set name=value]...\n"
                  "                     build and compile a scene without running it; print its graph\n"
+                 "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]\n"
+                 "                     print the import report and the graph; with --simulate, let the robot\n"
+                 "                     move under gravity and print the run summary\n"
                  "  plugins [--json]   list the loaded plugins (kind, name, description, path)\n"
                  "  version            print the version\n"
                  "  help               this text\n"
@@ -186,6 +190,133 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
     return 0;
 }
 
+std::string lua_quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '\\' || c == '"') o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o + "\"";
+}
+
+// Shared Lua helpers: installed next to the program, else the source tree of this build.
+std::string scripts_dir() {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        std::string dir = exe;
+        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
+        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
+    }
+#ifdef NOETHER_SCRIPTS_DIR
+    return NOETHER_SCRIPTS_DIR;
+#else
+    return "";
+#endif
+}
+
+int write_json(const std::string& path, const std::vector<noether::lua::RunSummary>& worlds) {
+    std::string json;
+    if (worlds.size() == 1) json = worlds[0].to_json();
+    else {
+        json = "[";
+        for (std::size_t i = 0; i < worlds.size(); ++i) json += (i ? ", " : "") + worlds[i].to_json();
+        json += "]";
+    }
+    const std::string tmp = path + ".part";
+    std::ofstream f(tmp);
+    f << json << "\n";
+    f.close();
+    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "noether: cannot write %s\n", path.c_str());
+        return 2;
+    }
+    return 0;
+}
+
+// `noether import`: the import report, the graph, and optionally a run under gravity.
+int cmd_import(const std::vector<std::string>& args) {
+    std::string file, base = "floating", summary_json;
+    double simulate = -1, dt = 0.005;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "noether import: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return args[++i];
+        };
+        auto number = [&](const std::string& v, const char* what) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(x >= 0)) {
+                std::fprintf(stderr, "noether import: %s must be a non-negative number, got '%s'\n", what, v.c_str());
+                std::exit(2);
+            }
+            return x;
+        };
+        if (a == "--base") {
+            base = value();
+            if (base != "fixed" && base != "floating") {
+                std::fprintf(stderr, "noether import: --base must be fixed or floating, got '%s'\n", base.c_str());
+                return 2;
+            }
+        } else if (a == "--simulate") simulate = number(value(), "--simulate");
+        else if (a == "--dt") dt = number(value(), "--dt");
+        else if (a == "--summary-json") summary_json = value();
+        else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "noether import: unknown option '%s'\n", a.c_str());
+            return 2;
+        } else if (file.empty()) file = a;
+        else {
+            std::fprintf(stderr, "noether import: one file at a time\n");
+            return 2;
+        }
+    }
+    if (file.empty()) {
+        std::fprintf(stderr, "noether import: which file? (noether import FILE.urdf)\n");
+        return 2;
+    }
+    char dtbuf[64];
+    std::snprintf(dtbuf, sizeof dtbuf, "%.17g", dt);
+    const std::string code = "local noether = require('noether')\n"
+                             "local w = noether.world{ dt = " + std::string(dtbuf) + " }\n"
+                             "w:urdf{ file = " + lua_quote(file) + ", base = " + lua_quote(base) + " }\n"
+                             "return w\n";
+    noether::lua::ScriptOptions opt;
+    opt.print_reports = true;
+    opt.check_only = simulate < 0;
+    opt.progress = isatty(2);
+    if (simulate >= 0) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", simulate);
+        opt.params["duration"] = buf;
+    }
+    const std::string dir = scripts_dir();
+    if (!dir.empty()) opt.lua_path.push_back(dir);
+    const noether::lua::ScriptResult r = noether::lua::run_source(code, "noether import", ".", opt);
+    if (r.exit_code == 2) {
+        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+        return 2;
+    }
+    for (const auto& s : r.worlds) {
+        std::printf("%s", s.graph.c_str());
+        if (simulate >= 0) std::printf("noether import %s --simulate %g\n%s", file.c_str(), simulate, s.to_text().c_str());
+    }
+    if (!summary_json.empty() && write_json(summary_json, r.worlds) != 0) return 2;
+    if (r.exit_code == 1) {
+        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,6 +329,7 @@ int main(int argc, char** argv) {
     try {
         if (cmd == "plugins") return cmd_plugins(args);
         if (cmd == "run" || cmd == "check") return cmd_script(cmd, args);
+        if (cmd == "import") return cmd_import(args);
         if (cmd == "version" || cmd == "--version") {
             std::printf("noether %s\n", noether::version());
             return 0;

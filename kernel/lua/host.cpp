@@ -93,6 +93,7 @@ RunSummary summarize(const World& w) {
     s.subdivided_steps = d.stats.subdivided_steps;
     s.failed_steps = d.stats.failed_steps;
     s.failed = w.failed;
+    for (const std::string& x : w.import_warnings) s.warnings.push_back(x);
     for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());
     for (const Warning& x : d.warnings) s.warnings.push_back(x.message);
     s.graph = graph_text(m);
@@ -170,13 +171,13 @@ void finish_outputs(World& w, std::vector<std::string>* notes) {
     w.finished = true;
 }
 
-ScriptResult run_script(const std::string& path, const ScriptOptions& options_in) {
+namespace {
+
+ScriptResult run_chunk(const std::string* path, const std::string* code, const std::string& chunk_name,
+                       const std::string& dir, const ScriptOptions& options_in) {
     ScriptResult result;
     ScriptOptions options = options_in;
     // require() looks next to the script, in its parent (for lib.*) and in the shared scripts.
-    std::string dir = ".";
-    const std::size_t slash = path.rfind('/');
-    if (slash != std::string::npos) dir = path.substr(0, slash);
     options.lua_path.push_back(dir + "/..");
     options.lua_path.push_back(dir);
     lua_State* L = luaL_newstate();
@@ -202,7 +203,9 @@ ScriptResult run_script(const std::string& path, const ScriptOptions& options_in
             result.worlds.push_back(std::move(s));
         }
     };
-    if (luaL_loadfilex(L, path.c_str(), "t") != LUA_OK) {
+    const int loaded = path ? luaL_loadfilex(L, path->c_str(), "t")
+                            : luaL_loadbufferx(L, code->data(), code->size(), ("=" + chunk_name).c_str(), "t");
+    if (loaded != LUA_OK) {
         result.exit_code = 2;
         result.error = lua_tostring(L, -1);
         lua_close(L);
@@ -264,6 +267,22 @@ ScriptResult run_script(const std::string& path, const ScriptOptions& options_in
     collect();
     lua_close(L);
     return result;
+}
+
+std::string dir_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+ScriptResult run_script(const std::string& path, const ScriptOptions& options) {
+    return run_chunk(&path, nullptr, path, dir_of(path), options);
+}
+
+ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
+                        const ScriptOptions& options) {
+    return run_chunk(nullptr, &code, chunk_name, dir, options);
 }
 
 }  // namespace lua

@@ -54,6 +54,7 @@ struct World {
     bool failed = false;
     std::string failure;
     bool finished = false;
+    std::vector<std::string> import_warnings;  // from w:urdf, shown in the summary
 };
 
 // Per-state context (options of the host, every world made).

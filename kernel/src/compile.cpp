@@ -311,6 +311,19 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         else dof_list(js.rest, "rest", 0, false, ji.rest);
         for (int k = 0; k < ji.dofs; ++k)
             if (ji.stiffness[k] != 0 || ji.damping[k] != 0) ji.has_force_element = true;
+        // Limits (kept for output and later enforcement).
+        auto limit_list = [&](const std::vector<double>& in, const char* field, double fill, std::vector<double>& out) {
+            if (!per_dof(in, ji.dofs, fill, out)) {
+                out.assign(ji.dofs, fill);
+                fail(std::string("field '") + field + "' needs 1 or " + std::to_string(ji.dofs) + " values, got " +
+                     std::to_string(in.size()));
+            }
+        };
+        limit_list(js.lower, "lower", -HUGE_VAL, ji.lower);
+        limit_list(js.upper, "upper", HUGE_VAL, ji.upper);
+        for (int k = 0; k < ji.dofs; ++k)
+            if (std::isnan(ji.lower[k]) || std::isnan(ji.upper[k]) || ji.lower[k] > ji.upper[k])
+                fail("limits must satisfy lower <= upper, got [" + num(ji.lower[k]) + ", " + num(ji.upper[k]) + "]");
         if (!ok) joints_ok = false;
     }
 

@@ -55,6 +55,16 @@ JointSetup::JointSetup(const JointSpec& spec, bool world_parent, const Pose& a0,
     : spec_(spec), world_parent_(world_parent), a0_(a0), b0_(b0) {
     const Mat3 Ra = rotation(a0.q), Rb = rotation(b0.q);
     qoff_ = conj(a0.q) * b0.q;
+    if (spec.parent_frame || spec.child_frame) {
+        const Quat fa = spec.parent_frame ? qnormalized(*spec.parent_frame) : Quat{};
+        const Quat fb = spec.child_frame ? qnormalized(*spec.child_frame) : Quat{};
+        if (!isfinite(fa) || !isfinite(fb)) {
+            error("fields 'parent_frame' and 'child_frame' must be finite quaternions");
+            return;
+        }
+        qoff_ = fa * conj(fb);
+        frames_given_ = true;
+    }
 
     auto finite_or_error = [&](const std::optional<Vec3>& v, const char* field) {
         if (v && !isfinite(*v)) {

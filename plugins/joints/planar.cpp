@@ -13,7 +13,7 @@ class Planar final : public JointModel {
 public:
     Planar(const JointSetup& s, const Vec3& n) : pa_(s.pa()), pb_(s.pb()), n_(n), qoff_(s.qoff()) {
         axis_basis(n_, e_[0], e_[1]);
-        for (int k = 0; k < 2; ++k) d0_[k] = slide_displacement(s.a0(), s.b0(), e_[k], pa_, pb_);
+        for (int k = 0; k < 2; ++k) d0_[k] = s.frames_given() ? 0.0 : slide_displacement(s.a0(), s.b0(), e_[k], pa_, pb_);
     }
     int rows() const override { return 3; }
     int dofs() const override { return 3; }

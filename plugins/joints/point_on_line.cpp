@@ -11,7 +11,7 @@ using namespace noether;
 class PointOnLine final : public JointModel {
 public:
     PointOnLine(const JointSetup& s, const Vec3& axis) : pa_(s.pa()), pb_(s.pb()), axis_(axis), qoff_(s.qoff()) {
-        d0_ = slide_displacement(s.a0(), s.b0(), axis_, pa_, pb_);
+        d0_ = s.frames_given() ? 0.0 : slide_displacement(s.a0(), s.b0(), axis_, pa_, pb_);
     }
     int rows() const override { return 2; }
     int dofs() const override { return 4; }

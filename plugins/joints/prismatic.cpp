@@ -10,7 +10,7 @@ class Prismatic final : public JointModel {
 public:
     Prismatic(const JointSetup& s, const Vec3& axis)
         : pa_(s.pa()), pb_(s.pb()), axis_(axis), qoff_(s.qoff()), a0_(s.a0()), b0_(s.b0()) {
-        d0_ = slide_displacement(a0_, b0_, axis_, pa_, pb_);
+        d0_ = s.frames_given() ? 0.0 : slide_displacement(a0_, b0_, axis_, pa_, pb_);
     }
     int rows() const override { return 5; }
     int dofs() const override { return 1; }

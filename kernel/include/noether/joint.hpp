@@ -71,8 +71,12 @@ public:
     // Anchors in the parent (pa) and child (pb) frames.
     const Vec3& pa() const { return pa_; }
     const Vec3& pb() const { return pb_; }
-    // Relative orientation at the initial configuration, qa† ⊗ qb.
+    // Reference relative orientation qa† ⊗ qb: from the joint frames when the spec gives them,
+    // else at the initial configuration.
     const Quat& qoff() const { return qoff_; }
+    // True when the spec gives joint frames (parent_frame/child_frame): coordinates are zero
+    // where the frames align, not at the initial poses.
+    bool frames_given() const { return frames_given_; }
     // The primary axis in the parent frame (unit). Reports an error if the joint has none.
     Vec3 axis_a(const char* what = "axis");
     bool has_axis() const { return axis_a_ok_; }
@@ -96,6 +100,7 @@ private:
     Vec3 pa_, pb_, axis_a_;
     bool axis_a_ok_ = false;
     Quat qoff_;
+    bool frames_given_ = false;
     bool failed_ = false;
     std::vector<Diagnostic> diags_;
 };

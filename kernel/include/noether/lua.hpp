@@ -18,6 +18,7 @@ struct ScriptOptions {
     bool check_only = false;                    // build and compile, never step
     bool progress = false;                      // progress line on stderr for long runs
     std::vector<std::string> lua_path;          // extra directories for require()
+    bool print_reports = false;                 // print import reports (w:urdf) to stdout
 };
 
 // What one world did (the run summary of `noether run`).
@@ -48,6 +49,10 @@ struct ScriptResult {
 };
 
 ScriptResult run_script(const std::string& path, const ScriptOptions& options);
+// The same for a script held in memory; `chunk_name` is what error messages call it and
+// `dir` where relative paths and require() look.
+ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
+                        const ScriptOptions& options);
 
 // Make require("noether") available in a host's own state. `params` become noether.params'
 // overrides; `script_dir` is where relative output paths and require() look.

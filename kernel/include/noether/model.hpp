@@ -40,6 +40,7 @@ struct JointInfo {
     int dof_offset = 0;  // into Data::coord / rate / actuation
     std::shared_ptr<const JointModel> impl;
     std::vector<double> stiffness, damping, rest, offset;  // per DOF
+    std::vector<double> lower, upper;                       // limits per DOF (±inf if none; not enforced yet)
     bool has_force_element = false;                         // any stiffness or damping
     bool loop = false;                                      // loop closure in the block graph
     Origin origin;

@@ -44,11 +44,19 @@ struct JointSpec {
 
     std::optional<Vec3> anchor, axis, axis2;                           // world style
     std::optional<Vec3> parent_anchor, child_anchor, parent_axis, child_axis;  // body style
+    // Orientation of the joint frame in each body's frame (body style, e.g. from URDF). When
+    // given, the joint's reference relative orientation and the zero of its coordinates come
+    // from these frames (aligned frames = zero), not from the initial poses: the joint then
+    // means the same even if the initial poses do not satisfy it (see assemble()).
+    std::optional<Quat> parent_frame, child_frame;
 
     // Joint-space force elements, per degree of freedom (one value = the same for every DOF).
     std::vector<double> stiffness, damping, rest;
     // Joint coordinates at the initial configuration (default 0): reported coordinate = raw + offset.
     std::vector<double> offset;
+
+    // Joint limits per DOF (kept in the Model; not enforced yet).
+    std::vector<double> lower, upper;
 
     // Type-specific parameters (e.g. helical "pitch"). The type plugin lists the names it accepts.
     std::map<std::string, std::vector<double>> params;
@@ -103,5 +111,19 @@ struct Spec {
         return j;
     }
 };
+
+// Move the bodies of `spec` to the nearest configuration that satisfies every joint: Gauss–Newton
+// on all constraint rows with minimum-norm steps from the given poses (redundant rows are fine).
+// An already satisfied configuration is left exactly as it is. Throws ModelError if the spec
+// does not compile.
+struct AssemblyReport {
+    double initial_violation = 0, final_violation = 0;
+    double largest_move = 0;      // largest translation of a body's centre of mass [m]
+    double largest_rotation = 0;  // largest rotation of a body [rad]
+    std::string moved_body;       // the body that moved most
+    int iterations = 0;
+    bool converged = true;
+};
+AssemblyReport assemble(Spec& spec, double tolerance = 1e-12, int max_iterations = 100);
 
 }  // namespace noether

@@ -1,0 +1,59 @@
+// noether/urdf.hpp — import URDF robots into a Spec (library libnoether_urdf).
+//
+// Links become bodies (the centre of mass is the body origin; body axes are the link's axes,
+// the inertia tensor is rotated into them); joints become joints in body-frame style with their
+// URDF frames, so a file whose loops are open at q = 0 means the same thing after assemble().
+// Closed loops: <loop_joint> (ConstrainedDynamics.jl / Drake style) and <loop>
+// (generalized_rbda style). Every link, joint and ignored element is listed in the report.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "noether/spec.hpp"
+
+namespace noether {
+namespace urdf {
+
+struct Options {
+    std::string prefix;        // prepended to every body and joint name ("robot1/")
+    bool fixed_base = false;   // weld the root link (and what is welded to it) to the world
+    Vec3 position;             // pose of the root link frame in the world
+    Quat orientation;
+    bool lump_fixed = true;    // merge links attached by fixed joints into their parent
+    // Initial joint positions (URDF joint name → angle [rad] or displacement [m]); others are 0.
+    std::map<std::string, double> positions;
+};
+
+// A URDF link kept as a frame of a body (after lumping): its pose in the body frame.
+struct Frame {
+    std::string body;  // "world" for links welded to a fixed base
+    Pose offset;
+};
+
+struct Report {
+    std::string file, robot;
+    struct Entry {
+        std::string name;    // URDF link or joint name
+        std::string mapped;  // body / joint it became, or what happened to it
+    };
+    std::vector<Entry> links, joints;
+    std::vector<std::string> ignored;   // elements and attributes skipped, with the reason
+    std::vector<std::string> warnings;
+    std::vector<std::string> bodies, joint_names;  // names added to the spec (with prefix)
+    std::map<std::string, Frame> frames;            // every link (prefixed name) → its body and offset
+    int loop_joints = 0;
+    double file_mass = 0;          // sum of the file's <mass> values
+    double regularised_mass = 0;   // mass added to massless links that move (see docs)
+    double imported_mass = 0;      // total mass of the bodies added
+    double world_mass = 0;         // mass of links welded to a fixed base (part of the world)
+    bool root_is_world = false;    // the root link is named "world" (ROS fixed-base idiom)
+    std::string to_text() const;
+};
+
+// Parse `path` and add the robot to `spec`. Throws ModelError naming file:line and the element.
+Report import(Spec& spec, const std::string& path, const Options& options);
+
+}  // namespace urdf
+}  // namespace noether

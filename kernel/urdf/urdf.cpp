@@ -1,0 +1,616 @@
+// URDF import (tinyxml2).
+//
+// Frames: every URDF link has a frame; a joint's <origin> places the child link frame in the
+// parent link frame at q = 0. A noether body is a group of links (a moving link and every link
+// welded to it by fixed joints when lump_fixed is on); its origin is the group's centre of mass
+// and its axes are those of the group's top link. Joints are emitted in body-frame style with
+// explicit joint frames, so their meaning does not depend on the initial poses.
+//
+// Massless links: welded ones are lumped (they keep their names as frames). A link on a moving
+// joint with zero mass but positive rotational inertia (a gear rotor) makes the translational
+// block of a maximal-coordinate body singular; it is regularised with a small mass,
+// 1e-3 × the mean mass of the file's massive links, and a warning. A moving link with neither
+// mass nor inertia is an error that names it.
+#include <tinyxml2.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "noether/urdf.hpp"
+
+namespace noether {
+namespace urdf {
+
+namespace {
+
+using tinyxml2::XMLElement;
+
+struct Link {
+    std::string name;
+    int line = 0;
+    bool inertial = false;
+    double mass = 0;
+    Vec3 com;      // in the link frame
+    Quat com_q;    // inertial frame in the link frame
+    Mat3 inertia;  // in the inertial frame
+};
+
+struct Joint {
+    std::string name, type, parent, child;
+    int line = 0;
+    Pose origin;   // child link frame in the parent link frame
+    Vec3 axis{1, 0, 0};
+    bool has_limit = false;
+    double lower = 0, upper = 0;
+    double damping = 0, friction = 0;
+    std::string mimic;
+};
+
+struct Loop {
+    std::string name, type, tag, link1, link2;
+    int line = 0;
+    Pose frame1, frame2;  // joint frame in link1 / link2
+    Vec3 axis{1, 0, 0};
+};
+
+class Parser {
+public:
+    explicit Parser(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(int line, const std::string& msg) const {
+        throw ModelError({{Severity::error, Origin{file_, line, ""}, msg}});
+    }
+
+    // Whitespace-separated numbers: leading/trailing/multiple spaces and tabs, "0.", ".5", 1e-3.
+    std::vector<double> numbers(const XMLElement* e, const char* attr, std::size_t expect, const std::string& who) const {
+        const char* text = e->Attribute(attr);
+        if (!text) fail(e->GetLineNum(), who + ": <" + e->Name() + "> is missing attribute '" + attr + "'");
+        std::vector<double> out;
+        const char* p = text;
+        while (*p) {
+            while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
+            if (!*p) break;
+            char* end = nullptr;
+            const double v = std::strtod(p, &end);
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')) {
+                std::string bad(p);
+                bad = bad.substr(0, bad.find_first_of(" \t\r\n"));
+                fail(e->GetLineNum(), who + ": <" + e->Name() + " " + attr + "=\"" + text + "\">: '" + bad +
+                                          "' is not a number");
+            }
+            if (!std::isfinite(v))
+                fail(e->GetLineNum(), who + ": <" + e->Name() + " " + attr + "=\"" + text + "\">: values must be finite");
+            out.push_back(v);
+            p = end;
+        }
+        if (expect && out.size() != expect)
+            fail(e->GetLineNum(), who + ": <" + e->Name() + " " + attr + "=\"" + text + "\">: expected " +
+                                      std::to_string(expect) + " numbers, got " + std::to_string(out.size()));
+        return out;
+    }
+    double number(const XMLElement* e, const char* attr, const std::string& who) const { return numbers(e, attr, 1, who)[0]; }
+    double number_or(const XMLElement* e, const char* attr, double fallback, const std::string& who) const {
+        return e->Attribute(attr) ? number(e, attr, who) : fallback;
+    }
+    std::string name_of(const XMLElement* e, const std::string& what) const {
+        const char* n = e->Attribute("name");
+        if (!n || !*n) fail(e->GetLineNum(), std::string("<") + e->Name() + ">: missing attribute 'name' (" + what + ")");
+        return n;
+    }
+    // <origin xyz rpy> (either may be absent); absent element → identity.
+    Pose origin(const XMLElement* parent, const std::string& who, const char* tag = "origin") const {
+        Pose p;
+        const XMLElement* o = parent->FirstChildElement(tag);
+        if (!o) return p;
+        if (o->Attribute("xyz")) {
+            const auto v = numbers(o, "xyz", 3, who);
+            p.x = {v[0], v[1], v[2]};
+        }
+        if (o->Attribute("rpy")) {
+            const auto v = numbers(o, "rpy", 3, who);
+            p.q = quat_from_rpy(v[0], v[1], v[2]);
+        }
+        return p;
+    }
+    // xyz/rpy given as attributes of the element itself (<link1 link xyz rpy/>).
+    Pose inline_pose(const XMLElement* e, const std::string& who) const {
+        Pose p;
+        if (e->Attribute("xyz")) {
+            const auto v = numbers(e, "xyz", 3, who);
+            p.x = {v[0], v[1], v[2]};
+        }
+        if (e->Attribute("rpy")) {
+            const auto v = numbers(e, "rpy", 3, who);
+            p.q = quat_from_rpy(v[0], v[1], v[2]);
+        }
+        return p;
+    }
+    const std::string& file() const { return file_; }
+
+private:
+    std::string file_;
+};
+
+Pose compose(const Pose& a, const Pose& b) { return {a.x + rotate(a.q, b.x), a.q * b.q}; }
+
+std::string fmt(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+bool is_zero(const Mat3& I) {
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            if (I.m[i][j] != 0) return false;
+    return true;
+}
+
+}  // namespace
+
+Report import(Spec& spec, const std::string& path, const Options& opt) {
+    Parser P(path);
+    Report rep;
+    rep.file = path;
+    tinyxml2::XMLDocument doc;
+    const tinyxml2::XMLError err = doc.LoadFile(path.c_str());
+    if (err == tinyxml2::XML_ERROR_FILE_NOT_FOUND || err == tinyxml2::XML_ERROR_FILE_COULD_NOT_BE_OPENED)
+        P.fail(0, "cannot open the URDF file");
+    if (err != tinyxml2::XML_SUCCESS)
+        P.fail(doc.ErrorLineNum(), std::string("not well-formed XML: ") + (doc.ErrorStr() ? doc.ErrorStr() : "parse error"));
+    const XMLElement* robot = doc.RootElement();
+    if (!robot || std::strcmp(robot->Name(), "robot") != 0)
+        P.fail(robot ? robot->GetLineNum() : 0, std::string("the root element must be <robot>, got <") +
+                                                    (robot ? robot->Name() : "nothing") + ">");
+    rep.robot = robot->Attribute("name") ? robot->Attribute("name") : "";
+
+    // ---- read every element -------------------------------------------------------------------
+    std::vector<Link> links;
+    std::vector<Joint> joints;
+    std::vector<Loop> loops;
+    std::map<std::string, int> link_id, joint_id;
+    std::map<std::string, int> ignored_tags, ignored_attrs;
+    std::map<std::string, int> nonstandard_dynamics;
+    int geometry = 0, mimics = 0, limits = 0;
+    for (const XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) {
+        const std::string tag = e->Name();
+        if (tag == "link") {
+            Link l;
+            l.name = P.name_of(e, "a link needs a name");
+            l.line = e->GetLineNum();
+            const std::string who = "link '" + l.name + "'";
+            if (link_id.count(l.name)) P.fail(l.line, who + ": defined twice (first at line " + std::to_string(links[link_id[l.name]].line) + ")");
+            if (e->FirstChildElement("visual") || e->FirstChildElement("collision")) ++geometry;
+            if (const XMLElement* in = e->FirstChildElement("inertial")) {
+                l.inertial = true;
+                const Pose o = P.origin(in, who);
+                l.com = o.x;
+                l.com_q = o.q;
+                const XMLElement* mass = in->FirstChildElement("mass");
+                if (!mass) P.fail(in->GetLineNum(), who + ": <inertial> has no <mass>");
+                l.mass = P.number(mass, "value", who);
+                if (l.mass < 0) P.fail(mass->GetLineNum(), who + ": <mass value=\"" + fmt(l.mass) + "\"> must not be negative");
+                if (const XMLElement* I = in->FirstChildElement("inertia")) {
+                    const double ixx = P.number(I, "ixx", who), iyy = P.number(I, "iyy", who), izz = P.number(I, "izz", who);
+                    const double ixy = P.number(I, "ixy", who), ixz = P.number(I, "ixz", who), iyz = P.number(I, "iyz", who);
+                    l.inertia = Mat3::diag(ixx, iyy, izz);
+                    l.inertia.m[0][1] = l.inertia.m[1][0] = ixy;
+                    l.inertia.m[0][2] = l.inertia.m[2][0] = ixz;
+                    l.inertia.m[1][2] = l.inertia.m[2][1] = iyz;
+                } else {
+                    P.fail(in->GetLineNum(), who + ": <inertial> has no <inertia>");
+                }
+            }
+            rep.file_mass += l.mass;
+            link_id[l.name] = static_cast<int>(links.size());
+            links.push_back(l);
+        } else if (tag == "joint") {
+            Joint j;
+            j.name = P.name_of(e, "a joint needs a name");
+            j.line = e->GetLineNum();
+            const std::string who = "joint '" + j.name + "'";
+            if (joint_id.count(j.name)) P.fail(j.line, who + ": defined twice (first at line " + std::to_string(joints[joint_id[j.name]].line) + ")");
+            const char* type = e->Attribute("type");
+            if (!type) P.fail(j.line, who + ": missing attribute 'type'");
+            j.type = type;
+            static const std::set<std::string> known = {"revolute", "continuous", "prismatic", "fixed", "floating", "planar"};
+            if (!known.count(j.type))
+                P.fail(j.line, who + ": unknown joint type '" + j.type + "' (URDF types: revolute, continuous, prismatic, fixed, floating, planar)");
+            const XMLElement* par = e->FirstChildElement("parent");
+            const XMLElement* chi = e->FirstChildElement("child");
+            if (!par || !par->Attribute("link")) P.fail(j.line, who + ": missing <parent link=\"...\">");
+            if (!chi || !chi->Attribute("link")) P.fail(j.line, who + ": missing <child link=\"...\">");
+            j.parent = par->Attribute("link");
+            j.child = chi->Attribute("link");
+            j.origin = P.origin(e, who);
+            if (const XMLElement* ax = e->FirstChildElement("axis")) {
+                const auto v = P.numbers(ax, "xyz", 3, who);
+                j.axis = {v[0], v[1], v[2]};
+                if (!(norm(j.axis) > 1e-12) && j.type != "fixed" && j.type != "floating")
+                    P.fail(ax->GetLineNum(), who + ": <axis xyz=\"" + ax->Attribute("xyz") + "\"> must be a nonzero direction");
+            }
+            if (const XMLElement* lim = e->FirstChildElement("limit")) {
+                if (j.type == "revolute" || j.type == "prismatic") {
+                    j.has_limit = lim->Attribute("lower") || lim->Attribute("upper");
+                    j.lower = P.number_or(lim, "lower", 0, who);
+                    j.upper = P.number_or(lim, "upper", 0, who);
+                    if (j.has_limit) ++limits;
+                }
+            }
+            if (const XMLElement* dyn = e->FirstChildElement("dynamics")) {
+                j.damping = P.number_or(dyn, "damping", 0, who);
+                j.friction = P.number_or(dyn, "friction", 0, who);
+                for (const tinyxml2::XMLAttribute* a = dyn->FirstAttribute(); a; a = a->Next())
+                    if (std::strcmp(a->Name(), "damping") && std::strcmp(a->Name(), "friction")) ++nonstandard_dynamics[a->Name()];
+            }
+            if (const XMLElement* mim = e->FirstChildElement("mimic")) {
+                j.mimic = mim->Attribute("joint") ? mim->Attribute("joint") : "?";
+                ++mimics;
+            }
+            for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next())
+                if (std::strcmp(a->Name(), "name") && std::strcmp(a->Name(), "type")) ++ignored_attrs[a->Name()];
+            joint_id[j.name] = static_cast<int>(joints.size());
+            joints.push_back(j);
+        } else if (tag == "loop_joint" || tag == "loop") {
+            Loop l;
+            l.tag = tag;
+            l.name = P.name_of(e, "a loop closure needs a name");
+            l.line = e->GetLineNum();
+            const std::string who = "<" + tag + " name='" + l.name + "'>";
+            l.type = e->Attribute("type") ? e->Attribute("type") : "";
+            const char* first = tag == "loop" ? "predecessor" : "link1";
+            const char* second = tag == "loop" ? "successor" : "link2";
+            const XMLElement* a = e->FirstChildElement(first);
+            const XMLElement* b = e->FirstChildElement(second);
+            if (!a || !a->Attribute("link")) P.fail(l.line, who + ": missing <" + first + " link=\"...\">");
+            if (!b || !b->Attribute("link")) P.fail(l.line, who + ": missing <" + second + " link=\"...\">");
+            l.link1 = a->Attribute("link");
+            l.link2 = b->Attribute("link");
+            l.frame1 = tag == "loop" ? P.origin(a, who) : P.inline_pose(a, who);
+            l.frame2 = tag == "loop" ? P.origin(b, who) : P.inline_pose(b, who);
+            if (const XMLElement* ax = e->FirstChildElement("axis")) {
+                const auto v = P.numbers(ax, "xyz", 3, who);
+                l.axis = {v[0], v[1], v[2]};
+            }
+            loops.push_back(l);
+        } else if (tag == "coupling") {
+            ++ignored_tags["<coupling> (gear coupling between joints): not enforced yet, the coupled joints move freely"];
+        } else if (tag == "material") {
+            ++ignored_tags["<material> (appearance only)"];
+        } else if (tag == "gazebo" || tag == "transmission" || tag == "mujoco" || tag == "frame" ||
+                   tag == "collision_filter_group" || tag == "drake") {
+            ++ignored_tags["<" + tag + "> (simulator or tool extension)"];
+        } else {
+            ++ignored_tags["<" + tag + "> (unknown element)"];
+        }
+    }
+    for (const auto& kv : ignored_tags) rep.ignored.push_back(kv.first + " x" + std::to_string(kv.second));
+    for (const auto& kv : ignored_attrs)
+        rep.ignored.push_back("joint attribute '" + kv.first + "' x" + std::to_string(kv.second) + " (not part of URDF)");
+    for (const auto& kv : nonstandard_dynamics)
+        rep.ignored.push_back("<dynamics " + kv.first + "=...> x" + std::to_string(kv.second) + " (not part of URDF)");
+    if (geometry) rep.ignored.push_back("<visual>/<collision> geometry of " + std::to_string(geometry) + " links (dynamics only)");
+    if (limits) rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced yet");
+    for (const Joint& j : joints) {
+        if (!j.mimic.empty())
+            rep.ignored.push_back("<mimic joint='" + j.mimic + "'> on joint '" + j.name + "': not enforced yet, the joint moves freely");
+        if (j.friction != 0)
+            rep.ignored.push_back("joint '" + j.name + "' friction " + fmt(j.friction) + ": Coulomb friction is not modelled");
+    }
+    if (links.empty()) P.fail(robot->GetLineNum(), "robot '" + rep.robot + "' has no <link>");
+
+    // ---- the tree -----------------------------------------------------------------------------
+    const int nl = static_cast<int>(links.size());
+    std::vector<int> parent_joint(nl, -1);
+    std::vector<std::vector<int>> child_joints(nl);
+    for (int k = 0; k < static_cast<int>(joints.size()); ++k) {
+        const Joint& j = joints[k];
+        const std::string who = "joint '" + j.name + "'";
+        if (!link_id.count(j.parent)) P.fail(j.line, who + ": parent link '" + j.parent + "' not found");
+        if (!link_id.count(j.child)) P.fail(j.line, who + ": child link '" + j.child + "' not found");
+        const int c = link_id[j.child];
+        if (j.parent == j.child) P.fail(j.line, who + ": parent and child are the same link '" + j.child + "'");
+        if (parent_joint[c] >= 0)
+            P.fail(j.line, who + ": link '" + j.child + "' already has parent joint '" + joints[parent_joint[c]].name + "' (line " +
+                               std::to_string(joints[parent_joint[c]].line) + "); close loops with <loop_joint> or <loop>");
+        parent_joint[c] = k;
+        child_joints[link_id[j.parent]].push_back(k);
+    }
+    // Cycles: following parents from any link must end at a root.
+    for (int l = 0; l < nl; ++l) {
+        int steps = 0;
+        for (int cur = l; parent_joint[cur] >= 0; cur = link_id[joints[parent_joint[cur]].parent])
+            if (++steps > nl) {
+                const Joint& j = joints[parent_joint[l]];
+                P.fail(j.line, "joint '" + j.name + "': the joints form a cycle through link '" + links[l].name +
+                                   "' (the tree part must be a tree; close loops with <loop_joint> or <loop>)");
+            }
+    }
+    std::vector<int> roots;
+    for (int l = 0; l < nl; ++l)
+        if (parent_joint[l] < 0) roots.push_back(l);
+    if (roots.empty()) P.fail(robot->GetLineNum(), "no root link: every link is the child of a joint");
+    if (roots.size() > 1) {
+        std::string names;
+        for (int r : roots) names += (names.empty() ? "'" : ", '") + links[r].name + "' (line " + std::to_string(links[r].line) + ")";
+        P.fail(links[roots[1]].line, "several root links: " + names + "; a URDF robot is one tree");
+    }
+    const int root = roots[0];
+    // ROS idiom: a root link named "world" is the world, whatever the requested base.
+    Options o2 = opt;
+    if (links[root].name == "world") {
+        o2.fixed_base = true;
+        rep.root_is_world = true;
+        if (!opt.fixed_base)
+            rep.warnings.push_back("the root link is named 'world' (fixed-base idiom): the robot is welded to the world; "
+                                   "base = \"floating\" does not apply");
+    }
+    const Options& optr = o2;
+    for (const auto& kv : opt.positions)
+        if (!joint_id.count(kv.first))
+            P.fail(robot->GetLineNum(), "initial position for joint '" + kv.first + "': no such joint in the file");
+
+    // World poses at q = 0, in tree order.
+    std::vector<Pose> T(nl);
+    std::vector<int> order;
+    T[root] = {opt.position, qnormalized(opt.orientation)};
+    // The motion of a joint at its initial position, in the joint frame.
+    auto motion = [&](const Joint& j) {
+        Pose mo;
+        auto it = opt.positions.find(j.name);
+        if (it == opt.positions.end()) return mo;
+        if (j.type == "revolute" || j.type == "continuous") mo.q = quat_from_axis_angle(j.axis, it->second);
+        else if (j.type == "prismatic") mo.x = it->second * normalized(j.axis);
+        else P.fail(j.line, "joint '" + j.name + "': an initial position applies to revolute, continuous and prismatic joints, not " + j.type);
+        return mo;
+    };
+    std::deque<int> queue{root};
+    while (!queue.empty()) {
+        const int l = queue.front();
+        queue.pop_front();
+        order.push_back(l);
+        for (int k : child_joints[l]) {
+            const int c = link_id[joints[k].child];
+            T[c] = compose(compose(T[l], joints[k].origin), motion(joints[k]));
+            queue.push_back(c);
+        }
+    }
+
+    // ---- groups (bodies) ------------------------------------------------------------------------
+    const int WORLD = -1;
+    std::vector<int> group(nl, -2);
+    std::vector<int> group_top;  // top link of each group
+    for (int l : order) {
+        const int pj = parent_joint[l];
+        if (pj < 0) {
+            group[l] = optr.fixed_base ? WORLD : 0;
+            if (!optr.fixed_base) group_top.push_back(l);
+            continue;
+        }
+        const Joint& j = joints[pj];
+        if (j.type == "fixed" && opt.lump_fixed) {
+            group[l] = group[link_id[j.parent]];
+        } else {
+            group[l] = static_cast<int>(group_top.size());
+            group_top.push_back(l);
+        }
+    }
+    const int ng = static_cast<int>(group_top.size());
+    double mean_mass = 0;
+    int massive = 0;
+    for (const Link& l : links)
+        if (l.mass > 0) mean_mass += l.mass, ++massive;
+    mean_mass = massive ? mean_mass / massive : 1.0;
+
+    struct Body {
+        double mass = 0;
+        Vec3 com;
+        Quat q;
+        Mat3 inertia;  // body frame, about com
+        bool used = true;
+        bool regularised = false;
+    };
+    std::vector<Body> bodies(ng);
+    for (int gi = 0; gi < ng; ++gi) {
+        Body& B = bodies[gi];
+        B.q = T[group_top[gi]].q;
+        double m = 0;
+        Vec3 c;
+        for (int l = 0; l < nl; ++l)
+            if (group[l] == gi && links[l].inertial) {
+                m += links[l].mass;
+                c += links[l].mass * (T[l].x + rotate(T[l].q, links[l].com));
+            }
+        B.mass = m;
+        B.com = m > 0 ? c / m : T[group_top[gi]].x + rotate(T[group_top[gi]].q, links[group_top[gi]].com);
+        // Inertia about the group's CoM in world axes, then into the body axes.
+        Mat3 Iw;
+        for (int l = 0; l < nl; ++l) {
+            if (group[l] != gi || !links[l].inertial) continue;
+            const Mat3 R = rotation(T[l].q * links[l].com_q);
+            const Vec3 d = T[l].x + rotate(T[l].q, links[l].com) - B.com;
+            Iw = Iw + R * links[l].inertia * transpose(R) + links[l].mass * (dot(d, d) * Mat3::identity() - outer(d, d));
+        }
+        const Mat3 Rb = rotation(B.q);
+        B.inertia = transpose(Rb) * Iw * Rb;
+    }
+
+    // Which groups take part in a constraint (a non-floating joint or a loop)?
+    std::vector<char> constrained(ng, 0);
+    for (const Joint& j : joints) {
+        if (j.type == "floating" || (j.type == "fixed" && opt.lump_fixed)) continue;
+        for (const std::string& n : {j.parent, j.child})
+            if (group[link_id[n]] >= 0) constrained[group[link_id[n]]] = 1;
+    }
+    for (const Loop& l : loops)
+        for (const std::string& n : {l.link1, l.link2})
+            if (link_id.count(n) && group[link_id[n]] >= 0) constrained[group[link_id[n]]] = 1;
+
+    for (int gi = 0; gi < ng; ++gi) {
+        Body& B = bodies[gi];
+        const Link& top = links[group_top[gi]];
+        if (B.mass > 0) continue;
+        const bool has_inertia = !is_zero(B.inertia);
+        if (!has_inertia) {
+            if (!constrained[gi]) {  // e.g. a massless root whose only child floats
+                B.used = false;
+                continue;
+            }
+            if (gi == 0 && !optr.fixed_base)
+                P.fail(top.line, "link '" + top.name + "': the root link (with the links welded to it) has no mass, so it "
+                                     "cannot be a floating base; import with base = \"fixed\"");
+            const int pj = parent_joint[group_top[gi]];
+            P.fail(top.line, "link '" + top.name + "' has no mass and no inertia but moves (" +
+                                 (pj >= 0 ? "joint '" + joints[pj].name + "' is " + joints[pj].type : std::string("it floats")) +
+                                 "): a maximal-coordinate body needs both; give it an <inertial>, or attach it with a fixed joint");
+        }
+        B.mass = 1e-3 * mean_mass;
+        B.regularised = true;
+        rep.regularised_mass += B.mass;
+        const int pj = parent_joint[group_top[gi]];
+        rep.warnings.push_back("link '" + top.name + "': zero mass with rotational inertia on moving joint '" +
+                               (pj >= 0 ? joints[pj].name : std::string("-")) + "'; regularised with mass " + fmt(B.mass) +
+                               " kg (1e-3 x the mean link mass) so its translational block is not singular");
+    }
+
+    // ---- emit bodies --------------------------------------------------------------------------
+    std::vector<std::string> body_name(ng);
+    const std::string& pre = opt.prefix;
+    for (int gi = 0; gi < ng; ++gi) {
+        const Body& B = bodies[gi];
+        const Link& top = links[group_top[gi]];
+        body_name[gi] = pre + top.name;
+        if (!B.used) continue;
+        BodySpec b;
+        b.name = body_name[gi];
+        b.mass = B.mass;
+        b.inertia = B.inertia;
+        b.position = B.com;
+        b.orientation = B.q;
+        b.origin = {P.file(), top.line, "<link name='" + top.name + "'>"};
+        spec.bodies.push_back(b);
+        rep.bodies.push_back(b.name);
+        rep.imported_mass += B.mass;
+    }
+    auto body_pose = [&](int gi) { return gi < 0 ? Pose{} : Pose{bodies[gi].com, bodies[gi].q}; };
+    auto gname = [&](int gi) { return gi < 0 ? std::string("world") : body_name[gi]; };
+    for (int l = 0; l < nl; ++l)
+        if (group[l] < 0) rep.world_mass += links[l].mass;
+    for (int l = 0; l < nl; ++l) {
+        const int gi = group[l];
+        const Pose B = body_pose(gi);
+        Frame f{gname(gi), {rotate_inv(B.q, T[l].x - B.x), conj(B.q) * T[l].q}};
+        rep.frames[pre + links[l].name] = f;
+        std::string what;
+        if (gi >= 0 && !bodies[gi].used) what = "dropped: massless and unconstrained";
+        else if (gi < 0)
+            what = l == root ? (rep.root_is_world ? "is the world" : "welded to the world (fixed base)")
+                             : "lumped into the world (welded to the fixed base)";
+        else if (group_top[gi] == l) what = "body '" + body_name[gi] + "'" + (bodies[gi].regularised ? " (mass regularised)" : "");
+        else what = "lumped into body '" + body_name[gi] + "' (kept as a frame)";
+        rep.links.push_back({links[l].name, what});
+    }
+
+    // ---- emit joints --------------------------------------------------------------------------
+    auto add_joint = [&](const std::string& name, const std::string& type, int gp, int gc, const Pose& Fw_parent,
+                         const Pose& Fw_child, const Vec3& axis_joint, int line, const std::string& element) -> JointSpec& {
+        const Pose BP = body_pose(gp), BC = body_pose(gc);
+        JointSpec j;
+        j.name = pre + name;
+        j.type = type;
+        j.parent = gname(gp);
+        j.child = gname(gc);
+        j.parent_anchor = rotate_inv(BP.q, Fw_parent.x - BP.x);
+        j.child_anchor = rotate_inv(BC.q, Fw_child.x - BC.x);
+        j.parent_frame = conj(BP.q) * Fw_parent.q;
+        j.child_frame = conj(BC.q) * Fw_child.q;
+        if (type != "spherical" && type != "fixed") j.parent_axis = rotate_inv(BP.q, rotate(Fw_parent.q, normalized(axis_joint)));
+        j.origin = {P.file(), line, element};
+        spec.joints.push_back(j);
+        rep.joint_names.push_back(j.name);
+        return spec.joints.back();
+    };
+    for (const Joint& j : joints) {
+        const int gp = group[link_id[j.parent]], gc = group[link_id[j.child]];
+        if (j.type == "fixed" && opt.lump_fixed) {
+            rep.joints.push_back({j.name, "lumped (fixed)"});
+            continue;
+        }
+        if (j.type == "floating") {
+            rep.joints.push_back({j.name, "no constraint (floating)"});
+            continue;
+        }
+        if (gp >= 0 && !bodies[gp].used) P.fail(j.line, "joint '" + j.name + "': parent link '" + j.parent + "' was dropped");
+        // The joint frame on the parent: at the joint's origin; on the child: the child link frame
+        // (they coincide at q = 0; an initial position moves the child).
+        const Pose Tp = compose(T[link_id[j.parent]], j.origin);
+        const Pose Tc = T[link_id[j.child]];
+        const std::string type = j.type == "continuous" ? "revolute" : j.type;
+        JointSpec& js = add_joint(j.name, type, gp, gc, Tp, Tc, j.axis, j.line, "<joint name='" + j.name + "'>");
+        if (j.damping > 0) js.damping = {j.damping};
+        if (j.has_limit) {
+            js.lower = {j.lower};
+            js.upper = {j.upper};
+        }
+        rep.joints.push_back({j.name, type + " '" + js.name + "' (" + js.parent + " -> " + js.child + ")"});
+    }
+    for (const Loop& l : loops) {
+        const std::string who = "<" + l.tag + " name='" + l.name + "'>";
+        if (!link_id.count(l.link1)) P.fail(l.line, who + ": link '" + l.link1 + "' not found");
+        if (!link_id.count(l.link2)) P.fail(l.line, who + ": link '" + l.link2 + "' not found");
+        const int g1 = group[link_id[l.link1]], g2 = group[link_id[l.link2]];
+        if (g1 == g2) P.fail(l.line, who + ": both links belong to the same body (they are welded together)");
+        static const std::map<std::string, std::string> types = {
+            {"continuous", "revolute"}, {"revolute", "revolute"}, {"prismatic", "prismatic"},
+            {"fixed", "fixed"},         {"spherical", "spherical"}, {"ball", "spherical"}};
+        auto it = types.find(l.type);
+        if (it == types.end())
+            P.fail(l.line, who + ": type '" + l.type + "' is not supported for loop closures (revolute, continuous, prismatic, fixed, spherical)");
+        const Pose F1 = compose(T[link_id[l.link1]], l.frame1), F2 = compose(T[link_id[l.link2]], l.frame2);
+        // The child of a joint must be a body: if link1 is welded to the world, swap the ends.
+        Pose Fp = F1, Fc = F2;
+        int gp = g1, gc = g2;
+        if (g2 < 0) std::swap(Fp, Fc), std::swap(gp, gc);
+        const Vec3 axis = l.axis;
+        JointSpec& js = add_joint(l.name, it->second, gp, gc, Fp, Fc, axis, l.line, who);
+        ++rep.loop_joints;
+        const double gap = norm(F1.x - F2.x);
+        rep.joints.push_back({l.name, "loop closure, " + it->second + " '" + js.name + "' (" + js.parent + " -> " + js.child +
+                                          "), gap at q = 0: " + fmt(gap) + " m"});
+    }
+    return rep;
+}
+
+std::string Report::to_text() const {
+    std::ostringstream o;
+    o << "robot '" << robot << "' from " << file << "\n";
+    o << "  links (" << links.size() << "):\n";
+    for (const Entry& e : links) o << "    " << e.name << ": " << e.mapped << "\n";
+    o << "  joints (" << joints.size() << "):\n";
+    for (const Entry& e : joints) o << "    " << e.name << ": " << e.mapped << "\n";
+    o << "  bodies " << bodies.size() << ", joints " << joint_names.size() << " (" << loop_joints << " loop closure"
+      << (loop_joints == 1 ? "" : "s") << ")\n";
+    o << "  mass: file " << fmt(file_mass) << " kg, bodies " << fmt(imported_mass) << " kg";
+    if (world_mass > 0) o << ", welded to the world " << fmt(world_mass) << " kg";
+    if (regularised_mass > 0) o << " (including " << fmt(regularised_mass) << " kg of regularisation)";
+    o << "\n";
+    if (ignored.empty()) o << "  ignored: nothing\n";
+    else {
+        o << "  ignored (" << ignored.size() << "):\n";
+        for (const std::string& s : ignored) o << "    " << s << "\n";
+    }
+    if (warnings.empty()) o << "  warnings: none\n";
+    else {
+        o << "  warnings (" << warnings.size() << "):\n";
+        for (const std::string& s : warnings) o << "    " << s << "\n";
+    }
+    return o.str();
+}
+
+}  // namespace urdf
+}  // namespace noether
