@@ -628,7 +628,8 @@ int l_urdf(lua_State* L) {
     check_table(L, 2, "urdf");
     require_building(L, w, "urdf");
     Fields f{L, 2, "urdf"};
-    f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions"});
+    f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions", "damping",
+            "velocity", "angular_velocity"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
     if (!file.empty() && file[0] != '/') {
@@ -645,6 +646,10 @@ int l_urdf(lua_State* L) {
     lua_pop(L, 1);
     opt.prefix = f.string("prefix", "");
     opt.lump_fixed = f.boolean("lump_fixed", true);
+    opt.damping = f.number("damping", 0);
+    if (auto v = f.vec3("velocity")) opt.velocity = *v;
+    if (auto v = f.vec3("angular_velocity")) opt.angular_velocity = *v;
+    if (opt.damping < 0) fail(L, "%s: field 'damping' must be non-negative", f.who);
     const bool do_assemble = f.boolean("assemble", true);
     lua_getfield(L, 2, "positions");
     if (!lua_isnil(L, -1)) {

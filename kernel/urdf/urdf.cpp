@@ -493,6 +493,8 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         b.position = B.com;
         b.orientation = B.q;
         b.origin = {P.file(), top.line, "<link name='" + top.name + "'>"};
+        b.velocity = opt.velocity + cross(opt.angular_velocity, B.com - opt.position);
+        b.angular_velocity = opt.angular_velocity;
         spec.bodies.push_back(b);
         rep.bodies.push_back(b.name);
         rep.imported_mass += B.mass;
@@ -553,6 +555,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         const std::string type = j.type == "continuous" ? "revolute" : j.type;
         JointSpec& js = add_joint(j.name, type, gp, gc, Tp, Tc, j.axis, j.line, "<joint name='" + j.name + "'>");
         if (j.damping > 0) js.damping = {j.damping};
+        else if (opt.damping > 0 && type != "fixed") js.damping = {opt.damping};
         if (j.has_limit) {
             js.lower = {j.lower};
             js.upper = {j.upper};

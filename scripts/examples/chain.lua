@@ -11,7 +11,7 @@ if P.joint ~= "revolute" and P.joint ~= "ball" then
   error("chain.lua: parameter 'joint' must be revolute or ball, got " .. tostring(P.joint))
 end
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local ball = P.joint == "ball"
 chains.pendulum(w, { n = P.n, joint = ball and "spherical" or "revolute", spin = ball and 1 or 0 })
 if P.csv ~= "" then

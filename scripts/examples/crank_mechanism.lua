@@ -6,7 +6,7 @@ local noether = require("noether")
 
 local P = noether.params { torque = -50, dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local crank = w:body { name = "crank", mass = 19.50, inertia = { 0.02, 0.41, 0.42 }, position = { 0, 0, -0.25 },
                        orientation = { axis = { 0, 1, 0 }, angle = math.pi / 2 } }
 local rod = w:body { name = "rod", mass = 70.29, inertia = { 0.07, 18.99, 19.04 }, position = { 0.9, 0, -0.5 } }

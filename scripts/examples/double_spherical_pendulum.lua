@@ -30,7 +30,7 @@ local function rod_frame(u, v)
   return q, omega
 end
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local q1, w1 = rod_frame({ x1, y1, z1 }, { vx1, vy1, vz1 })
 local q2, w2 = rod_frame({ dx, dy, dz }, { vx2 - vx1, vy2 - vy1, vz2 - vz1 })
 local mass1 = w:body { name = "mass1", mass = m1, inertia = { P.eps * m1 * l1 ^ 2, P.eps * m1 * l1 ^ 2, P.eps * m1 * l1 ^ 2 },

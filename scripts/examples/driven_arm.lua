@@ -5,7 +5,7 @@ local noether = require("noether")
 local P = noether.params { amplitude = 0.5, frequency = 0.5, kp = 400, kd = 40, dt = 0.005, duration = 10,
                            integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local y = { 0, 1, 0 }
 -- The arm hangs down at rest.
 local upper = w:body { name = "upper", mass = 2, inertia = noether.inertia.box(2, 0.1, 0.1, 0.6), position = { 0, 0, -0.3 } }

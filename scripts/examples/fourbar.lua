@@ -6,7 +6,7 @@ local noether = require("noether")
 
 local P = noether.params { dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local box = noether.inertia.box(1, 1, 0.1, 0.1)
 local crank = w:body { name = "crank", mass = 1, inertia = box, position = { 0.5, 0, 0 } }
 local coupler = w:body { name = "coupler", mass = 1, inertia = box, position = { 1, 0, -0.5 },

@@ -9,7 +9,7 @@ local P = noether.params { segments = 3, tilt = 60, dt = 0.01, duration = 10, in
                            solver = "auto", csv = "" }
 if P.segments < 1 then error("fourbar_chain.lua: parameter 'segments' must be at least 1") end
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local l, half = 1.0, math.rad(40)            -- link length, rhombus half-angle
 local tilt = math.rad(P.tilt)                 -- chain axis from the downward vertical
 local d = { math.sin(tilt), 0, -math.cos(tilt) }  -- along the chain

@@ -4,7 +4,7 @@ local chains = require("lib.chains")
 
 local P = noether.params { dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 chains.pendulum(w, { n = 1 })
 if P.csv ~= "" then
   w:output { file = P.csv, channels = { "time", "energy", "j1.coord", "j1.rate" } }

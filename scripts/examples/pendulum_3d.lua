@@ -6,7 +6,7 @@ local noether = require("noether")
 
 local P = noether.params { torque = 0.0, dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local body = w:body { name = "pendulum", mass = 38.34, inertia = { 0.147, 3.175, 3.154 }, position = { 0.765, 0, 0 } }
 w:joint { name = "ball", type = "spherical", parent = w.world, child = body, anchor = { 0, 0, 0 } }
 if P.torque ~= 0 then w:force { body = body, torque = { 0, P.torque, 0 } } end

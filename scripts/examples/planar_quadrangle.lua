@@ -7,7 +7,7 @@ local noether = require("noether")
 
 local P = noether.params { torque = -1200, dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local z = { 0, 0, 1 }
 local function about_z(qw, qz) return 2 * math.atan(qz, qw) end
 local bodies = {

@@ -5,7 +5,7 @@ local noether = require("noether")
 
 local P = noether.params { dt = 0.01, duration = 30, integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { gravity = { 0, 0, 0 }, dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { gravity = { 0, 0, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 w:body { name = "body", mass = 1, inertia = { 1, 2, 3 }, angular_velocity = { 0, 3, 4 },
          angular_velocity_frame = "body" }
 if P.csv ~= "" then

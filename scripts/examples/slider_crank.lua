@@ -6,7 +6,7 @@ local noether = require("noether")
 local P = noether.params { r = 0.2, L = 0.8, torque = 2.0, damping = 0.05, dt = 0.005, duration = 5,
                            integrator = "vi-maximal", solver = "auto", csv = "" }
 
-local w = noether.world { dt = P.dt, integrator = P.integrator, solver = P.solver }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
 local y = { 0, 1, 0 }
 -- Start with the crank pointing up (+z), so the rod is inclined.
 local pin = { 0, 0, P.r }

@@ -21,9 +21,12 @@ struct Options {
     bool fixed_base = false;   // weld the root link (and what is welded to it) to the world
     Vec3 position;             // pose of the root link frame in the world
     Quat orientation;
+    Vec3 velocity, angular_velocity;  // initial rigid motion of the whole robot (world frame, about the root frame origin)
     bool lump_fixed = true;    // merge links attached by fixed joints into their parent
     // Initial joint positions (URDF joint name → angle [rad] or displacement [m]); others are 0.
     std::map<std::string, double> positions;
+    // Joint damping [N m s/rad or N s/m] for moving joints whose <dynamics> gives none (0: none).
+    double damping = 0;
 };
 
 // A URDF link kept as a frame of a body (after lumping): its pose in the body frame.
