@@ -1,5 +1,15 @@
 // vi-maximal: the first-order variational integrator in maximal coordinates (paper 000,
-// restated in maximal-vi.md §2–§7).
+// restated in maximal-vi.md §2–§7); compiled a second time with NOETHER_VI_MIDPOINT as
+// vi-midpoint, the second-order midpoint variational integrator (paper 004, midpoint-vi.md).
+//
+// The two share their step equations: for gravity and joints the midpoint discrete Lagrangian
+// gives the same map as the first-order one (midpoint-vi.md, first finding). vi-midpoint differs
+// in (a) scaled rows — body rows as impulse balances, constraint rows g/h, multipliers as
+// impulses — which keep cond(F) independent of h; (b) its start, the discrete Legendre transform:
+// the first step takes the continuous momenta m v0, J ω0 as incoming and half the impulses;
+// (c) midpoint force sampling: a node receives h/2 of the impulse of each adjacent interval,
+// i.e. the average of the two intervals' input values, mapped at the node; (d) its monitors
+// before the first step are the continuous ones. Unknowns, blocks and solvers are the same.
 //
 // Unknowns per step: v2, ω2 of every body and λ of every joint. Residual: the translational
 // and rotational discrete Euler–Lagrange equations per body (multipliers through the joint
@@ -29,6 +39,12 @@ namespace {
 
 using namespace noether;
 
+#ifdef NOETHER_VI_MIDPOINT
+constexpr bool kMidpoint = true;
+#else
+constexpr bool kMidpoint = false;
+#endif
+
 constexpr double kGuard = 0.99;       // |ω| < kGuard · 2/dt
 constexpr int kMaxStalls = 5;         // consecutive stalled iterations above tolerance: give up
 // Round-off floor of the residual, relative to the size of the terms that make it up. A large or
@@ -38,6 +54,14 @@ constexpr double kFloor = 64 * 2.220446049250313e-16;
 
 struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
+    bool started = false;  // vi-midpoint: the Legendre start has been taken
+    // vi-midpoint: input values of the previous interval (world force, world torque, actuation).
+    std::vector<Vec3> prev_force, prev_torque, cur_force, cur_torque;
+    std::vector<double> prev_u, cur_u;
+    // Row scaling of this substep (1 for vi-maximal): body rows ×ρ_T, ×ρ_R; joint rows ×ρ_J;
+    // multiplier unknowns μ with λ = μ · lam.
+    double rhoT = 1, rhoR = 1, rhoJ = 1, lam = 1;
+    bool start = false;  // this substep is the Legendre start
 
     // Workspaces (sized once).
     BlockMatrix A;
@@ -51,11 +75,27 @@ struct State final : IntegratorState {
     std::vector<Twist> bak_twist, bak_guess;
     std::vector<double> bak_lambda;
 
-    void save(std::string& out) const override { out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev); }
+    void save(std::string& out) const override {
+        out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
+        const char st = started ? 1 : 0;
+        out.append(&st, 1);
+        out.append(reinterpret_cast<const char*>(prev_force.data()), sizeof(Vec3) * prev_force.size());
+        out.append(reinterpret_cast<const char*>(prev_torque.data()), sizeof(Vec3) * prev_torque.size());
+        out.append(reinterpret_cast<const char*>(prev_u.data()), sizeof(double) * prev_u.size());
+    }
     bool restore(const char*& p, const char* end) override {
-        if (end - p < static_cast<long>(sizeof dt_prev)) return false;
+        const std::size_t need = sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
+                                 sizeof(double) * prev_u.size();
+        if (static_cast<std::size_t>(end - p) < need) return false;
         std::memcpy(&dt_prev, p, sizeof dt_prev);
         p += sizeof dt_prev;
+        started = *p++ != 0;
+        std::memcpy(prev_force.data(), p, sizeof(Vec3) * prev_force.size());
+        p += sizeof(Vec3) * prev_force.size();
+        std::memcpy(prev_torque.data(), p, sizeof(Vec3) * prev_torque.size());
+        p += sizeof(Vec3) * prev_torque.size();
+        std::memcpy(prev_u.data(), p, sizeof(double) * prev_u.size());
+        p += sizeof(double) * prev_u.size();
         return true;
     }
 };
@@ -128,6 +168,12 @@ public:
         st->bak_twist.assign(nb, Twist{});
         st->bak_guess.assign(nb, Twist{});
         st->bak_lambda.assign(m.total_rows, 0.0);
+        st->prev_force.assign(nb, Vec3{});
+        st->prev_torque.assign(nb, Vec3{});
+        st->cur_force.assign(nb, Vec3{});
+        st->cur_torque.assign(nb, Vec3{});
+        st->prev_u.assign(m.total_dofs, 0.0);
+        st->cur_u.assign(m.total_dofs, 0.0);
         return st;
     }
 
@@ -140,6 +186,10 @@ public:
         st.bak_guess = d.twist_guess;
         st.bak_lambda = d.lambda;
         const double bak_dt_prev = st.dt_prev;
+        const bool bak_started = st.started;
+        st.cur_force = st.prev_force;  // (vi-midpoint) the previous interval's inputs, to restore on failure
+        st.cur_torque = st.prev_torque;
+        st.cur_u = st.prev_u;
 
         Solve total, attempt;
         int substeps = 1;
@@ -163,6 +213,10 @@ public:
             d.twist_guess = st.bak_guess;
             d.lambda = st.bak_lambda;
             st.dt_prev = bak_dt_prev;
+            st.started = bak_started;
+            st.prev_force = st.cur_force;
+            st.prev_torque = st.cur_torque;
+            st.prev_u = st.cur_u;
         }
         d.last = {total.iterations, total.residual, total.halvings, substeps};
 
@@ -206,7 +260,8 @@ public:
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double h = m.options.dt;
-        prepare(m, d, st);
+        set_scaling(st, h);
+        prepare(m, d, st, h);
         std::copy(s, s + m.graph.total_size, st.s.begin());
         residual(m, d, st, h, st.s, st.f);
         std::copy(st.f.begin(), st.f.end(), f);
@@ -219,6 +274,13 @@ public:
 
     Monitors monitors(const Model& m, const Data& d) const override {
         const State& st = static_cast<const State&>(*d.integrator_state);
+        if (kMidpoint && !st.started) {  // before the first step: the continuous values
+            Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
+            const double se = spring_energy(m, d.coord.data());
+            mon.potential += se;
+            mon.total += se;
+            return mon;
+        }
         const double dt = st.dt_prev;
         Monitors mon;
         for (int i = 0; i < m.nbodies(); ++i) {
@@ -245,7 +307,8 @@ private:
         const BlockGraph& g = m.graph;
         Solve out;
 
-        prepare(m, d, st);
+        set_scaling(st, h);
+        prepare(m, d, st, h);
 
         // Warm start, kept inside the rotation guard.
         const double limit = kGuard * 2.0 / h;
@@ -257,7 +320,8 @@ private:
             sb[0] = t.v.x, sb[1] = t.v.y, sb[2] = t.v.z, sb[3] = t.w.x, sb[4] = t.w.y, sb[5] = t.w.z;
         }
         for (int j = 0; j < m.njoints(); ++j)
-            std::memcpy(&st.s[g.node_offset[nb + j]], &d.lambda[m.joints[j].row_offset], sizeof(double) * m.joints[j].rows);
+            for (int r = 0; r < m.joints[j].rows; ++r)
+                st.s[g.node_offset[nb + j] + r] = d.lambda[m.joints[j].row_offset + r] / st.lam;
 
         double fn = residual(m, d, st, h, st.s, st.f);
         const double eps = m.options.tolerance;
@@ -326,15 +390,53 @@ private:
             d.twist_guess[b] = d.twist[b];
         }
         for (int j = 0; j < m.njoints(); ++j)
-            std::memcpy(&d.lambda[m.joints[j].row_offset], &st.s[g.node_offset[nb + j]], sizeof(double) * m.joints[j].rows);
+            for (int r = 0; r < m.joints[j].rows; ++r)
+                d.lambda[m.joints[j].row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;
         st.dt_prev = h;
+        if (kMidpoint) {  // this interval's input values become the previous ones
+            st.started = true;
+            st.prev_force = d.applied_force;
+            st.prev_torque = d.applied_torque;
+            st.prev_u = d.actuation;
+        }
         return out;
     }
 
     // Prepare a step: forcing and config-2 Jacobians (constant during the Newton iterations),
     // written into the force-mapping blocks F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ] of the matrix.
-    void prepare(const Model& m, const Data& d, State& st) const {
-        applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
+    // Row scaling and the start flag of a substep of length h.
+    static void set_scaling(State& st, double h) {
+        if (kMidpoint) {
+            st.rhoT = h, st.rhoR = 0.5 * h, st.rhoJ = 1.0 / h, st.lam = 1.0 / h;
+            st.start = !st.started;
+        } else {
+            st.rhoT = st.rhoR = st.rhoJ = st.lam = 1.0;
+            st.start = false;
+        }
+    }
+
+    void prepare(const Model& m, Data& d, State& st, double h) const {
+        (void)h;
+        if (kMidpoint && !st.start) {
+            // Midpoint sampling: the node gets the average of the two adjacent intervals' input
+            // values, mapped at its own configuration. Swap the averages into Data for the call.
+            for (int b = 0; b < m.nbodies(); ++b) {
+                st.cur_force[b] = 0.5 * (st.prev_force[b] + d.applied_force[b]);
+                st.cur_torque[b] = 0.5 * (st.prev_torque[b] + d.applied_torque[b]);
+            }
+            for (int k = 0; k < m.total_dofs; ++k) st.cur_u[k] = 0.5 * (st.prev_u[k] + d.actuation[k]);
+            std::swap(st.cur_force, d.applied_force);
+            std::swap(st.cur_torque, d.applied_torque);
+            std::swap(st.cur_u, d.actuation);
+            applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
+            std::swap(st.cur_force, d.applied_force);
+            std::swap(st.cur_torque, d.applied_torque);
+            std::swap(st.cur_u, d.actuation);
+        } else {
+            applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
+        }
+        if (st.start)  // the start node receives half of the first interval's impulse
+            for (Wrench& w : st.wrench) w.force = 0.5 * w.force, w.torque = 0.5 * w.torque;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
@@ -346,7 +448,8 @@ private:
                 if (!B) continue;
                 const double* J = side == 0 ? &st.J2a[o] : &st.J2b[o];
                 for (int r = 0; r < 6; ++r)
-                    for (int c = 0; c < mj; ++c) B[r * mj + c] = (r < 3 ? -1.0 : -2.0) * J[c * 6 + r];
+                    for (int c = 0; c < mj; ++c)
+                        B[r * mj + c] = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam * J[c * 6 + r];
             }
         }
     }
@@ -368,14 +471,19 @@ private:
             st.pose3[b].x = d.pose[b].x + h * v2;
             st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
             const Wrench& F = st.wrench[b];
-            const Vec3 dT = (body.mass / h) * (v2 - v1) - body.mass * m.gravity - F.force;
             const Vec3 Jw2 = body.inertia * w2, Jw1 = body.inertia * w1;
-            const Vec3 dR = s2 * Jw2 + cross(w2, Jw2) - ratio * (s1 * Jw1 - cross(w1, Jw1)) - 2.0 * F.torque;
+            // Incoming momentum: the last interval's (first-order units), or at the Legendre
+            // start the continuous one with half of gravity's impulse.
+            const double cg = st.start ? 0.5 : 1.0;
+            const Vec3 in_R = st.start ? (2.0 / h) * Jw1 : ratio * (s1 * Jw1 - cross(w1, Jw1));
+            const Vec3 dT = (body.mass / h) * (v2 - v1) - cg * body.mass * m.gravity - F.force;
+            const Vec3 dR = s2 * Jw2 + cross(w2, Jw2) - in_R - 2.0 * F.torque;
             double* fb = &f[g.node_offset[b]];
-            fb[0] = dT.x, fb[1] = dT.y, fb[2] = dT.z, fb[3] = dR.x, fb[4] = dR.y, fb[5] = dR.z;
+            fb[0] = st.rhoT * dT.x, fb[1] = st.rhoT * dT.y, fb[2] = st.rhoT * dT.z;
+            fb[3] = st.rhoR * dR.x, fb[4] = st.rhoR * dR.y, fb[5] = st.rhoR * dR.z;
             // Size of the terms (for the round-off floor).
-            const double tT = body.mass / h * (norm(v2) + norm(v1)) + body.mass * norm(m.gravity) + norm(F.force);
-            const double tR = s2 * norm(Jw2) + norm(w2) * norm(Jw2) + ratio * (s1 + norm(w1)) * norm(Jw1) + 2.0 * norm(F.torque);
+            const double tT = st.rhoT * (body.mass / h * (norm(v2) + norm(v1)) + body.mass * norm(m.gravity) + norm(F.force));
+            const double tR = st.rhoR * (s2 * norm(Jw2) + norm(w2) * norm(Jw2) + norm(in_R) + 2.0 * norm(F.torque));
             scale2 += tT * tT + tR * tR;
         }
         for (int j = 0; j < m.njoints(); ++j) {
@@ -397,7 +505,10 @@ private:
                 }
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
-            ji.impl->constraint(a, st.pose3[ji.b], &f[g.node_offset[nb + j]], nullptr, nullptr);
+            double* fj = &f[g.node_offset[nb + j]];
+            ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
+            if (st.rhoJ != 1.0)
+                for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
         }
         st.fscale = std::sqrt(scale2);
         return vnorm(f);
@@ -419,8 +530,8 @@ private:
             double* D = st.A.diag(b);
             std::memset(D, 0, sizeof(double) * 36);
             for (int i = 0; i < 3; ++i) {
-                D[i * 6 + i] = body.mass / h;
-                for (int k = 0; k < 3; ++k) D[(3 + i) * 6 + 3 + k] = DR.m[i][k];
+                D[i * 6 + i] = st.rhoT * body.mass / h;
+                for (int k = 0; k < 3; ++k) D[(3 + i) * 6 + 3 + k] = st.rhoR * DR.m[i][k];
             }
         }
         for (int j = 0; j < m.njoints(); ++j) {
@@ -441,8 +552,8 @@ private:
                     const double* Jr = J + 6 * r;
                     double* Hr = H + 6 * r;
                     for (int k = 0; k < 3; ++k) {
-                        Hr[k] = h * Jr[k];
-                        Hr[3 + k] = Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k];
+                        Hr[k] = st.rhoJ * h * Jr[k];
+                        Hr[3 + k] = st.rhoJ * (Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k]);
                     }
                 }
             }
@@ -463,5 +574,10 @@ private:
 
 }  // namespace
 
+#ifdef NOETHER_VI_MIDPOINT
+NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-midpoint",
+               "second-order midpoint variational integrator in maximal coordinates (paper 004)", VIMaximal)
+#else
 NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-maximal",
                "first-order variational integrator in maximal coordinates (paper 000)", VIMaximal)
+#endif
