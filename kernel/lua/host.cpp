@@ -92,6 +92,8 @@ RunSummary summarize(const World& w) {
     s.newton_max = d.stats.newton_max;
     s.subdivided_steps = d.stats.subdivided_steps;
     s.failed_steps = d.stats.failed_steps;
+    s.internal_steps = d.stats.internal_steps;
+    s.rejected_steps = d.stats.rejected_steps;
     s.failed = w.failed;
     for (const std::string& x : w.import_warnings) s.warnings.push_back(x);
     for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());
@@ -111,7 +113,8 @@ std::string RunSummary::to_json() const {
       << ", \"energy_max_rel_dev\": " << (energy_rel_defined ? json_num(energy_max_rel_dev) : "null")
       << ", \"max_violation\": " << json_num(max_violation) << ", \"newton_mean\": " << json_num(newton_mean)
       << ", \"newton_max\": " << newton_max << ", \"subdivided_steps\": " << subdivided_steps
-      << ", \"failed_steps\": " << failed_steps << ", \"warnings\": [";
+      << ", \"failed_steps\": " << failed_steps << ", \"internal_steps\": " << internal_steps
+      << ", \"rejected_steps\": " << rejected_steps << ", \"warnings\": [";
     for (std::size_t i = 0; i < warnings.size(); ++i) o << (i ? ", " : "") << json_str(warnings[i]);
     o << "]}";
     return o.str();
@@ -141,6 +144,10 @@ std::string RunSummary::to_text() const {
     std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %d; subdivided steps %lld; failed steps %lld\n",
                   newton_mean, newton_max, subdivided_steps, failed_steps);
     o << buf;
+    if (internal_steps > 0) {
+        std::snprintf(buf, sizeof buf, "  internal steps: %lld accepted, %lld rejected\n", internal_steps, rejected_steps);
+        o << buf;
+    }
     if (warnings.empty()) o << "  warnings: none\n";
     else {
         o << "  warnings (" << warnings.size() << "):\n";

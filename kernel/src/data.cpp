@@ -156,6 +156,8 @@ std::string Data::save() const {
     w.pod(stats.subdivided_steps);
     w.pod(stats.failed_steps);
     w.pod(stats.redundant_rows);
+    w.pod(stats.internal_steps);
+    w.pod(stats.rejected_steps);
     w.pod(static_cast<std::uint64_t>(warnings.size()));
     for (const Warning& x : warnings) {
         w.pod(x.time);
@@ -218,6 +220,8 @@ void Data::restore(const std::string& bytes) {
     r.pod(rs.subdivided_steps);
     r.pod(rs.failed_steps);
     r.pod(rs.redundant_rows);
+    r.pod(rs.internal_steps);
+    r.pod(rs.rejected_steps);
     std::uint64_t nw = 0;
     r.pod(nw);
     for (std::uint64_t i = 0; i < nw; ++i) {

@@ -57,6 +57,8 @@ struct RunStats {
     std::int64_t subdivided_steps = 0;
     std::int64_t failed_steps = 0;
     int redundant_rows = 0;  // constraint rows the solver found dependent (largest seen)
+    std::int64_t internal_steps = 0;  // adaptive integrators: accepted internal steps
+    std::int64_t rejected_steps = 0;  // adaptive integrators: rejected internal steps
 };
 
 class Data {

@@ -35,6 +35,7 @@ struct RunSummary {
     double newton_mean = 0;
     int newton_max = 0;
     long long subdivided_steps = 0, failed_steps = 0;
+    long long internal_steps = 0, rejected_steps = 0;  // adaptive integrators
     bool failed = false;
     std::vector<std::string> warnings;
     std::string graph;  // the block graph, for `noether check`
