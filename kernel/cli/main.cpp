@@ -1,6 +1,6 @@
 // The `noether` command: a host like any other, built on the public API.
 //
-//   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet]
+//   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]
 //   noether check SCRIPT [--set name=value]...
 //   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
@@ -24,7 +24,7 @@ void usage(FILE* out) {
     std::fprintf(out,
                  "usage: noether <command> [options]\n"
                  "commands:\n"
-                 "  run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet]\n"
+                 "  run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]\n"
                  "                     run a Lua scene and print its summary\n"
                  "  check SCRIPT [--set name=value]...\n"
                  "                     build and compile a scene without running it; print its graph\n"
@@ -118,6 +118,8 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
             summary_json = value();
         } else if (a == "--quiet" && cmd == "run") {
             quiet = true;
+        } else if (a == "--import-report") {
+            opt.print_reports = true;
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "noether %s: unknown option '%s'\n", cmd.c_str(), a.c_str());
             return 2;
