@@ -173,4 +173,26 @@ inline Spec every_joint_spec(unsigned seed = 21) {
     return s;
 }
 
+// Relative error of the integrator's analytic Newton matrix against central differences of its
+// step residual, at random unknowns.
+inline double newton_matrix_error(const Model& m, Data& d, Rng& r) {
+    const BlockGraph& g = m.graph;
+    VecX s(g.total_size), f(g.total_size), fp(g.total_size), fm(g.total_size);
+    for (int i = 0; i < g.total_size; ++i) s[i] = r.uniform(-1, 1);
+    BlockMatrix A(g);
+    if (!m.integrator->step_system(m, d, s.data(), f.data(), &A)) return -1;
+    MatX J(g.total_size, g.total_size), F(g.total_size, g.total_size);
+    A.to_dense(g, J.data());
+    const double h = 1e-6;
+    for (int k = 0; k < g.total_size; ++k) {
+        VecX sp = s, sm = s;
+        sp[k] += h;
+        sm[k] -= h;
+        m.integrator->step_system(m, d, sp.data(), fp.data(), nullptr);
+        m.integrator->step_system(m, d, sm.data(), fm.data(), nullptr);
+        F.col(k) = (fp - fm) / (2 * h);
+    }
+    return rel_err(J, F);
+}
+
 }  // namespace testutil

@@ -91,6 +91,49 @@ int cmd_plugins(const std::vector<std::string>& args) {
     return 0;
 }
 
+std::string lua_quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '\\' || c == '"') o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o + "\"";
+}
+
+// Shared Lua helpers: installed next to the program, else the source tree of this build.
+std::string scripts_dir() {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        std::string dir = exe;
+        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
+        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
+    }
+#ifdef NOETHER_SCRIPTS_DIR
+    return NOETHER_SCRIPTS_DIR;
+#else
+    return "";
+#endif
+}
+
+int write_json(const std::string& path, const std::vector<noether::lua::RunSummary>& worlds) {
+    const std::string json = noether::lua::summaries_json(worlds);
+    const std::string tmp = path + ".part";
+    std::ofstream f(tmp);
+    f << json << "\n";
+    f.close();
+    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "noether: cannot write %s\n", path.c_str());
+        return 2;
+    }
+    return 0;
+}
+
 // `noether run` and `noether check`.
 int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
     noether::lua::ScriptOptions opt;
@@ -136,21 +179,8 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
         return 2;
     }
     opt.progress = !quiet && isatty(2);
-    // Shared Lua helpers (require("lib.chains")): installed next to the program, else the
-    // source tree this build came from.
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    std::string installed;
-    if (n > 0) {
-        exe[n] = '\0';
-        std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/'));
-        installed = dir + "/../share/noether/scripts";
-    }
-    if (!installed.empty() && access((installed + "/lib/chains.lua").c_str(), R_OK) == 0) opt.lua_path.push_back(installed);
-#ifdef NOETHER_SCRIPTS_DIR
-    else opt.lua_path.push_back(NOETHER_SCRIPTS_DIR);
-#endif
+    const std::string dir = scripts_dir();
+    if (!dir.empty()) opt.lua_path.push_back(dir);
     const noether::lua::ScriptResult r = noether::lua::run_script(script, opt);
     if (r.exit_code == 2) {
         std::fprintf(stderr, "noether: %s\n", r.error.c_str());
@@ -168,75 +198,10 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
         }
     }
     if (r.worlds.empty()) std::fprintf(stderr, "noether: warning: the script made no world\n");
-    if (!summary_json.empty()) {
-        std::string json;
-        if (r.worlds.size() == 1) json = r.worlds[0].to_json();
-        else {
-            json = "[";
-            for (std::size_t i = 0; i < r.worlds.size(); ++i) json += (i ? ", " : "") + r.worlds[i].to_json();
-            json += "]";
-        }
-        const std::string tmp = summary_json + ".part";
-        std::ofstream f(tmp);
-        f << json << "\n";
-        f.close();
-        if (!f || std::rename(tmp.c_str(), summary_json.c_str()) != 0) {
-            std::fprintf(stderr, "noether: cannot write %s\n", summary_json.c_str());
-            return 2;
-        }
-    }
+    if (!summary_json.empty() && write_json(summary_json, r.worlds) != 0) return 2;
     if (r.exit_code == 1) {
         std::fprintf(stderr, "noether: %s\n", r.error.c_str());
         return 1;
-    }
-    return 0;
-}
-
-std::string lua_quote(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '\\' || c == '"') o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o + "\"";
-}
-
-// Shared Lua helpers: installed next to the program, else the source tree of this build.
-std::string scripts_dir() {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
-        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
-    }
-#ifdef NOETHER_SCRIPTS_DIR
-    return NOETHER_SCRIPTS_DIR;
-#else
-    return "";
-#endif
-}
-
-int write_json(const std::string& path, const std::vector<noether::lua::RunSummary>& worlds) {
-    std::string json;
-    if (worlds.size() == 1) json = worlds[0].to_json();
-    else {
-        json = "[";
-        for (std::size_t i = 0; i < worlds.size(); ++i) json += (i ? ", " : "") + worlds[i].to_json();
-        json += "]";
-    }
-    const std::string tmp = path + ".part";
-    std::ofstream f(tmp);
-    f << json << "\n";
-    f.close();
-    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::fprintf(stderr, "noether: cannot write %s\n", path.c_str());
-        return 2;
     }
     return 0;
 }

@@ -24,13 +24,7 @@ int noether_run_script(const char* path, int nset, const char* const* set, char*
     }
     const noether::lua::ScriptResult r = noether::lua::run_script(path, opt);
     if (summary_json) {
-        std::string json;
-        if (r.worlds.size() == 1) json = r.worlds[0].to_json();
-        else {
-            json = "[";
-            for (std::size_t i = 0; i < r.worlds.size(); ++i) json += (i ? ", " : "") + r.worlds[i].to_json();
-            json += "]";
-        }
+        const std::string json = noether::lua::summaries_json(r.worlds);
         char* out = static_cast<char*>(std::malloc(json.size() + 1));
         if (out) std::memcpy(out, json.c_str(), json.size() + 1);
         *summary_json = out;

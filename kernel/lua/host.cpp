@@ -120,6 +120,13 @@ std::string RunSummary::to_json() const {
     return o.str();
 }
 
+std::string summaries_json(const std::vector<RunSummary>& worlds) {
+    if (worlds.size() == 1) return worlds[0].to_json();
+    std::string json = "[";
+    for (std::size_t i = 0; i < worlds.size(); ++i) json += (i ? ", " : "") + worlds[i].to_json();
+    return json + "]";
+}
+
 std::string RunSummary::to_text() const {
     char buf[512];
     std::ostringstream o;

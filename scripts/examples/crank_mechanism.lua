@@ -3,18 +3,14 @@
 -- universal and translational joints (17 rows, one degree of freedom, a real 3-D loop); gravity
 -- along -y; a torque of -50 N m about the crank's body z axis (its hinge axis); at rest.
 local noether = require("noether")
+local integrators = require("lib.integrators")
 
 local P = noether.params { torque = -50, dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "",
                            tol = 1e-7, invariant = false }
 
--- dp45-projection takes the paper's step-size control settings (Atol = Rtol = tol, fac_max 3,
--- initial step 0.25) and, with invariant = true, projects onto the energy invariant too.
-local options = nil
-if P.integrator == "dp45-projection" then
-  options = { atol = P.tol, rtol = P.tol, fac_max = 3.0, initial_step = 0.25, invariants = P.invariant and { "energy" } or nil }
-end
+-- dp45-projection takes the paper's step-size control settings (lib/integrators.lua).
 local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator,
-                          solver = P.solver, options = options }
+                          solver = P.solver, options = integrators.options(P) }
 local crank = w:body { name = "crank", mass = 19.50, inertia = { 0.02, 0.41, 0.42 }, position = { 0, 0, -0.25 },
                        orientation = { axis = { 0, 1, 0 }, angle = math.pi / 2 } }
 local rod = w:body { name = "rod", mass = 70.29, inertia = { 0.07, 18.99, 19.04 }, position = { 0.9, 0, -0.5 } }

@@ -4,18 +4,14 @@
 -- about z on body 1; at rest. The printed 3-decimal quaternions are turned into exact angles
 -- about z, and each joint is placed at its point on the first body.
 local noether = require("noether")
+local integrators = require("lib.integrators")
 
 local P = noether.params { torque = -1200, dt = 0.01, duration = 10, integrator = "vi-maximal", solver = "auto", csv = "",
                            tol = 1e-8, invariant = false }
 
--- dp45-projection takes the paper's step-size control settings (Atol = Rtol = tol, fac_max 3,
--- initial step 0.25) and, with invariant = true, projects onto the energy invariant too.
-local options = nil
-if P.integrator == "dp45-projection" then
-  options = { atol = P.tol, rtol = P.tol, fac_max = 3.0, initial_step = 0.25, invariants = P.invariant and { "energy" } or nil }
-end
+-- dp45-projection takes the paper's step-size control settings (lib/integrators.lua).
 local w = noether.world { gravity = { 0, -9.81, 0 }, dt = P.dt, duration = P.duration, integrator = P.integrator,
-                          solver = P.solver, options = options }
+                          solver = P.solver, options = integrators.options(P) }
 local z = { 0, 0, 1 }
 local function about_z(qw, qz) return 2 * math.atan(qz, qw) end
 local bodies = {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "../scenes/scene_util.hpp"
+#include "models_util.hpp"
 #include "noether/urdf.hpp"
 
 using Catch::Matchers::Contains;
@@ -15,22 +16,11 @@ using scenes::run;
 
 namespace {
 
-std::string models_dir() {
-    const char* env = std::getenv("NOETHER_MODELS_DIR");
-    return env && *env ? env : std::string(NOETHER_SOURCE_DIR) + "/../shared/models";
-}
-
-bool have_models() {
-    struct stat st;
-    if (stat((models_dir() + "/MANIFEST.md").c_str(), &st) == 0) return true;
-    std::printf("NOETHER_SKIP: the models directory %s is absent (set NOETHER_MODELS_DIR)\n", models_dir().c_str());
-    return false;
-}
 
 }  // namespace
 
 TEST_CASE("atlas_fall.lua: a tumbling Atlas, damping removes energy and gravity alone changes momentum", "[models][scenes]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     const std::string csv = out_path("atlas.csv");
     const auto r = run(example("atlas_fall"), {{"csv", csv}});
     INFO(r.error);
@@ -49,14 +39,14 @@ TEST_CASE("atlas_fall.lua: a tumbling Atlas, damping removes energy and gravity 
     CHECK(E.back() < E.front() - 0.5);
     // dP/dt = M g exactly (no other external force): total mass from the file.
     noether::Spec spec;
-    const double M = noether::urdf::import(spec, models_dir() + "/ConstrainedDynamics.jl/examples/examples_files/atlas.urdf", {})
+    const double M = noether::urdf::import(spec, models::dir() + "/ConstrainedDynamics.jl/examples/examples_files/atlas.urdf", {})
                          .imported_mass;
     CHECK(M == Approx(175.118).epsilon(1e-5));  // the manifest's rounded total
     CHECK((pz.back() - pz.front()) / (t.back() - t.front()) == Approx(-9.81 * M).epsilon(1e-9));
 }
 
 TEST_CASE("ur5_pd.lua: the Lua PD controllers bring the UR5 to its target pose", "[models][scenes]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     const std::string csv = out_path("ur5.csv");
     const auto r = run(example("ur5_pd"), {{"csv", csv}});
     INFO(r.error);
@@ -73,7 +63,7 @@ TEST_CASE("ur5_pd.lua: the Lua PD controllers bring the UR5 to its target pose",
 }
 
 TEST_CASE("two_robots.lua: UR5 and A1 side by side with prefixes", "[models][scenes]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     const auto r = run(example("two_robots"));
     INFO(r.error);
     REQUIRE(r.exit_code == 0);
@@ -94,9 +84,9 @@ TEST_CASE("two_robots.lua: UR5 and A1 side by side with prefixes", "[models][sce
 }
 
 TEST_CASE("noether import prints the report and runs the robot", "[models][cli]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     const std::string json = out_path("import.json");
-    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether import " + models_dir() +
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether import " + models::dir() +
                             "/ConstrainedDynamics.jl/examples/examples_files/atlas.urdf --simulate 0.5 --summary-json " + json +
                             " > " + out_path("import.txt") + " 2>&1";
     const int st = std::system(cmd.c_str());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sys/stat.h>
 
+#include "models_util.hpp"
 #include "noether/urdf.hpp"
 #include "util.hpp"
 
@@ -13,17 +14,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string models_dir() {
-    const char* env = std::getenv("NOETHER_MODELS_DIR");
-    return env && *env ? env : std::string(NOETHER_SOURCE_DIR) + "/../shared/models";
-}
-
-bool have_models() {
-    struct stat st;
-    if (stat((models_dir() + "/MANIFEST.md").c_str(), &st) == 0) return true;
-    std::printf("NOETHER_SKIP: the models directory %s is absent (set NOETHER_MODELS_DIR)\n", models_dir().c_str());
-    return false;
-}
 
 struct Expect {
     const char* path;
@@ -71,9 +61,9 @@ double run_seconds(Spec s, double T, double dt, double* vmax) {
 }  // namespace
 
 TEST_CASE("every URDF of the shared models imports as documented and simulates 1 s", "[urdf][models]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     for (const Expect& e : expectations()) {
-        const std::string path = models_dir() + "/" + e.path;
+        const std::string path = models::dir() + "/" + e.path;
         INFO(e.path);
         for (bool fixed : {true, false}) {
             INFO((fixed ? "fixed base" : "floating base"));
@@ -120,12 +110,12 @@ TEST_CASE("every URDF of the shared models imports as documented and simulates 1
 }
 
 TEST_CASE("the ConstrainedDynamics four-bar (<loop_joint>, 0.98 m gap) assembles and runs 5 s", "[urdf][models]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     Spec s;
     urdf::Options opt;
     opt.fixed_base = true;
     const urdf::Report r =
-        urdf::import(s, models_dir() + "/ConstrainedDynamics.jl/examples/examples_files/fourbar.urdf", opt);
+        urdf::import(s, models::dir() + "/ConstrainedDynamics.jl/examples/examples_files/fourbar.urdf", opt);
     CHECK(r.loop_joints == 1);
     const AssemblyReport a = assemble(s);
     std::printf("ConstrainedDynamics fourbar: violation %.3g -> %.3g, largest move %.3f m (body %s)\n", a.initial_violation,
@@ -138,13 +128,13 @@ TEST_CASE("the ConstrainedDynamics four-bar (<loop_joint>, 0.98 m gap) assembles
 }
 
 TEST_CASE("the generalized_rbda four-bar (<loop>) bent off its change point assembles and runs 5 s", "[urdf][models]") {
-    if (!have_models()) return;
+    if (!models::available()) return;
     Spec s;
     urdf::Options opt;
     opt.fixed_base = true;
     opt.positions["joint1"] = 0.6;                     // off the collinear change point
     opt.orientation = quat_from_rpy(M_PI / 2, 0, 0);   // its plane vertical, so gravity drives it
-    const urdf::Report r = urdf::import(s, models_dir() + "/generalized_rbda/robot-models/four_bar.urdf", opt);
+    const urdf::Report r = urdf::import(s, models::dir() + "/generalized_rbda/robot-models/four_bar.urdf", opt);
     CHECK(r.loop_joints == 1);
     const AssemblyReport a = assemble(s);
     CHECK(a.initial_violation > 0.1);

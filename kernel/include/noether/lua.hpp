@@ -50,6 +50,9 @@ struct ScriptResult {
 };
 
 ScriptResult run_script(const std::string& path, const ScriptOptions& options);
+
+// The summaries as JSON: one object for one world, else an array.
+std::string summaries_json(const std::vector<RunSummary>& worlds);
 // The same for a script held in memory; `chunk_name` is what error messages call it and
 // `dir` where relative paths and require() look.
 ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
