@@ -506,7 +506,10 @@ private:
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
             double* fj = &f[g.node_offset[nb + j]];
-            ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
+            // The Jacobians at the next configuration come with the value: the last evaluated
+            // trial is always the one taken, so assemble() can use them as they are.
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            ji.impl->constraint(a, st.pose3[ji.b], fj, ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
             if (st.rhoJ != 1.0)
                 for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
         }
@@ -536,9 +539,7 @@ private:
         }
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
-            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
-            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
-            ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);  // J3: from residual()
             for (int side = 0; side < 2; ++side) {
                 double* H = st.A.jb(j, side);  // m_j × 6: [h ∂g/∂x, ∂g/∂θ K(ω2)]
                 if (!H) continue;
