@@ -102,21 +102,6 @@ public:
         if (!n || !*n) fail(e->GetLineNum(), std::string("<") + e->Name() + ">: missing attribute 'name' (" + what + ")");
         return n;
     }
-    // <origin xyz rpy> (either may be absent); absent element → identity.
-    Pose origin(const XMLElement* parent, const std::string& who, const char* tag = "origin") const {
-        Pose p;
-        const XMLElement* o = parent->FirstChildElement(tag);
-        if (!o) return p;
-        if (o->Attribute("xyz")) {
-            const auto v = numbers(o, "xyz", 3, who);
-            p.x = {v[0], v[1], v[2]};
-        }
-        if (o->Attribute("rpy")) {
-            const auto v = numbers(o, "rpy", 3, who);
-            p.q = quat_from_rpy(v[0], v[1], v[2]);
-        }
-        return p;
-    }
     // xyz/rpy given as attributes of the element itself (<link1 link xyz rpy/>).
     Pose inline_pose(const XMLElement* e, const std::string& who) const {
         Pose p;
@@ -129,6 +114,11 @@ public:
             p.q = quat_from_rpy(v[0], v[1], v[2]);
         }
         return p;
+    }
+    // <origin xyz rpy> (either may be absent); absent element → identity.
+    Pose origin(const XMLElement* parent, const std::string& who, const char* tag = "origin") const {
+        const XMLElement* o = parent->FirstChildElement(tag);
+        return o ? inline_pose(o, who) : Pose{};
     }
     const std::string& file() const { return file_; }
 
@@ -506,7 +496,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     for (int l = 0; l < nl; ++l) {
         const int gi = group[l];
         const Pose B = body_pose(gi);
-        Frame f{gname(gi), {rotate_inv(B.q, T[l].x - B.x), conj(B.q) * T[l].q}};
+        Frame f{gname(gi), relative_pose(B, T[l])};
         rep.frames[pre + links[l].name] = f;
         std::string what;
         if (gi >= 0 && !bodies[gi].used) what = "dropped: massless and unconstrained";

@@ -30,7 +30,7 @@ public:
         out->kind = MinimalJoint::Kind::prismatic;
         out->axis = axis_;
         out->point = pa_;
-        out->rest = {rotate_inv(a0_.q, b0_.x - a0_.x), conj(a0_.q) * b0_.q};
+        out->rest = relative_pose(a0_, b0_);
         return true;
     }
 

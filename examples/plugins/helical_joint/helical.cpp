@@ -47,7 +47,7 @@ public:
         out->axis = axis_;
         out->point = pa_;
         out->pitch = pitch_;
-        out->rest = {rotate_inv(a0_.q, b0_.x - a0_.x), conj(a0_.q) * b0_.q};
+        out->rest = relative_pose(a0_, b0_);
         return true;
     }
 

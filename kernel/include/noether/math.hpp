@@ -219,6 +219,9 @@ struct Pose {
     Quat q;
 };
 
+// The pose of b in the frame of a.
+inline Pose relative_pose(const Pose& a, const Pose& b) { return {rotate_inv(a.q, b.x - a.x), conj(a.q) * b.q}; }
+
 // Velocity of a body: world-frame linear velocity of the CoM, body-frame angular velocity.
 struct Twist {
     Vec3 v;
