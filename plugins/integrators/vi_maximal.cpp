@@ -375,6 +375,31 @@ private:
             }
             stalls = stalled && fn >= eps ? stalls + 1 : 0;
             if (stalls >= kMaxStalls) break;
+            // The residual is converged but the step that got there was not yet small: the next
+            // Newton step only confirms. Take it as a chord step with the current factorisation
+            // (no assembly, no factorisation); if it does not confirm, iterate as usual.
+            if (fn < eps && it < m.options.max_iterations) {
+                st.dx = st.f;
+                m.solver->solve(g, *st.ws, st.dx.data());
+                for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
+                bool guard = true;
+                for (int b = 0; b < nb && guard; ++b) {
+                    const double* w = &st.s_try[g.node_offset[b] + 3];
+                    guard = w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < limit * limit;
+                }
+                if (guard) {
+                    const double fc = residual(m, d, st, h, st.s_try, st.f_try);
+                    if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
+                        std::swap(st.s, st.s_try);
+                        std::swap(st.f, st.f_try);
+                        fn = fc;
+                        out.iterations = it + 1;
+                        converged = true;
+                        break;
+                    }
+                    residual(m, d, st, h, st.s, st.f);  // back to the current iterate (pose3, J3)
+                }
+            }
         }
         out.residual = fn;
         if (!converged) {
