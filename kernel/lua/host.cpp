@@ -1,6 +1,7 @@
 // Running a scene script from a host: summaries, output files, exit codes.
 #include <lua.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -232,6 +233,17 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         result.exit_code = 2;
         lua_close(L);
         return result;
+    }
+    // Every --set value must have been read by noether.params (duration is the host's own).
+    for (const auto& kv : options.params) {
+        if (kv.first == "duration") continue;
+        if (std::find(ctx->used_params.begin(), ctx->used_params.end(), kv.first) == ctx->used_params.end()) {
+            result.exit_code = 2;
+            result.error = "--set " + kv.first + "=" + kv.second + ": the script never reads it (declare it with "
+                           "noether.params{ " + kv.first + " = <default> })";
+            lua_close(L);
+            return result;
+        }
     }
     // A script that returns its world without running it: run it for the duration.
     if (World* w = to_world(L, -1)) {

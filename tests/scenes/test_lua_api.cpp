@@ -81,6 +81,9 @@ TEST_CASE("errors in callbacks, building after compiling, and --set parameters",
     const auto r2 = run(write_script("p2.lua", "local noether = require('noether')\nlocal P = noether.params{ n = 3 }\n"),
                         {{"n", "three"}});
     CHECK_THAT(r2.error, Contains("--set n=three: parameter 'n' must be a number"));
+    const auto r3 = run(write_script("p3.lua", std::string(kHeader)), {{"dt", "0.5"}});
+    CHECK(r3.exit_code == 2);
+    CHECK_THAT(r3.error, Contains("--set dt=0.5: the script never reads it"));
 }
 
 TEST_CASE("outputs: CSV with a header, sampled every k steps, renamed only when complete", "[lua]") {
