@@ -56,8 +56,10 @@ struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
     bool started = false;  // vi-midpoint: the Legendre start has been taken
     // vi-midpoint: input values of the previous interval (world force, world torque, actuation).
-    std::vector<Vec3> prev_force, prev_torque, cur_force, cur_torque;
-    std::vector<double> prev_u, cur_u;
+    std::vector<Vec3> prev_force, prev_torque;
+    std::vector<double> prev_u;
+    std::vector<Vec3> cur_force, cur_torque;  // scratch: the averaged inputs of a node
+    std::vector<double> cur_u;
     // Row scaling of this substep (1 for vi-maximal): body rows ×ρ_T, ×ρ_R; joint rows ×ρ_J;
     // multiplier unknowns μ with λ = μ · lam.
     double rhoT = 1, rhoR = 1, rhoJ = 1, lam = 1;
@@ -74,6 +76,8 @@ struct State final : IntegratorState {
     std::vector<Pose> bak_pose;
     std::vector<Twist> bak_twist, bak_guess;
     std::vector<double> bak_lambda;
+    std::vector<Vec3> bak_prev_force, bak_prev_torque;
+    std::vector<double> bak_prev_u;
 
     void save(std::string& out) const override {
         out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
@@ -174,6 +178,9 @@ public:
         st->cur_torque.assign(nb, Vec3{});
         st->prev_u.assign(m.total_dofs, 0.0);
         st->cur_u.assign(m.total_dofs, 0.0);
+        st->bak_prev_force.assign(nb, Vec3{});
+        st->bak_prev_torque.assign(nb, Vec3{});
+        st->bak_prev_u.assign(m.total_dofs, 0.0);
         return st;
     }
 
@@ -187,9 +194,9 @@ public:
         st.bak_lambda = d.lambda;
         const double bak_dt_prev = st.dt_prev;
         const bool bak_started = st.started;
-        st.cur_force = st.prev_force;  // (vi-midpoint) the previous interval's inputs, to restore on failure
-        st.cur_torque = st.prev_torque;
-        st.cur_u = st.prev_u;
+        st.bak_prev_force = st.prev_force;  // (vi-midpoint) the previous interval's inputs
+        st.bak_prev_torque = st.prev_torque;
+        st.bak_prev_u = st.prev_u;
 
         Solve total, attempt;
         int substeps = 1;
@@ -214,9 +221,9 @@ public:
             d.lambda = st.bak_lambda;
             st.dt_prev = bak_dt_prev;
             st.started = bak_started;
-            st.prev_force = st.cur_force;
-            st.prev_torque = st.cur_torque;
-            st.prev_u = st.cur_u;
+            st.prev_force = st.bak_prev_force;
+            st.prev_torque = st.bak_prev_torque;
+            st.prev_u = st.bak_prev_u;
         }
         d.last = {total.iterations, total.residual, total.halvings, substeps};
 

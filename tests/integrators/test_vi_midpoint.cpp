@@ -223,3 +223,26 @@ TEST_CASE("vi-midpoint keeps loops closed and momentum of an actuated floating p
     CHECK(dP < 1e-13);
     CHECK(dL < 1e-12);
 }
+
+TEST_CASE("a failed vi-midpoint step leaves its integrator state (previous inputs) as it was", "[vi-midpoint]") {
+    Spec s = testutil::chain_spec(2, "revolute", "vi-midpoint");
+    s.options.dt = 0.2;  // too large: a regular step after the start fails, even in 2 substeps
+    s.options.max_substeps = 2;
+    auto m = compile(s);
+    Data d(m);
+    // Integrator state = the last bytes of save(): dt_prev, started, previous forces, torques, inputs.
+    const std::size_t istate = sizeof(double) + 1 + 2 * sizeof(Vec3) * m->nbodies() + sizeof(double) * m->total_dofs;
+    std::string before;
+    StepStatus st = StepStatus::ok;
+    for (int i = 0; i < 50 && st == StepStatus::ok; ++i) {
+        d.applied_force[1] = {0.3 * (i + 1), 0, -0.2 * i};  // the inputs change every step
+        d.actuation[0] = 0.1 * i;
+        before = d.save();
+        st = step(*m, d);
+    }
+    REQUIRE(st != StepStatus::ok);
+    REQUIRE(d.step > 0);  // it was a regular step, not the start
+    const std::string after = d.save();
+    REQUIRE(after.size() >= istate);
+    CHECK(after.substr(after.size() - istate) == before.substr(before.size() - istate));
+}
