@@ -895,7 +895,6 @@ void write_row(Output& o, const Model& m, const Data& d, const Monitors& mon) {
         }
     }
     std::fputc('\n', o.fp);
-    ++o.rows;
 }
 
 void sample_outputs(lua_State* L, int world_idx, World& w, bool force) {

@@ -37,7 +37,6 @@ struct Output {
     int callback = -2;  // LUA_NOREF
     FILE* fp = nullptr;
     Origin origin;
-    long long rows = 0;
 };
 
 struct World {

@@ -357,6 +357,16 @@ Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twi
 
 namespace {
 
+// Rate of coordinate k: row k of Cb (and Ca, unless the parent is the world) times the twists.
+double coordinate_rate(const JointInfo& j, const double* Ca, const double* Cb, int k, const Twist* twists) {
+    double rate = 0;
+    for (int col = 0; col < 3; ++col) {
+        rate += Cb[6 * k + col] * twists[j.b].v[col] + Cb[6 * k + 3 + col] * twists[j.b].w[col];
+        if (j.a >= 0) rate += Ca[6 * k + col] * twists[j.a].v[col] + Ca[6 * k + 3 + col] * twists[j.a].w[col];
+    }
+    return rate;
+}
+
 // w += Cᵀ u for a dofs×6 coordinate Jacobian C (position columns → world force, rotation
 // columns → body-frame torque).
 void add_generalized(const double* C, const double* u, int dofs, Wrench& w) {
@@ -397,15 +407,9 @@ void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Tw
             double prev[6];
             for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
             j.impl->coordinates(a, poses[j.b], prev, c);
-            for (int k = 0; k < j.dofs; ++k) {
-                double rate = 0;
-                for (int col = 0; col < 3; ++col) {
-                    rate += Cb[6 * k + col] * twists[j.b].v[col] + Cb[6 * k + 3 + col] * twists[j.b].w[col];
-                    if (j.a >= 0)
-                        rate += Ca[6 * k + col] * twists[j.a].v[col] + Ca[6 * k + 3 + col] * twists[j.a].w[col];
-                }
-                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) - j.damping[k] * rate;
-            }
+            for (int k = 0; k < j.dofs; ++k)
+                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) -
+                        j.damping[k] * coordinate_rate(j, Ca, Cb, k, twists);
         }
         add_generalized(Cb, u, j.dofs, out[j.b]);
         if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
@@ -422,12 +426,7 @@ void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
         j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
         for (int k = 0; k < j.dofs; ++k) {
             d.coord[j.dof_offset + k] = c[k] + j.offset[k];
-            double rate = 0;
-            for (int col = 0; col < 3; ++col) {
-                rate += Cb[6 * k + col] * twists[j.b].v[col] + Cb[6 * k + 3 + col] * twists[j.b].w[col];
-                if (j.a >= 0) rate += Ca[6 * k + col] * twists[j.a].v[col] + Ca[6 * k + 3 + col] * twists[j.a].w[col];
-            }
-            d.rate[j.dof_offset + k] = rate;
+            d.rate[j.dof_offset + k] = coordinate_rate(j, Ca, Cb, k, twists);
         }
     }
 }

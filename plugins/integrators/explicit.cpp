@@ -54,7 +54,7 @@ struct State final : IntegratorState {
     std::vector<Twist> twists;
     std::vector<Wrench> wrench;
     std::vector<double> Ja, Jb, g;
-    std::vector<double> y0, y, ytmp, err, acc, k[7];
+    std::vector<double> y0, y, ytmp, acc, k[7];
     // dp45
     double h_next = 0;     // proposed internal step
     double work = 0;       // work of the applied (non-gravity) forces since the start
@@ -154,7 +154,7 @@ public:
         st->Ja.assign(6 * static_cast<std::size_t>(m.total_rows), 0.0);
         st->Jb.assign(6 * static_cast<std::size_t>(m.total_rows), 0.0);
         st->g.assign(m.total_rows, 0.0);
-        for (auto* v : {&st->y0, &st->y, &st->ytmp, &st->err}) v->assign(kPer * static_cast<std::size_t>(nb), 0.0);
+        for (auto* v : {&st->y0, &st->y, &st->ytmp}) v->assign(kPer * static_cast<std::size_t>(nb), 0.0);
         st->acc.assign(6 * static_cast<std::size_t>(nb), 0.0);
         for (auto& k : st->k) k.assign(kPer * static_cast<std::size_t>(nb), 0.0);
         return st;
@@ -228,7 +228,6 @@ private:
 
     // Fill the [M −Gᵀ; G 0] matrix at st.poses (G also left in st.Ja/Jb, g in st.g) and factor it.
     bool factor_at_poses(const Model& m, State& st) const {
-        const BlockGraph& gr = m.graph;
         for (int b = 0; b < m.nbodies(); ++b) {
             double* D = st.A.diag(b);
             std::memset(D, 0, sizeof(double) * 36);
@@ -254,7 +253,6 @@ private:
                     }
             }
         }
-        (void)gr;
         return m.solver->factor(m.graph, st.A, *st.ws);
     }
 
@@ -432,7 +430,6 @@ private:
     }
 
     StepStatus dp45(const Model& m, Data& d, State& st, double dt, int* internal, int* projections) const {
-        static const double c[7] = {0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1, 1};
         static const double a[7][6] = {{0, 0, 0, 0, 0, 0},
                                        {1.0 / 5, 0, 0, 0, 0, 0},
                                        {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
@@ -441,7 +438,6 @@ private:
                                        {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
                                        {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
         static const double e[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
-        (void)c;
         const Dp45Options o = dp45_options(m);
         if (!st.started) {
             st.started = true;
