@@ -897,11 +897,12 @@ void write_row(Output& o, const Model& m, const Data& d, const Monitors& mon) {
     std::fputc('\n', o.fp);
 }
 
-void sample_outputs(lua_State* L, int world_idx, World& w, bool force) {
+// `known`: the monitors of the current state if the caller has them (else computed when needed).
+void sample_outputs(lua_State* L, int world_idx, World& w, bool force, const Monitors* known) {
     const Model& m = *w.model;
     const Data& d = *w.data;
-    bool have_mon = false;
-    Monitors mon;
+    bool have_mon = known != nullptr;
+    Monitors mon = known ? *known : Monitors{};
     for (Output& o : w.outputs) {
         if (!force && d.step % o.every != 0) continue;
         if (o.fp) {
@@ -955,7 +956,7 @@ bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool prog
     ensure_compiled(L, w);
     const Model& m = *w.model;
     Data& d = *w.data;
-    if (d.step == 0) sample_outputs(L, world_idx, w, true);
+    if (d.step == 0) sample_outputs(L, world_idx, w, true, nullptr);
     const double t_start = now_s();
     double last_print = t_start;
     bool printed = false;
@@ -982,7 +983,7 @@ bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool prog
             w.v_max = mon.max_violation;
             if (mon.worst_joint >= 0) w.worst_joint = m.joints[mon.worst_joint].name;
         }
-        sample_outputs(L, world_idx, w, false);
+        sample_outputs(L, world_idx, w, false, &mon);
         if (tty) {
             const double t = now_s();
             if (t - t_start > 2.0 && t - last_print > 0.25) {

@@ -256,10 +256,8 @@ private:
         return m.solver->factor(m.graph, st.A, *st.ws);
     }
 
-    // G ν for joint j at the given poses.
-    static void g_nu(const JointInfo& ji, const Pose* poses, const Twist* tw, double* Ja, double* Jb, double* g, double* out) {
-        const Pose a = ji.a >= 0 ? poses[ji.a] : Pose{};
-        ji.impl->constraint(a, poses[ji.b], g, ji.a >= 0 ? Ja : nullptr, Jb);
+    // G ν for joint j from its Jacobian rows Ja, Jb (rows × 6; Ja unused for a world parent).
+    static void jacobian_times_twist(const JointInfo& ji, const double* Ja, const double* Jb, const Twist* tw, double* out) {
         for (int r = 0; r < ji.rows; ++r) {
             double s = 0;
             for (int c = 0; c < 3; ++c) {
@@ -268,6 +266,13 @@ private:
             }
             out[r] = s;
         }
+    }
+
+    // G ν for joint j at the given poses.
+    static void g_nu(const JointInfo& ji, const Pose* poses, const Twist* tw, double* Ja, double* Jb, double* g, double* out) {
+        const Pose a = ji.a >= 0 ? poses[ji.a] : Pose{};
+        ji.impl->constraint(a, poses[ji.b], g, ji.a >= 0 ? Ja : nullptr, Jb);
+        jacobian_times_twist(ji, Ja, Jb, tw, out);
     }
 
     // Accelerations of every body (6 per body into acc, world linear / body angular) at y.
@@ -407,10 +412,12 @@ private:
         }
         if (it == m.options.max_iterations) *ok = false;
         // Velocities: ν ← ν + Δν with [M −Gᵀ; G 0][Δν; μ] = [0; −G ν] (the matrix is current).
+        // The Jacobians of the last factorisation are those of the projected positions.
         std::fill(st.rhs.begin(), st.rhs.end(), 0.0);
-        double Ja[72], Jb[72], g[12], gv[12];
+        double gv[12];
         for (int j = 0; j < m.njoints(); ++j) {
-            g_nu(m.joints[j], st.poses.data(), st.twists.data(), Ja, Jb, g, gv);
+            const std::size_t o = 6 * static_cast<std::size_t>(m.joints[j].row_offset);
+            jacobian_times_twist(m.joints[j], &st.Ja[o], &st.Jb[o], st.twists.data(), gv);
             for (int r = 0; r < m.joints[j].rows; ++r) st.rhs[gr.node_offset[nb + j] + r] = -gv[r];
         }
         m.solver->solve(gr, *st.ws, st.rhs.data());
