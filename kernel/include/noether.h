@@ -63,14 +63,29 @@ int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
 int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);
 
-/* ---- Lua scenes (link libnoether_lua) ---- */
-/* Run a scene script as `noether run` does. `set` holds nset "name=value" strings (the --set
- * parameters). Returns 0 (ok), 1 (a step failed) or 2 (bad input); noether_script_error() has the
- * message. If summary_json is not NULL it receives the run summary as JSON (free it with
- * noether_free). */
-int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json);
-/* The message of the last failed noether_run_script on this thread. */
-const char* noether_script_error(void);
+/* ---- runs: many steps with CSV outputs and a summary ---- */
+typedef struct noether_run noether_run;
+/* A run of the model from its initial state; it owns its data. NULL on error. */
+noether_run* noether_run_new(const noether_model* m);
+void noether_run_free(noether_run* r);
+/* The run's data (for noether_step-free access: poses, monitors, actuation); borrowed, valid while
+ * the run lives. Do not free it. */
+noether_data* noether_run_data(noether_run* r);
+/* Add a CSV output before the first step: channels as in docs/lua.md ("time", "energy",
+ * "link1.position", "j1.coord", ...), sampled every `every` steps and at the start. The file is
+ * written as <csv_path>.part and renamed by noether_run_finish. csv_path may be NULL (no file).
+ * NOETHER_BAD_INPUT names an unknown channel, element or an unwritable file. */
+int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
+                           const char* const* channels);
+/* Advance n steps (or a duration: round(seconds / dt) steps). NOETHER_STEP_FAILED if a step failed:
+ * the data stays at the last good step and the run does not go on. */
+int noether_run_steps(noether_run* r, long long n);
+int noether_run_duration(noether_run* r, double seconds);
+/* Close the outputs: complete files get their final names. Non-zero if any output could not be
+ * completed (after a failed run it stays as <csv_path>.part; the message says so). */
+int noether_run_finish(noether_run* r);
+/* The run summary as JSON (keys as `noether run --summary-json`); free it with noether_free. */
+char* noether_run_summary_json(const noether_run* r);
 void noether_free(void* p);
 
 #ifdef __cplusplus

@@ -5,6 +5,10 @@
 #include <string>
 
 #include "noether/noether.hpp"
+#include "noether/run.hpp"
+
+#include <cstdlib>
+#include <vector>
 
 struct noether_spec {
     noether::Spec spec;
@@ -13,7 +17,12 @@ struct noether_model {
     std::shared_ptr<const noether::Model> model;
 };
 struct noether_data {
-    std::unique_ptr<noether::Data> data;
+    std::unique_ptr<noether::Data> owned;  // null for the data of a run (owned by the run)
+    noether::Data* data = nullptr;
+};
+struct noether_run {
+    std::unique_ptr<noether::Run> run;
+    noether_data data;  // a view of run->data()
 };
 
 namespace {
@@ -128,7 +137,9 @@ noether_data* noether_data_new(const noether_model* m) {
     }
     noether_data* out = nullptr;
     guarded([&] {
-        out = new noether_data{std::make_unique<noether::Data>(m->model)};
+        auto d = std::make_unique<noether::Data>(m->model);
+        out = new noether_data{std::move(d), nullptr};
+        out->data = out->owned.get();
         return NOETHER_OK;
     });
     return out;
@@ -184,6 +195,96 @@ int noether_monitors(const noether_data* d, double energy[3], double momentum[3]
         if (violation) *violation = mon.max_violation;
         return static_cast<int>(NOETHER_OK);
     });
+}
+
+void noether_free(void* p) { std::free(p); }
+
+// ---- runs ----------------------------------------------------------------------------------
+
+noether_run* noether_run_new(const noether_model* m) {
+    if (!m) {
+        fail(NOETHER_USAGE, "noether_run_new: model is NULL");
+        return nullptr;
+    }
+    noether_run* out = nullptr;
+    guarded([&] {
+        auto r = std::make_unique<noether_run>();
+        r->run = std::make_unique<noether::Run>(m->model);
+        r->data.data = &r->run->data();
+        out = r.release();
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+void noether_run_free(noether_run* r) { delete r; }
+
+noether_data* noether_run_data(noether_run* r) { return r ? &r->data : nullptr; }
+
+int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
+                           const char* const* channels) {
+    if (!r) return fail(NOETHER_USAGE, "noether_run_add_output: run is NULL");
+    if (nchannels < 0 || (nchannels > 0 && !channels))
+        return fail(NOETHER_BAD_INPUT, "noether_run_add_output: channels is NULL or nchannels is negative");
+    return guarded([&] {
+        noether::OutputSpec o;
+        o.file = csv_path ? csv_path : "";
+        o.every = every;
+        for (int i = 0; i < nchannels; ++i) {
+            if (!channels[i]) return fail(NOETHER_BAD_INPUT, "noether_run_add_output: channel " + std::to_string(i) + " is NULL");
+            o.channels.push_back(channels[i]);
+        }
+        try {
+            r->run->add_output(o);
+        } catch (const noether::UsageError& e) {
+            return fail(NOETHER_BAD_INPUT, e.what());
+        }
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+int noether_run_steps(noether_run* r, long long n) {
+    if (!r) return fail(NOETHER_USAGE, "noether_run_steps: run is NULL");
+    if (n < 0) return fail(NOETHER_BAD_INPUT, "noether_run_steps: the number of steps must be non-negative, got " + std::to_string(n));
+    return guarded([&] {
+        if (r->run->steps(n)) return static_cast<int>(NOETHER_OK);
+        return fail(NOETHER_STEP_FAILED, r->run->failure());
+    });
+}
+
+int noether_run_duration(noether_run* r, double seconds) {
+    if (!r) return fail(NOETHER_USAGE, "noether_run_duration: run is NULL");
+    if (!(seconds >= 0) || seconds > 1e15)
+        return fail(NOETHER_BAD_INPUT, "noether_run_duration: seconds must be a non-negative finite number");
+    return noether_run_steps(r, r->run->steps_for(seconds));
+}
+
+int noether_run_finish(noether_run* r) {
+    if (!r) return fail(NOETHER_USAGE, "noether_run_finish: run is NULL");
+    return guarded([&] {
+        std::vector<std::string> notes;
+        r->run->finish(&notes);
+        if (notes.empty()) return static_cast<int>(NOETHER_OK);
+        std::string msg;
+        for (const std::string& n : notes) msg += (msg.empty() ? "" : "; ") + n;
+        return fail(r->run->failed() ? NOETHER_STEP_FAILED : NOETHER_BAD_INPUT, msg);
+    });
+}
+
+char* noether_run_summary_json(const noether_run* r) {
+    if (!r) {
+        fail(NOETHER_USAGE, "noether_run_summary_json: run is NULL");
+        return nullptr;
+    }
+    char* out = nullptr;
+    guarded([&] {
+        const std::string json = r->run->summary().to_json();
+        out = static_cast<char*>(std::malloc(json.size() + 1));
+        if (!out) return fail(NOETHER_BAD_INPUT, "noether_run_summary_json: out of memory");
+        std::memcpy(out, json.c_str(), json.size() + 1);
+        return static_cast<int>(NOETHER_OK);
+    });
+    return out;
 }
 
 }  // extern "C"

@@ -375,9 +375,23 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                               list_names(reg.names(PluginKind::integrator)) + ")");
     }
     m.solver_name = o.solver;
-    if (o.solver == "auto" || o.solver.empty())
-        m.solver_name = m.graph.loop_joints.empty() ? "sparse-ldu" : "dense-loop";
-    if (o.integrator != "none") {
+    if ((o.solver == "auto" || o.solver.empty()) && !c.has_errors()) {
+        // The supported solver with the highest preference (names() is sorted: ties by name).
+        int best = 0;
+        m.solver_name.clear();
+        for (const std::string& name : reg.names(PluginKind::solver)) {
+            const Solver* s = reg.solver(name);
+            if (!s->unsupported(m).empty()) continue;
+            const int p = s->preference(m);
+            if (m.solver_name.empty() || p > best) m.solver_name = name, best = p;
+        }
+        if (m.solver_name.empty()) {
+            c.error(none, "options: solver 'auto': no loaded solver supports this model (known solvers: " +
+                              list_names(reg.names(PluginKind::solver)) + ")");
+            m.solver_name = "auto";
+        }
+    }
+    if (o.integrator != "none" && m.solver_name != "auto") {
         m.solver = reg.solver(m.solver_name);
         if (!m.solver)
             c.error(none, "options: unknown solver '" + m.solver_name + "' (known solvers: " +

@@ -56,6 +56,8 @@ void Data::reset() {
     warned_keys_.clear();
     update_joint_coordinates(m, *this, twist.data());
     integrator_state = m.integrator ? m.integrator->create_state(m) : nullptr;
+    snap_.integrator_state.reserve(256);
+    snapshot_step();  // sizes the snapshot: later snapshots do not allocate
 }
 
 void Data::warn(const std::string& message) { warnings.push_back({time, step, message}); }
@@ -78,7 +80,7 @@ bool Data::warn_once(const char* key, const std::string& message) {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
-constexpr std::uint32_t kFormat = 1;
+constexpr std::uint32_t kFormat = 2;  // 2: StepStats::projections, RunStats::projection_total
 
 struct Writer {
     std::string& out;
@@ -149,15 +151,10 @@ std::string Data::save() const {
     w.pod(last.residual);
     w.pod(last.halvings);
     w.pod(last.substeps);
-    w.pod(stats.steps);
-    w.pod(stats.newton_total);
-    w.pod(stats.newton_max);
-    w.pod(stats.newton_work);
-    w.pod(stats.subdivided_steps);
-    w.pod(stats.failed_steps);
-    w.pod(stats.redundant_rows);
-    w.pod(stats.internal_steps);
-    w.pod(stats.rejected_steps);
+    w.pod(last.projections);
+#define NOETHER_X(type, name) w.pod(stats.name);
+    NOETHER_RUN_STATS(NOETHER_X)
+#undef NOETHER_X
     w.pod(static_cast<std::uint64_t>(warnings.size()));
     for (const Warning& x : warnings) {
         w.pod(x.time);
@@ -213,15 +210,10 @@ void Data::restore(const std::string& bytes) {
     r.pod(ls.residual);
     r.pod(ls.halvings);
     r.pod(ls.substeps);
-    r.pod(rs.steps);
-    r.pod(rs.newton_total);
-    r.pod(rs.newton_max);
-    r.pod(rs.newton_work);
-    r.pod(rs.subdivided_steps);
-    r.pod(rs.failed_steps);
-    r.pod(rs.redundant_rows);
-    r.pod(rs.internal_steps);
-    r.pod(rs.rejected_steps);
+    r.pod(ls.projections);
+#define NOETHER_X(type, name) r.pod(rs.name);
+    NOETHER_RUN_STATS(NOETHER_X)
+#undef NOETHER_X
     std::uint64_t nw = 0;
     r.pod(nw);
     for (std::uint64_t i = 0; i < nw; ++i) {
@@ -294,15 +286,52 @@ void Data::restore_file(const std::string& path) {
 
 // ---- stepping and monitors -------------------------------------------------------------------
 
-StepStatus step(const Model& m, Data& d) {
-    if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
-    if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
-    return m.integrator->step(m, d);
+void Data::snapshot_step() {
+    // Copy-assignment into vectors of the same size reuses their storage; the integrator
+    // state is serialised into a string whose capacity stays from the previous step.
+    snap_.time = time;
+    snap_.step = step;
+    snap_.pose = pose;
+    snap_.twist = twist;
+    snap_.twist_guess = twist_guess;
+    snap_.lambda = lambda;
+    snap_.coord = coord;
+    snap_.rate = rate;
+    snap_.last = last;
+    snap_.stats = stats;
+    snap_.integrator_state.clear();
+    if (integrator_state) integrator_state->save(snap_.integrator_state);
+}
+
+void Data::rollback_step() {
+    time = snap_.time;
+    step = snap_.step;
+    pose = snap_.pose;
+    twist = snap_.twist;
+    twist_guess = snap_.twist_guess;
+    lambda = snap_.lambda;
+    coord = snap_.coord;
+    rate = snap_.rate;
+    last = snap_.last;
+    stats = snap_.stats;
+    if (integrator_state) {
+        const char* p = snap_.integrator_state.data();
+        const char* end = p + snap_.integrator_state.size();
+        if (!integrator_state->restore(p, end) || p != end)
+            throw UsageError("Data::rollback_step: the integrator state did not restore from its own snapshot");
+    }
 }
 
 Monitors monitors(const Model& m, const Data& d) {
     if (&d.model() != &m) throw UsageError("monitors: the Data was made for another Model");
-    Monitors mon = m.integrator ? m.integrator->monitors(m, d) : continuous_monitors(m, d.pose.data(), d.twist.data());
+    return m.integrator ? m.integrator->monitors(m, d) : Integrator::default_monitors(m, d);
+}
+
+Monitors Integrator::default_monitors(const Model& m, const Data& d) {
+    Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
+    const double se = spring_energy(m, d.coord.data());
+    mon.potential += se;
+    mon.total += se;
     return mon;
 }
 
@@ -380,10 +409,15 @@ void add_generalized(const double* C, const double* u, int dofs, Wrench& w) {
 }  // namespace
 
 void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out) {
+    applied_wrenches(m, d, d.inputs(), poses, twists, out);
+}
+
+void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
+                      Wrench* out) {
     const int nb = m.nbodies();
     for (int i = 0; i < nb; ++i) {
-        out[i].force = d.applied_force[i];
-        out[i].torque = rotate_inv(poses[i].q, d.applied_torque[i]);
+        out[i].force = in.force[i];
+        out[i].torque = rotate_inv(poses[i].q, in.torque[i]);
     }
     for (const ForceInfo& f : m.forces) {
         const Quat& q = poses[f.body].q;
@@ -396,7 +430,7 @@ void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Tw
     double Ca[36], Cb[36], c[6], u[6];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
-        const double* act = &d.actuation[j.dof_offset];
+        const double* act = in.actuation + j.dof_offset;
         bool any = j.has_force_element;
         for (int k = 0; k < j.dofs && !any; ++k) any = act[k] != 0;
         if (!any) continue;

@@ -113,7 +113,18 @@ const PluginInfo& Registry::add_locked(const noether_plugin_descriptor* d, const
             throw PluginError(PluginError::Kind::duplicate_name, path,
                               std::string("plugin ") + where + ": duplicate " + kind_name(kind) + " name '" + d->name +
                                   "', already loaded from " + (p.path.empty() ? "(in-process)" : p.path));
-    void* obj = d->create();
+    void* obj = nullptr;
+    std::string thrown;
+    try {
+        obj = d->create();
+    } catch (const std::exception& e) {
+        thrown = e.what();
+    } catch (...) {
+        thrown = "an exception of unknown type";
+    }
+    if (!thrown.empty())
+        throw PluginError(PluginError::Kind::bad_descriptor, path, "plugin " + where + ": create() of '" + d->name +
+                                                                       "' threw: " + thrown);
     if (!obj) throw PluginError(PluginError::Kind::bad_descriptor, path, "plugin " + where + ": create() returned null");
     plugins_.push_back(PluginInfo{kind, d->name, d->description ? d->description : "", path, obj});
     return plugins_.back();
@@ -137,19 +148,55 @@ const PluginInfo& Registry::load_file(const std::string& path_in) {
                           "plugin " + path + ": cannot open: " + (e ? e : "unknown dlopen error"));
     }
     dlerror();
-    void* sym = dlsym(h, "noether_plugin");
-    if (!sym) {
-        dlclose(h);
-        throw PluginError(PluginError::Kind::no_entry_point, path,
-                          "plugin " + path + ": no entry point: the library does not export 'noether_plugin'");
-    }
-    auto entry = reinterpret_cast<noether_plugin_entry>(sym);
+    const noether_plugin_descriptor* list = nullptr;
+    int count = 0;
+    std::string thrown;  // message of an exception escaping the plugin (copied before dlclose)
     try {
-        return add_locked(entry(), path);
-    } catch (...) {
-        dlclose(h);
+        if (void* sym = dlsym(h, "noether_plugin_list")) {
+            list = reinterpret_cast<noether_plugin_list_entry>(sym)(&count);
+        } else if (void* one = dlsym(h, "noether_plugin")) {
+            list = reinterpret_cast<noether_plugin_entry>(one)();
+            count = 1;
+        } else {
+            dlclose(h);
+            throw PluginError(PluginError::Kind::no_entry_point, path,
+                              "plugin " + path + ": no entry point: the library exports neither 'noether_plugin' "
+                              "nor 'noether_plugin_list'");
+        }
+    } catch (const PluginError&) {
         throw;
+    } catch (const std::exception& e) {
+        thrown = e.what();
+    } catch (...) {
+        thrown = "an exception of unknown type";
     }
+    if (!thrown.empty()) {
+        // The library stays loaded: nothing of it may be alive after dlclose, and the
+        // exception object was already destroyed above.
+        throw PluginError(PluginError::Kind::bad_descriptor, path, "plugin " + path + ": its entry point threw: " + thrown);
+    }
+    if (!list || count < 1 || count > 1024) {
+        dlclose(h);
+        throw PluginError(PluginError::Kind::bad_descriptor, path,
+                          "plugin " + path + ": the entry point returned no descriptor (count " + std::to_string(count) + ")");
+    }
+    const PluginInfo* first = nullptr;
+    std::string errors;
+    PluginError::Kind kind = PluginError::Kind::bad_descriptor;
+    for (int i = 0; i < count; ++i) {
+        try {
+            const PluginInfo& p = add_locked(&list[i], path);
+            if (!first) first = &p;
+        } catch (const PluginError& e) {
+            if (errors.empty()) kind = e.kind();
+            errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+        }
+    }
+    if (!errors.empty()) {
+        if (!first) dlclose(h);
+        throw PluginError(kind, path, errors);
+    }
+    return *first;
 }
 
 std::vector<PluginError> Registry::load_directory(const std::string& dir_in) {

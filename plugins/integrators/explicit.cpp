@@ -1,7 +1,8 @@
-// Explicit integrators on the index-1 formulation, compiled three times:
-//   heun             (NOETHER_EXPLICIT_HEUN)   explicit trapezoid, order 2, fixed step
-//   rk4              (NOETHER_EXPLICIT_RK4)    classical Runge–Kutta, order 4, fixed step
-//   dp45-projection  (NOETHER_EXPLICIT_DP45)   Dormand–Prince 5(4) with step-size control and,
+// Explicit integrators on the index-1 formulation: three configured instances of one class,
+// exported by this one library:
+//   heun             explicit trapezoid, order 2, fixed step
+//   rk4              classical Runge–Kutta, order 4, fixed step
+//   dp45-projection  Dormand–Prince 5(4) with step-size control and,
 //                    after every accepted step, projection onto the constraint manifolds
 //                    (quaternion norm; positions by Newton; velocities) and optionally onto
 //                    the energy invariant (paper 003, Tuomela, Arponen & Normi §4–5).
@@ -36,13 +37,6 @@ namespace {
 using namespace noether;
 
 enum class Method { heun, rk4, dp45 };
-#if defined(NOETHER_EXPLICIT_HEUN)
-constexpr Method kMethod = Method::heun;
-#elif defined(NOETHER_EXPLICIT_RK4)
-constexpr Method kMethod = Method::rk4;
-#else
-constexpr Method kMethod = Method::dp45;
-#endif
 
 constexpr int kPer = 13;  // per body: x (3), q (4), v (3), ω (3)
 
@@ -103,6 +97,7 @@ Dp45Options dp45_options(const Model& m) {
 
 class Explicit final : public Integrator {
 public:
+    explicit Explicit(Method method) : kMethod(method) {}
     Scheme scheme() const override { return kMethod == Method::dp45 ? Scheme::adaptive : Scheme::explicit_fixed; }
 
     std::vector<std::string> option_names() const override {
@@ -160,45 +155,20 @@ public:
         return st;
     }
 
-    Monitors monitors(const Model& m, const Data& d) const override {
-        Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
-        const double se = spring_energy(m, d.coord.data());
-        mon.potential += se;
-        mon.total += se;
-        return mon;
-    }
-
-    StepStatus step(const Model& m, Data& d) const override {
+    StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
         pack(m, d, st.y0);
-        StepStatus status = StepStatus::ok;
-        int internal = 0, projections = 0;
+        StepReport r;
         if (kMethod == Method::dp45) {
-            status = dp45(m, d, st, dt, &internal, &projections);
+            r.status = dp45(m, d, st, dt, r);
+            r.substeps = static_cast<int>(r.internal_steps);
         } else {
-            status = kMethod == Method::heun ? heun(m, d, st, dt) : rk4(m, d, st, dt);
-            internal = 1;
-            if (status == StepStatus::ok) unpack(m, st.y, d);
+            r.status = kMethod == Method::heun ? heun(m, d, st, dt) : rk4(m, d, st, dt);
+            if (r.status == StepStatus::ok) unpack(m, st.y, d);
         }
-        if (status != StepStatus::ok) {
-            unpack(m, st.y0, d);  // leave the state at the last good step
-            ++d.stats.failed_steps;
-            char buf[256];
-            std::snprintf(buf, sizeof buf, "step %lld (t = %.6g s): %s; the state is left at t = %.6g s",
-                          static_cast<long long>(d.step + 1), d.time + dt, status_name(status), d.time);
-            d.warn(buf);
-            return status;
-        }
-        d.last = {projections, 0.0, 0, internal};
-        d.time += dt;
-        ++d.step;
-        ++d.stats.steps;
-        d.stats.newton_total += projections;
-        d.stats.newton_max = std::max(d.stats.newton_max, projections);
-        d.stats.newton_work += projections;
-        update_joint_coordinates(m, d, d.twist.data());
-        return StepStatus::ok;
+        r.work = r.projections;
+        return r;
     }
 
 private:
@@ -436,7 +406,7 @@ private:
         return it;
     }
 
-    StepStatus dp45(const Model& m, Data& d, State& st, double dt, int* internal, int* projections) const {
+    StepStatus dp45(const Model& m, Data& d, State& st, double dt, StepReport& r) const {
         static const double a[7][6] = {{0, 0, 0, 0, 0, 0},
                                        {1.0 / 5, 0, 0, 0, 0, 0},
                                        {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
@@ -485,11 +455,11 @@ private:
             if (!std::isfinite(err)) return StepStatus::non_finite;
             const double fac = err > 0 ? 0.9 * std::pow(err, -0.2) : o.fac_max;
             if (err <= 1) {
-                ++*internal;
+                ++r.internal_steps;
                 y = st.ytmp;
                 for (int r = 0; r < 6; ++r) st.work += h * a[6][r] * st.stage_power[r];  // fifth-order work
                 bool ok = true;
-                *projections += project(m, st, y, st.energy0 + st.work, o.energy, &ok);
+                r.projections += project(m, st, y, st.energy0 + st.work, o.energy, &ok);
                 if (!ok) return StepStatus::not_converged;
                 unpack(m, y, d);  // joint angles unwrap internal step by internal step
                 update_joint_coordinates(m, d, d.twist.data());
@@ -497,26 +467,25 @@ private:
                 const double h_new = h * std::min(o.fac_max, std::max(0.2, fac));
                 if (!last) st.h_next = h_new;
                 else st.h_next = std::max(st.h_next, h_new);  // a truncated last step does not shrink the proposal
-                ++d.stats.internal_steps;
             } else {
-                ++d.stats.rejected_steps;
+                ++r.rejected_steps;
                 st.h_next = h * std::max(0.2, fac);
             }
         }
         unpack(m, y, d);
         return StepStatus::ok;
     }
+
+    Method kMethod;
 };
 
 }  // namespace
 
-#if defined(NOETHER_EXPLICIT_HEUN)
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "heun", "explicit trapezoid (order 2), index-1, no stabilisation (baseline)",
-               Explicit)
-#elif defined(NOETHER_EXPLICIT_RK4)
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "rk4", "classical Runge-Kutta (order 4), index-1, no stabilisation (baseline)",
-               Explicit)
-#else
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "dp45-projection",
-               "Dormand-Prince 5(4), step-size control, projection onto constraints and energy (paper 003)", Explicit)
-#endif
+NOETHER_PLUGIN_LIST(
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "heun",
+                         "explicit trapezoid (order 2), index-1, no stabilisation (baseline)", Explicit, Method::heun),
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "rk4",
+                         "classical Runge-Kutta (order 4), index-1, no stabilisation (baseline)", Explicit, Method::rk4),
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "dp45-projection",
+                         "Dormand-Prince 5(4), step-size control, projection onto constraints and energy (paper 003)",
+                         Explicit, Method::dp45))

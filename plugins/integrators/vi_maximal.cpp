@@ -1,6 +1,7 @@
 // vi-maximal: the first-order variational integrator in maximal coordinates (paper 000,
-// restated in maximal-vi.md §2–§7); compiled a second time with NOETHER_VI_MIDPOINT as
-// vi-midpoint, the second-order midpoint variational integrator (paper 004, midpoint-vi.md).
+// restated in docs/design/maximal-vi.md §2–§7), and vi-midpoint, the second-order midpoint
+// variational integrator (paper 004, docs/design/midpoint-vi.md): two configured instances of
+// one class, exported by this one library.
 //
 // The two share their step equations: for gravity and joints the midpoint discrete Lagrangian
 // gives the same map as the first-order one (midpoint-vi.md, first finding). vi-midpoint differs
@@ -18,11 +19,13 @@
 // ‖f‖, the rotation guard |ω| < 2/dt, warm starts. The Newton matrix has the sparsity of the
 // block graph, so a tree costs O(n) per iteration with the sparse-ldu solver.
 //
-// The pipeline of one step: backup → [substep × k] → commit, where a substep is
-//   prepare (forces, config-2 Jacobians) → Newton (assemble, factor, solve, line search) → commit.
-// A step whose Newton iteration fails is retried as 2, 4, 8, … substeps (maximal-vi.md §7.1);
-// the interval length of the last substep is remembered (dt_prev), because the momentum
-// arriving at the current configuration depends on it.
+// The kernel snapshots the Data before advance() and commits or restores after it. advance()
+// runs [substep × k], where a substep is
+//   prepare (forces, config-2 Jacobians) → warm start → Newton (assemble, factor, solve,
+//   line search, chord confirmation) → commit.
+// A step whose Newton iteration fails is retried from the kernel's snapshot (rollback_step) as
+// 2, 4, 8, … substeps (maximal-vi.md §7.1); the interval length of the last substep is
+// remembered (dt_prev), because the momentum arriving at the current configuration depends on it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,12 +41,6 @@
 namespace {
 
 using namespace noether;
-
-#ifdef NOETHER_VI_MIDPOINT
-constexpr bool kMidpoint = true;
-#else
-constexpr bool kMidpoint = false;
-#endif
 
 constexpr double kGuard = 0.99;       // |ω| < kGuard · 2/dt
 constexpr int kMaxStalls = 5;         // consecutive stalled iterations above tolerance: give up
@@ -73,19 +70,23 @@ struct State final : IntegratorState {
     std::vector<Wrench> wrench;
     std::vector<double> J2a, J2b, J3a, J3b, g;  // per joint, rows × 6 at row_offset · 6
     std::vector<Pose> pose3;
-    std::vector<Pose> bak_pose;
-    std::vector<Twist> bak_twist, bak_guess;
-    std::vector<double> bak_lambda;
-    std::vector<Vec3> bak_prev_force, bak_prev_torque;
-    std::vector<double> bak_prev_u;
 
+    template <class T>
+    static void put(std::string& out, const std::vector<T>& v) {
+        if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
+    }
+    template <class T>
+    static void get(const char*& p, std::vector<T>& v) {
+        if (!v.empty()) std::memcpy(v.data(), p, sizeof(T) * v.size());
+        p += sizeof(T) * v.size();
+    }
     void save(std::string& out) const override {
         out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
         const char st = started ? 1 : 0;
         out.append(&st, 1);
-        out.append(reinterpret_cast<const char*>(prev_force.data()), sizeof(Vec3) * prev_force.size());
-        out.append(reinterpret_cast<const char*>(prev_torque.data()), sizeof(Vec3) * prev_torque.size());
-        out.append(reinterpret_cast<const char*>(prev_u.data()), sizeof(double) * prev_u.size());
+        put(out, prev_force);
+        put(out, prev_torque);
+        put(out, prev_u);
     }
     bool restore(const char*& p, const char* end) override {
         const std::size_t need = sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
@@ -94,12 +95,9 @@ struct State final : IntegratorState {
         std::memcpy(&dt_prev, p, sizeof dt_prev);
         p += sizeof dt_prev;
         started = *p++ != 0;
-        std::memcpy(prev_force.data(), p, sizeof(Vec3) * prev_force.size());
-        p += sizeof(Vec3) * prev_force.size();
-        std::memcpy(prev_torque.data(), p, sizeof(Vec3) * prev_torque.size());
-        p += sizeof(Vec3) * prev_torque.size();
-        std::memcpy(prev_u.data(), p, sizeof(double) * prev_u.size());
-        p += sizeof(double) * prev_u.size();
+        get(p, prev_force);
+        get(p, prev_torque);
+        get(p, prev_u);
         return true;
     }
 };
@@ -115,12 +113,6 @@ inline double vnorm(const std::vector<double>& v) {
     return std::sqrt(s);
 }
 
-std::string node_name(const Model& m, int node) {
-    if (node < 0) return "?";
-    if (node < m.nbodies()) return "body '" + m.bodies[node].name + "'";
-    return "joint '" + m.joints[node - m.nbodies()].name + "'";
-}
-
 // Outcome of one Newton solve.
 struct Solve {
     StepStatus status = StepStatus::ok;
@@ -129,8 +121,18 @@ struct Solve {
     int worst_node = -1;
 };
 
+// Every trial twist inside the rotation guard |ω| < limit?
+bool within_guard(const Model& m, const std::vector<double>& s, double limit) {
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const double* w = &s[m.graph.node_offset[b] + 3];
+        if (!(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < limit * limit)) return false;
+    }
+    return true;
+}
+
 class VIMaximal final : public Integrator {
 public:
+    explicit VIMaximal(bool midpoint) : midpoint_(midpoint) {}
     Scheme scheme() const override { return Scheme::implicit_fixed; }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
@@ -141,9 +143,9 @@ public:
                 char buf[256];
                 std::snprintf(buf, sizeof buf,
                               "body '%s': initial angular velocity |w| = %.6g rad/s is too fast for dt = %.6g s "
-                              "(vi-maximal needs |w| < 1.98/dt = %.6g rad/s: less than half a turn per step); "
+                              "(%s needs |w| < 1.98/dt = %.6g rad/s: less than half a turn per step); "
                               "use dt < %.6g s",
-                              b.name.c_str(), w, m.options.dt, limit, kGuard * 2.0 / w);
+                              b.name.c_str(), w, m.options.dt, name(), limit, kGuard * 2.0 / w);
                 out.push_back({Severity::error, b.origin, buf});
             }
         }
@@ -168,43 +170,27 @@ public:
         st->J3b.assign(jr, 0.0);
         st->g.assign(m.total_rows, 0.0);
         st->pose3.assign(nb, Pose{});
-        st->bak_pose.assign(nb, Pose{});
-        st->bak_twist.assign(nb, Twist{});
-        st->bak_guess.assign(nb, Twist{});
-        st->bak_lambda.assign(m.total_rows, 0.0);
         st->prev_force.assign(nb, Vec3{});
         st->prev_torque.assign(nb, Vec3{});
         st->cur_force.assign(nb, Vec3{});
         st->cur_torque.assign(nb, Vec3{});
         st->prev_u.assign(m.total_dofs, 0.0);
         st->cur_u.assign(m.total_dofs, 0.0);
-        st->bak_prev_force.assign(nb, Vec3{});
-        st->bak_prev_torque.assign(nb, Vec3{});
-        st->bak_prev_u.assign(m.total_dofs, 0.0);
         return st;
     }
 
-    StepStatus step(const Model& m, Data& d) const override {
+    StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
-        // Backup: a failed attempt leaves no trace.
-        st.bak_pose = d.pose;
-        st.bak_twist = d.twist;
-        st.bak_guess = d.twist_guess;
-        st.bak_lambda = d.lambda;
-        const double bak_dt_prev = st.dt_prev;
-        const bool bak_started = st.started;
-        st.bak_prev_force = st.prev_force;  // (vi-midpoint) the previous interval's inputs
-        st.bak_prev_torque = st.prev_torque;
-        st.bak_prev_u = st.prev_u;
-
-        Solve total, attempt;
-        int substeps = 1;
+        StepReport report;
+        Solve total;
         for (int k = 1; k <= m.options.max_substeps; k *= 2) {
+            if (k > 1) d.rollback_step();  // a failed attempt leaves no trace
+            report.attempts = k;
             total = Solve{};
             for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
-                attempt = substep(m, d, st, dt / k);
-                d.stats.newton_work += attempt.iterations;
+                const Solve attempt = substep(m, d, st, dt / k);
+                report.work += attempt.iterations;
                 total.status = attempt.status;
                 total.iterations += attempt.iterations;
                 total.halvings += attempt.halvings;
@@ -212,56 +198,19 @@ public:
                 total.worst_node = attempt.worst_node;
             }
             if (total.status == StepStatus::ok) {
-                substeps = k;
+                report.substeps = k;
                 break;
             }
-            d.pose = st.bak_pose;
-            d.twist = st.bak_twist;
-            d.twist_guess = st.bak_guess;
-            d.lambda = st.bak_lambda;
-            st.dt_prev = bak_dt_prev;
-            st.started = bak_started;
-            st.prev_force = st.bak_prev_force;
-            st.prev_torque = st.bak_prev_torque;
-            st.prev_u = st.bak_prev_u;
         }
-        d.last = {total.iterations, total.residual, total.halvings, substeps};
-
-        if (total.status != StepStatus::ok) {
-            ++d.stats.failed_steps;
-            char buf[512];
-            std::snprintf(buf, sizeof buf,
-                          "step %lld (t = %.6g s): %s at dt = %.6g s, also with up to %d substeps "
-                          "(last residual %.3g, worst %s); the state is left at t = %.6g s",
-                          static_cast<long long>(d.step + 1), d.time + dt, status_name(total.status), dt,
-                          m.options.max_substeps, total.residual, node_name(m, total.worst_node).c_str(), d.time);
-            d.warn(buf);
-            return total.status;
-        }
-        if (substeps > 1 && !d.warned("vi-maximal/subdivided")) {
-            char buf[320];
-            std::snprintf(buf, sizeof buf,
-                          "step %lld (t = %.6g s): Newton did not converge at dt = %.6g s; recovered with %d substeps "
-                          "(first time this run; further subdivided steps are only counted)",
-                          static_cast<long long>(d.step + 1), d.time + dt, dt, substeps);
-            d.warn_once("vi-maximal/subdivided", buf);
-        }
-        if (substeps > 1) ++d.stats.subdivided_steps;
-        d.stats.redundant_rows = std::max(d.stats.redundant_rows, st.ws->redundant_rows);
-        if (!st.ws->redundant_joints.empty() && !d.warned("vi-maximal/redundant")) {
-            std::string names;
-            for (int j : st.ws->redundant_joints) names += (names.empty() ? "'" : ", '") + m.joints[j].name + "'";
-            d.warn_once("vi-maximal/redundant",
-                        "solver '" + m.solver_name + "': the rows of loop joint(s) " + names +
-                            " are partly redundant; their multipliers are the minimum-norm ones");
-        }
-        d.time += dt;
-        ++d.step;
-        ++d.stats.steps;
-        d.stats.newton_total += total.iterations;
-        if (total.iterations > d.stats.newton_max) d.stats.newton_max = total.iterations;
-        update_joint_coordinates(m, d, d.twist.data());
-        return StepStatus::ok;
+        report.status = total.status;
+        report.iterations = total.iterations;
+        report.halvings = total.halvings;
+        report.residual = total.residual;
+        report.worst_node = total.worst_node;
+        report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
+        report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
+        report.redundant_joints = &st.ws->redundant_joints;
+        return report;
     }
 
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
@@ -281,13 +230,7 @@ public:
 
     Monitors monitors(const Model& m, const Data& d) const override {
         const State& st = static_cast<const State&>(*d.integrator_state);
-        if (kMidpoint && !st.started) {  // before the first step: the continuous values
-            Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
-            const double se = spring_energy(m, d.coord.data());
-            mon.potential += se;
-            mon.total += se;
-            return mon;
-        }
+        if (midpoint_ && !st.started) return default_monitors(m, d);  // before the first step: the continuous values
         const double dt = st.dt_prev;
         Monitors mon;
         for (int i = 0; i < m.nbodies(); ++i) {
@@ -309,15 +252,21 @@ public:
 
 private:
     // One variational step of length h from the committed state; commits on success.
+    // One variational step of length h from the committed state; commits on success.
     Solve substep(const Model& m, Data& d, State& st, double h) const {
-        const int nb = m.nbodies();
-        const BlockGraph& g = m.graph;
-        Solve out;
-
         set_scaling(st, h);
         prepare(m, d, st, h);
+        warm_start(m, d, st, h);
+        Solve out = newton(m, d, st, h);
+        if (out.status == StepStatus::ok) commit(m, d, st, h);
+        return out;
+    }
 
-        // Warm start, kept inside the rotation guard.
+    // Stage: the unknowns start at the previous velocities (kept inside the rotation guard)
+    // and multipliers.
+    static void warm_start(const Model& m, const Data& d, State& st, double h) {
+        const int nb = m.nbodies();
+        const BlockGraph& g = m.graph;
         const double limit = kGuard * 2.0 / h;
         for (int b = 0; b < nb; ++b) {
             double* sb = &st.s[g.node_offset[b]];
@@ -329,11 +278,17 @@ private:
         for (int j = 0; j < m.njoints(); ++j)
             for (int r = 0; r < m.joints[j].rows; ++r)
                 st.s[g.node_offset[nb + j] + r] = d.lambda[m.joints[j].row_offset + r] / st.lam;
+    }
 
-        double fn = residual(m, d, st, h, st.s, st.f);
+    // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
+    // st.pose3 its next configuration.
+    Solve newton(const Model& m, const Data& d, State& st, double h) const {
+        const BlockGraph& g = m.graph;
+        const double limit = kGuard * 2.0 / h;
         const double eps = m.options.tolerance;
+        Solve out;
+        double fn = residual(m, d, st, h, st.s, st.f);
         int stalls = 0;
-        bool converged = false;
         for (int it = 1; it <= m.options.max_iterations; ++it) {
             out.iterations = it;
             if (!std::isfinite(fn)) {
@@ -348,23 +303,8 @@ private:
             }
             st.dx = st.f;
             m.solver->solve(g, *st.ws, st.dx.data());
-            // Backtracking line search on ‖f‖; trials that break the rotation guard are halved away.
             double alpha = 1, fn_try = fn;
-            bool admissible = false;
-            for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
-                if (hv > 0) ++out.halvings;
-                for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - alpha * st.dx[i];
-                bool guard = true;
-                for (int b = 0; b < nb && guard; ++b) {
-                    const double* w = &st.s_try[g.node_offset[b] + 3];
-                    guard = w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < limit * limit;
-                }
-                if (!guard) continue;
-                admissible = true;
-                fn_try = residual(m, d, st, h, st.s_try, st.f_try);
-                if (fn_try < fn || fn_try < eps) break;
-            }
-            if (!admissible) {
+            if (!line_search(m, d, st, h, fn, alpha, fn_try, out.halvings)) {
                 out.status = StepStatus::rotation_limit;
                 break;
             }
@@ -372,49 +312,72 @@ private:
             std::swap(st.s, st.s_try);  // the last evaluated trial is taken even if not accepted
             std::swap(st.f, st.f_try);
             fn = fn_try;
-            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) {
-                converged = true;
-                break;
-            }
-            if (stalled && fn < kFloor * st.fscale) {  // at the round-off floor of large terms
-                converged = true;
-                break;
-            }
+            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return done(out, fn);
+            if (stalled && fn < kFloor * st.fscale) return done(out, fn);  // at the round-off floor of large terms
             stalls = stalled && fn >= eps ? stalls + 1 : 0;
             if (stalls >= kMaxStalls) break;
-            // The residual is converged but the step that got there was not yet small: the next
-            // Newton step only confirms. Take it as a chord step with the current factorisation
-            // (no assembly, no factorisation); if it does not confirm, iterate as usual.
-            if (fn < eps && it < m.options.max_iterations) {
-                st.dx = st.f;
-                m.solver->solve(g, *st.ws, st.dx.data());
-                for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
-                bool guard = true;
-                for (int b = 0; b < nb && guard; ++b) {
-                    const double* w = &st.s_try[g.node_offset[b] + 3];
-                    guard = w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < limit * limit;
-                }
-                if (guard) {
-                    const double fc = residual(m, d, st, h, st.s_try, st.f_try);
-                    if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
-                        std::swap(st.s, st.s_try);
-                        std::swap(st.f, st.f_try);
-                        fn = fc;
-                        out.iterations = it + 1;
-                        converged = true;
-                        break;
-                    }
-                    residual(m, d, st, h, st.s, st.f);  // back to the current iterate (pose3, J3)
-                }
+            if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {
+                out.iterations = it + 1;
+                return done(out, fn);
             }
         }
         out.residual = fn;
-        if (!converged) {
-            if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
-            if (out.worst_node < 0) out.worst_node = worst_node(m, st.f);
-            return out;
+        if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
+        if (out.worst_node < 0) out.worst_node = worst_node(m, st.f);
+        return out;
+    }
+
+    static Solve done(Solve out, double fn) {
+        out.residual = fn;
+        return out;
+    }
+
+    // Stage: backtracking line search on ‖f‖ along −dx; trials that break the rotation guard
+    // are halved away. Leaves the last evaluated trial in s_try/f_try; false if none was
+    // admissible.
+    bool line_search(const Model& m, const Data& d, State& st, double h, double fn, double& alpha, double& fn_try,
+                     int& halvings) const {
+        const BlockGraph& g = m.graph;
+        const double limit = kGuard * 2.0 / h;
+        bool admissible = false;
+        for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
+            if (hv > 0) ++halvings;
+            for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - alpha * st.dx[i];
+            if (!within_guard(m, st.s_try, limit)) continue;
+            admissible = true;
+            fn_try = residual(m, d, st, h, st.s_try, st.f_try);
+            if (fn_try < fn || fn_try < m.options.tolerance) break;
         }
-        // Commit: pose3 holds the configuration of the accepted s (the last one evaluated).
+        return admissible;
+    }
+
+    // Stage: the residual is converged but the step that got there was not yet small, so the
+    // next Newton step only confirms. Take it as a chord step with the current factorisation
+    // (no assembly, no factorisation). True (and s, f, fn updated) if it confirms; otherwise
+    // the current iterate is evaluated again (pose3, J3) and Newton goes on as usual.
+    bool chord_confirms(const Model& m, const Data& d, State& st, double h, double& fn) const {
+        const BlockGraph& g = m.graph;
+        const double eps = m.options.tolerance;
+        st.dx = st.f;
+        m.solver->solve(g, *st.ws, st.dx.data());
+        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
+        if (!within_guard(m, st.s_try, kGuard * 2.0 / h)) return false;
+        const double fc = residual(m, d, st, h, st.s_try, st.f_try);
+        if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
+            std::swap(st.s, st.s_try);
+            std::swap(st.f, st.f_try);
+            fn = fc;
+            return true;
+        }
+        residual(m, d, st, h, st.s, st.f);
+        return false;
+    }
+
+    // Stage: write the accepted solution into Data (pose3 holds the configuration of the
+    // accepted s, the last one evaluated).
+    void commit(const Model& m, Data& d, State& st, double h) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = m.graph;
         for (int b = 0; b < nb; ++b) {
             const double* sb = &st.s[g.node_offset[b]];
             d.pose[b] = {st.pose3[b].x, qnormalized(st.pose3[b].q)};
@@ -425,20 +388,17 @@ private:
             for (int r = 0; r < m.joints[j].rows; ++r)
                 d.lambda[m.joints[j].row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;
         st.dt_prev = h;
-        if (kMidpoint) {  // this interval's input values become the previous ones
+        if (midpoint_) {  // this interval's input values become the previous ones
             st.started = true;
             st.prev_force = d.applied_force;
             st.prev_torque = d.applied_torque;
             st.prev_u = d.actuation;
         }
-        return out;
     }
 
-    // Prepare a step: forcing and config-2 Jacobians (constant during the Newton iterations),
-    // written into the force-mapping blocks F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ] of the matrix.
     // Row scaling and the start flag of a substep of length h.
-    static void set_scaling(State& st, double h) {
-        if (kMidpoint) {
+    void set_scaling(State& st, double h) const {
+        if (midpoint_) {
             st.rhoT = h, st.rhoR = 0.5 * h, st.rhoJ = 1.0 / h, st.lam = 1.0 / h;
             st.start = !st.started;
         } else {
@@ -447,23 +407,20 @@ private:
         }
     }
 
-    void prepare(const Model& m, Data& d, State& st, double h) const {
+    // Stage: prepare a step: forcing and config-2 Jacobians (constant during the Newton
+    // iterations), written into the force-mapping blocks F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ].
+    void prepare(const Model& m, const Data& d, State& st, double h) const {
         (void)h;
-        if (kMidpoint && !st.start) {
+        if (midpoint_ && !st.start) {
             // Midpoint sampling: the node gets the average of the two adjacent intervals' input
-            // values, mapped at its own configuration. Swap the averages into Data for the call.
+            // values, mapped at its own configuration.
             for (int b = 0; b < m.nbodies(); ++b) {
                 st.cur_force[b] = 0.5 * (st.prev_force[b] + d.applied_force[b]);
                 st.cur_torque[b] = 0.5 * (st.prev_torque[b] + d.applied_torque[b]);
             }
             for (int k = 0; k < m.total_dofs; ++k) st.cur_u[k] = 0.5 * (st.prev_u[k] + d.actuation[k]);
-            std::swap(st.cur_force, d.applied_force);
-            std::swap(st.cur_torque, d.applied_torque);
-            std::swap(st.cur_u, d.actuation);
-            applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
-            std::swap(st.cur_force, d.applied_force);
-            std::swap(st.cur_torque, d.applied_torque);
-            std::swap(st.cur_u, d.actuation);
+            const Inputs avg{st.cur_u.data(), st.cur_force.data(), st.cur_torque.data()};
+            applied_wrenches(m, d, avg, d.pose.data(), d.twist.data(), st.wrench.data());
         } else {
             applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
         }
@@ -593,6 +550,8 @@ private:
         }
     }
 
+    const char* name() const { return midpoint_ ? "vi-midpoint" : "vi-maximal"; }
+
     static int worst_node(const Model& m, const std::vector<double>& f) {
         int worst = -1;
         double wv = -1;
@@ -603,14 +562,15 @@ private:
         }
         return worst;
     }
+
+    bool midpoint_;
 };
 
 }  // namespace
 
-#ifdef NOETHER_VI_MIDPOINT
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-midpoint",
-               "second-order midpoint variational integrator in maximal coordinates (paper 004)", VIMaximal)
-#else
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-maximal",
-               "first-order variational integrator in maximal coordinates (paper 000)", VIMaximal)
-#endif
+NOETHER_PLUGIN_LIST(
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "vi-maximal",
+                         "first-order variational integrator in maximal coordinates (paper 000)", VIMaximal, false),
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "vi-midpoint",
+                         "second-order midpoint variational integrator in maximal coordinates (paper 004)", VIMaximal,
+                         true))

@@ -22,6 +22,7 @@ struct Workspace final : SolverWorkspace {
 
 class DenseLoop final : public Solver {
 public:
+    int preference(const Model&) const override { return 90; }
     std::unique_ptr<SolverWorkspace> create(const Model&, const BlockGraph& g) const override {
         auto ws = std::make_unique<Workspace>();
         ws->tree.init(g);

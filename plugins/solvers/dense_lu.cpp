@@ -18,6 +18,7 @@ struct Workspace final : SolverWorkspace {
 
 class DenseLU final : public Solver {
 public:
+    int preference(const Model&) const override { return 10; }
     std::unique_ptr<SolverWorkspace> create(const Model&, const BlockGraph& g) const override {
         auto ws = std::make_unique<Workspace>();
         ws->M.assign(static_cast<std::size_t>(g.total_size) * g.total_size, 0.0);

@@ -49,6 +49,7 @@ struct Workspace final : SolverWorkspace {
 
 class Schur final : public Solver {
 public:
+    int preference(const Model&) const override { return 20; }
     std::unique_ptr<SolverWorkspace> create(const Model& m, const BlockGraph& g) const override {
         auto ws = std::make_unique<Workspace>();
         const int nj = g.njoints, nb = g.nbodies;

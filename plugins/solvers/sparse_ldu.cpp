@@ -17,6 +17,7 @@ struct Workspace final : SolverWorkspace {
 
 class SparseLDU final : public Solver {
 public:
+    int preference(const Model&) const override { return 100; }
     std::string unsupported(const Model& m) const override {
         if (m.graph.loop_joints.empty()) return {};
         std::string names;

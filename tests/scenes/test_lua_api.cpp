@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sys/wait.h>
 
-#include "noether.h"
+#include "noether_lua.h"
 #include "scene_util.hpp"
 
 using scenes::read_csv;

@@ -45,20 +45,37 @@ struct StepStats {
     int iterations = 0;   // Newton iterations (summed over substeps)
     double residual = 0;  // final residual norm
     int halvings = 0;     // line-search halvings
-    int substeps = 1;     // 1 = taken at dt, else subdivided
+    int substeps = 1;     // 1 = taken at dt, else subdivided (adaptive methods: internal steps)
+    int projections = 0;  // projection iterations (projection methods)
 };
 
-// Counters over the run.
+// Counters over the run, as one field list (type, name) so that save/restore and the run
+// summary are generated from it and cannot drift:
+//   steps             committed steps
+//   newton_total      Newton iterations of the accepted solves;  newton_max: largest per step
+//   newton_work       every iteration performed, including failed attempts
+//   subdivided_steps  steps a fixed-step method had to subdivide;  failed_steps: failed steps
+//   redundant_rows    constraint rows the solver found dependent (largest seen)
+//   internal_steps, rejected_steps   adaptive methods: accepted / rejected internal steps
+//   projection_total  projection iterations (projection methods)
+#define NOETHER_RUN_STATS(X)                                                                  \
+    X(std::int64_t, steps) X(std::int64_t, newton_total) X(int, newton_max)                 \
+    X(std::int64_t, newton_work) X(std::int64_t, subdivided_steps) X(std::int64_t, failed_steps) \
+    X(int, redundant_rows) X(std::int64_t, internal_steps) X(std::int64_t, rejected_steps)    \
+    X(std::int64_t, projection_total)
+
 struct RunStats {
-    std::int64_t steps = 0;
-    std::int64_t newton_total = 0;  // iterations of the accepted solves
-    int newton_max = 0;
-    std::int64_t newton_work = 0;   // every iteration performed, including failed attempts
-    std::int64_t subdivided_steps = 0;
-    std::int64_t failed_steps = 0;
-    int redundant_rows = 0;  // constraint rows the solver found dependent (largest seen)
-    std::int64_t internal_steps = 0;  // adaptive integrators: accepted internal steps
-    std::int64_t rejected_steps = 0;  // adaptive integrators: rejected internal steps
+#define NOETHER_X(type, name) type name = 0;
+    NOETHER_RUN_STATS(NOETHER_X)
+#undef NOETHER_X
+};
+
+// A view of the inputs of a step (per joint DOF actuation, per body world force and torque).
+// Data's own inputs by default; an integrator may pass others (vi-midpoint: interval averages).
+struct Inputs {
+    const double* actuation = nullptr;
+    const Vec3* force = nullptr;
+    const Vec3* torque = nullptr;
 };
 
 class Data {
@@ -104,6 +121,18 @@ public:
 
     std::unique_ptr<IntegratorState> integrator_state;
 
+    // Data's own inputs as a view.
+    Inputs inputs() const { return {actuation.data(), applied_force.data(), applied_torque.data()}; }
+
+    // The step snapshot (kernel/src/step.cpp): everything a step may change — time, step,
+    // poses, twists, warm starts, multipliers, joint coordinates and rates, the last-step
+    // record, the counters and the integrator's state. snapshot_step() is taken by the kernel
+    // before advance(); rollback_step() returns to it exactly (integrators that retry a step
+    // call it; the kernel calls it after a failed step). Neither allocates once the first
+    // snapshot has been taken.
+    void snapshot_step();
+    void rollback_step();
+
     // Serialise to / restore from bytes (bit-identical round trip). restore() checks that the
     // buffer was saved from a Data of a Model with the same structure; throws UsageError if not.
     std::string save() const;
@@ -114,11 +143,22 @@ public:
 private:
     std::shared_ptr<const Model> model_;
     std::vector<std::string> warned_keys_;
+    struct Snapshot {
+        double time = 0;
+        std::int64_t step = 0;
+        std::vector<Pose> pose;
+        std::vector<Twist> twist, twist_guess;
+        std::vector<double> lambda, coord, rate;
+        StepStats last;
+        RunStats stats;
+        std::string integrator_state;
+    } snap_;
 };
 
-// Advance one step of Model::options.dt with the Model's integrator. On failure the Data is
-// left at the last good step, a Warning names the time, step and worst element, and the
-// status says what went wrong.
+// Advance one step of Model::options.dt with the Model's integrator (kernel/src/step.cpp:
+// check → snapshot → advance → commit or restore → joint coordinates). On failure the Data is
+// left bit for bit at the last good step (only the failure counter and one Warning naming the
+// time, step, integrator and worst element are added), and the status says what went wrong.
 StepStatus step(const Model& m, Data& d);
 
 // Quantities monitored during a run (maximal-vi.md §6 for the variational integrators).
@@ -134,9 +174,12 @@ Monitors monitors(const Model& m, const Data& d);
 // ---- kernel services for integrators ------------------------------------------------------
 
 // Sum of the applied wrenches on every body at the given configuration and velocities,
-// excluding gravity: the Model's constant forces, Data's applied forces and torques, joint
-// actuation, and joint springs and dampers. `out` has one entry per body (overwritten).
+// excluding gravity: the Model's constant forces, the inputs' forces, torques and joint
+// actuation, and joint springs and dampers (springs unwrap against Data::coord). `out` has one
+// entry per body (overwritten). The first form uses Data's own inputs.
 void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out);
+void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
+                      Wrench* out);
 
 // Recompute Data::coord and Data::rate from Data::pose and the given velocities (unwrapping
 // angles against the previous coordinates).

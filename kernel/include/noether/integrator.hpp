@@ -1,11 +1,19 @@
 // noether/integrator.hpp — the integrator plugin interface.
 //
 // One interface carries implicit fixed-step (vi-maximal), explicit fixed-step (heun, rk4) and
-// adaptive methods (dp45-projection): step() advances a Data by exactly Model::options.dt,
-// taking whatever internal steps the method needs, and fills Data::last. Integrator state
-// that must survive save/restore lives in Data::integrator_state.
+// adaptive methods (dp45-projection). The kernel owns the step (noether::step, kernel/src/step.cpp):
+//
+//   check → snapshot → integrator->advance(m, d) → commit or restore → joint coordinates
+//
+// advance() moves the state (poses, twists, warm starts, multipliers and the integrator's own
+// state in Data::integrator_state) by exactly Model::options.dt, taking whatever internal steps
+// the method needs, and returns a StepReport. It never touches Data::time, Data::step,
+// Data::stats, Data::last or the warnings: the kernel commits those from the report, and on a
+// failed step restores the snapshot exactly and writes the one failure warning. A method that
+// retries a step (subdivision) calls Data::rollback_step() to return to the step's start.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +24,27 @@
 
 namespace noether {
 
+// What one advance() did. Iteration counts are those of the method's own solves.
+struct StepReport {
+    StepStatus status = StepStatus::ok;
+    int iterations = 0;        // Newton iterations of the accepted solve (summed over substeps)
+    int projections = 0;       // projection iterations (projection methods)
+    double residual = 0;       // final residual norm (implicit methods)
+    int halvings = 0;          // line-search halvings
+    int substeps = 1;          // 1 = taken at dt; k = subdivided into k substeps; for adaptive
+                               // methods the internal steps of this step
+    bool subdivided = false;   // a fixed-step method had to subdivide the step
+    std::int64_t work = 0;     // every iteration performed, including failed attempts
+    std::int64_t internal_steps = 0;  // adaptive methods: accepted internal steps
+    std::int64_t rejected_steps = 0;  // adaptive methods: rejected internal steps
+    int attempts = 1;          // how many subdivision levels were tried (for the failure message)
+    int worst_node = -1;       // block-graph node with the largest residual (−1: unknown)
+    // Constraint rows the linear solver found dependent in the accepted solve, and their joints
+    // (may be null); the kernel reports them once per run.
+    int redundant_rows = 0;
+    const std::vector<int>* redundant_joints = nullptr;
+};
+
 class Integrator {
 public:
     enum class Scheme { implicit_fixed, explicit_fixed, adaptive };
@@ -25,10 +54,11 @@ public:
     virtual std::vector<std::string> option_names() const { return {}; }
     // Further checks of the Model and its options; append errors/warnings.
     virtual void check(const Model& m, std::vector<Diagnostic>& out) const { (void)m; (void)out; }
-    // The integrator's state in a new Data (workspaces sized for the Model).
+    // The integrator's state in a new Data (workspaces sized for the Model). Its save()/restore()
+    // must carry everything a step may change: the kernel uses them for the step snapshot.
     virtual std::unique_ptr<IntegratorState> create_state(const Model& m) const = 0;
-    // Advance by Model::options.dt. On failure leave d at the last good step and d.warn().
-    virtual StepStatus step(const Model& m, Data& d) const = 0;
+    // Advance the state by Model::options.dt (see the top of this file).
+    virtual StepReport advance(const Model& m, Data& d) const = 0;
     // Introspection for tests and tools: prepare a step of Model::options.dt from the committed
     // state of d, then evaluate the step equations f(s) at the unknowns s (laid out by
     // BlockGraph::node_offset) and, if A is not null, the Newton matrix ∂f/∂s into A. Returns
@@ -37,11 +67,11 @@ public:
         (void)m; (void)d; (void)s; (void)f; (void)A;
         return false;
     }
-    // Energy, momenta and violation of the committed state as this method defines them.
-    virtual Monitors monitors(const Model& m, const Data& d) const {
-        Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
-        return mon;
-    }
+    // Energy (including the joint springs), momenta and violation of the committed state as
+    // this method defines them. The default: the continuous values of Data::pose/twist.
+    virtual Monitors monitors(const Model& m, const Data& d) const { return default_monitors(m, d); }
+    // The default monitors: continuous_monitors() of the committed state plus spring energy.
+    static Monitors default_monitors(const Model& m, const Data& d);
 };
 
 }  // namespace noether

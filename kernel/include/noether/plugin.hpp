@@ -1,16 +1,22 @@
 // noether/plugin.hpp — plugin descriptors, the entry symbol and the registry.
 //
-// A plugin is a shared library exporting one C symbol:
+// A plugin library exports one of two C symbols:
 //
-//     extern "C" const noether_plugin_descriptor* noether_plugin(void);
+//     extern "C" const noether_plugin_descriptor* noether_plugin(void);              // one plugin
+//     extern "C" const noether_plugin_descriptor* noether_plugin_list(int* count);   // several
 //
-// returning a descriptor (ABI version, descriptor size, kind, name, one-line description, and
-// factory functions). The registry is the only process-wide table: it holds plugin *types*
-// (joint types, integrators, solvers), never instances. Libraries are never unloaded.
+// returning descriptors (ABI version, descriptor size, kind, name, one-line description, and a
+// factory function). Several plugins of one library are typically configured instances of one
+// class (vi-maximal and vi-midpoint). The registry is the only process-wide table: it holds
+// plugin *types* (joint types, integrators, solvers), never per-run instances. Libraries are
+// never unloaded.
 //
 // Plugins are C++ objects behind a C entry point: build them with the same C++ ABI as the
-// kernel (g++/libstdc++ of the same major version). NOETHER_PLUGIN_ABI changes whenever a
-// plugin interface changes, and the loader refuses a plugin built for another one.
+// kernel (g++/libstdc++ of the same major version). The contract is the interface classes
+// and the layouts of the structs they read and write (Model, Data, JointInfo, BlockGraph,
+// Options, RunStats, StepReport, SolverWorkspace, …). NOETHER_PLUGIN_ABI changes whenever any
+// of these changes — tests/kernel/test_abi.cpp records the layouts and fails until it is
+// bumped — and the loader refuses a plugin built for another ABI.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +27,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 1u
+#define NOETHER_PLUGIN_ABI 2u
 
 extern "C" {
 
@@ -39,6 +45,7 @@ struct noether_plugin_descriptor {
 };
 
 typedef const noether_plugin_descriptor* (*noether_plugin_entry)(void);
+typedef const noether_plugin_descriptor* (*noether_plugin_list_entry)(int* count);
 }
 
 // Define the entry point of a plugin library in one line:
@@ -50,6 +57,24 @@ typedef const noether_plugin_descriptor* (*noether_plugin_entry)(void);
             NOETHER_PLUGIN_ABI, sizeof(noether_plugin_descriptor), KIND, NAME, DESCRIPTION,             \
             []() -> void* { static CLASS instance; return &instance; }};                                \
         return &d;                                                                                      \
+    }
+
+// One entry of NOETHER_PLUGIN_LIST: an instance of CLASS constructed with the remaining
+// arguments, e.g. NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "rk4", "…", Explicit, Method::rk4)
+#define NOETHER_PLUGIN_ENTRY(KIND, NAME, DESCRIPTION, CLASS, ...)                                     \
+    noether_plugin_descriptor {                                                                       \
+        NOETHER_PLUGIN_ABI, sizeof(noether_plugin_descriptor), KIND, NAME, DESCRIPTION,               \
+            []() -> void* { static CLASS instance{__VA_ARGS__}; return &instance; }                    \
+    }
+
+// Define the entry point of a library exporting several plugins:
+//   NOETHER_PLUGIN_LIST(NOETHER_PLUGIN_ENTRY(...), NOETHER_PLUGIN_ENTRY(...))
+#define NOETHER_PLUGIN_LIST(...)                                                                       \
+    extern "C" __attribute__((visibility("default"))) const noether_plugin_descriptor* noether_plugin_list( \
+        int* count) {                                                                                  \
+        static const noether_plugin_descriptor list[] = {__VA_ARGS__};                                 \
+        *count = static_cast<int>(sizeof list / sizeof list[0]);                                       \
+        return list;                                                                                   \
     }
 
 namespace noether {
@@ -75,8 +100,10 @@ public:
     // directories of NOETHER_PLUGIN_PATH (':'-separated); problems there are kept in errors().
     static Registry& global();
 
-    // Open one library and register its plugin. Throws PluginError (cannot open, not a
-    // library, no entry point, ABI mismatch, bad descriptor, duplicate name).
+    // Open one library and register its plugins (returns the first). Throws PluginError (cannot
+    // open, not a library, no entry point, ABI mismatch, bad descriptor, duplicate name, an
+    // exception thrown by the plugin's entry point or factory). When one descriptor of a list
+    // is refused, the others stay registered.
     const PluginInfo& load_file(const std::string& path);
     // Load every shared library (*.so) in a directory, in name order; other files are
     // skipped. Returns the errors instead of throwing (one bad plugin does not stop the rest).

@@ -1,12 +1,16 @@
-// noether/lua.hpp — run Lua scene scripts from a host (the `noether` command is one such host).
+// noether/lua.hpp — run Lua scene scripts from a host (library libnoether_lua; the `noether`
+// command is one such host).
 //
 // The scene language is the Lua module `noether` (docs/lua.md). A host either runs a whole
-// script with run_script(), or opens the module in its own lua_State with open().
+// script with run_script(), or opens the module in its own lua_State with open(). A stock
+// lua5.4 loads the same module with require "noether" (noether.so, see docs/lua.md).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "noether/run.hpp"
 
 struct lua_State;
 
@@ -21,27 +25,9 @@ struct ScriptOptions {
     bool print_reports = false;                 // print import reports (w:urdf) to stdout
 };
 
-// What one world did (the run summary of `noether run`).
-struct RunSummary {
-    int bodies = 0, joints = 0, loop_joints = 0, dof = 0;
-    std::string integrator, solver;
-    double dt = 0, sim_time = 0, wall_s = 0, us_per_step = 0;
-    long long steps = 0;
-    double energy_initial = 0, energy_final = 0, energy_max_abs_dev = 0;
-    bool energy_rel_defined = false;
-    double energy_max_rel_dev = 0;
-    double max_violation = 0;
-    std::string worst_joint;
-    double newton_mean = 0;
-    int newton_max = 0;
-    long long subdivided_steps = 0, failed_steps = 0;
-    long long internal_steps = 0, rejected_steps = 0;  // adaptive integrators
-    bool failed = false;
-    std::vector<std::string> warnings;
-    std::string graph;  // the block graph, for `noether check`
-    std::string to_json() const;
-    std::string to_text() const;
-};
+// What one world did: the kernel's run summary (noether/run.hpp).
+using noether::RunSummary;
+using noether::summaries_json;
 
 struct ScriptResult {
     int exit_code = 0;   // 0 ok, 1 simulation failed, 2 bad input
@@ -51,8 +37,6 @@ struct ScriptResult {
 
 ScriptResult run_script(const std::string& path, const ScriptOptions& options);
 
-// The summaries as JSON: one object for one world, else an array.
-std::string summaries_json(const std::vector<RunSummary>& worlds);
 // The same for a script held in memory; `chunk_name` is what error messages call it and
 // `dir` where relative paths and require() look.
 ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,

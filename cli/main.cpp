@@ -17,6 +17,8 @@
 
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
+#include "noether/run.hpp"
+#include "noether/urdf.hpp"
 
 namespace {
 
@@ -91,19 +93,6 @@ int cmd_plugins(const std::vector<std::string>& args) {
     return 0;
 }
 
-std::string lua_quote(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '\\' || c == '"') o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o + "\"";
-}
-
 // Shared Lua helpers: installed next to the program, else the source tree of this build.
 std::string scripts_dir() {
     char exe[4096];
@@ -121,8 +110,8 @@ std::string scripts_dir() {
 #endif
 }
 
-int write_json(const std::string& path, const std::vector<noether::lua::RunSummary>& worlds) {
-    const std::string json = noether::lua::summaries_json(worlds);
+int write_json(const std::string& path, const std::vector<noether::RunSummary>& worlds) {
+    const std::string json = noether::summaries_json(worlds);
     const std::string tmp = path + ".part";
     std::ofstream f(tmp);
     f << json << "\n";
@@ -250,35 +239,42 @@ int cmd_import(const std::vector<std::string>& args) {
         std::fprintf(stderr, "noether import: which file? (noether import FILE.urdf)\n");
         return 2;
     }
-    char dtbuf[64];
-    std::snprintf(dtbuf, sizeof dtbuf, "%.17g", dt);
-    const std::string code = "local noether = require('noether')\n"
-                             "local w = noether.world{ dt = " + std::string(dtbuf) + " }\n"
-                             "w:urdf{ file = " + lua_quote(file) + ", base = " + lua_quote(base) + " }\n"
-                             "return w\n";
-    noether::lua::ScriptOptions opt;
-    opt.print_reports = true;
-    opt.check_only = simulate < 0;
-    opt.progress = isatty(2);
-    if (simulate >= 0) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.17g", simulate);
-        opt.params["duration"] = buf;
-    }
-    const std::string dir = scripts_dir();
-    if (!dir.empty()) opt.lua_path.push_back(dir);
-    const noether::lua::ScriptResult r = noether::lua::run_source(code, "noether import", ".", opt);
-    if (r.exit_code == 2) {
-        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+    if (!(dt > 0)) {
+        std::fprintf(stderr, "noether import: --dt must be positive, got %g\n", dt);
         return 2;
     }
-    for (const auto& s : r.worlds) {
-        std::printf("%s", s.graph.c_str());
-        if (simulate >= 0) std::printf("noether import %s --simulate %g\n%s", file.c_str(), simulate, s.to_text().c_str());
+    // The importer and the kernel's run directly: no scene script in between.
+    noether::Spec spec;
+    spec.options.dt = dt;
+    noether::urdf::Options uo;
+    uo.fixed_base = base == "fixed";
+    noether::urdf::Report rep;
+    std::shared_ptr<const noether::Model> model;
+    try {
+        rep = noether::urdf::import(spec, file, uo);
+        const noether::AssemblyReport a = noether::assemble(spec);
+        if (!a.converged) {
+            std::fprintf(stderr, "noether: %s: the joints cannot all be satisfied: the assembly stopped at violation %g\n",
+                         file.c_str(), a.final_violation);
+            return 2;
+        }
+        std::printf("%s", rep.to_text().c_str());
+        model = noether::compile(spec);
+    } catch (const noether::Error& e) {
+        std::fprintf(stderr, "noether: %s\n", e.what());
+        return 2;
     }
-    if (!summary_json.empty() && write_json(summary_json, r.worlds) != 0) return 2;
-    if (r.exit_code == 1) {
-        std::fprintf(stderr, "noether: %s\n", r.error.c_str());
+    noether::Run run(model);
+    for (const std::string& w : rep.warnings) run.add_note(rep.file + ": " + w);
+    run.set_progress(isatty(2));
+    if (simulate >= 0) run.steps(run.steps_for(simulate));
+    run.finish();
+    const noether::RunSummary s = run.summary();
+    std::printf("%s", s.graph.c_str());
+    if (simulate >= 0) std::printf("noether import %s --simulate %g\n%s", file.c_str(), simulate, s.to_text().c_str());
+    if (!summary_json.empty() && write_json(summary_json, {s}) != 0) return 2;
+    if (run.failed()) {
+        std::fprintf(stderr, "noether: the simulation failed: %s\n", run.failure().c_str());
         return 1;
     }
     return 0;

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "noether.h"
+#include "noether_lua.h"
 #include "noether/lua.hpp"
 
 namespace {
@@ -32,8 +32,6 @@ int noether_run_script(const char* path, int nset, const char* const* set, char*
     g_script_error = r.error;
     return r.exit_code;
 }
-
-void noether_free(void* p) { std::free(p); }
 
 const char* noether_script_error(void) { return g_script_error.c_str(); }
 

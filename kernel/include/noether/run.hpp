@@ -1,0 +1,147 @@
+// noether/run.hpp — running a Model over many steps: output channels, the atomic CSV writer,
+// run tracking and the run summary. Every host (the Lua binding, the `noether` command, C and
+// C++ programs) runs through this one loop.
+//
+//   auto run = noether::Run(model);                          // makes its Data
+//   run.add_output({"out.csv", 1, {"time", "energy", "link1.position"}});
+//   run.steps(1000);                                         // hooks: before each step, on sample
+//   run.finish();                                            // renames out.csv.part → out.csv
+//   std::puts(run.summary().to_text().c_str());
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "noether/data.hpp"
+#include "noether/model.hpp"
+
+namespace noether {
+
+// One output channel (a CSV column group).
+struct Channel {
+    enum class Kind {
+        time, energy, kinetic, potential, momentum, angular_momentum, violation, newton, residual, substeps,
+        position, orientation, velocity, angular_velocity, coord, rate
+    };
+    Kind kind = Kind::time;
+    std::string text;     // as written ("link1.position")
+    std::string element;  // body or joint name, for per-element channels
+    int index = -1;       // body or joint index, resolved by Run::add_output
+};
+// Parse a channel name; false if it is not one.
+bool parse_channel(const std::string& text, Channel& out);
+// The channel names, for messages ("time, energy, …, <joint>.rate").
+const char* channel_names();
+
+struct OutputSpec {
+    std::string file;  // CSV path ("" for none): written as <file>.part, renamed when the run finishes
+    int every = 1;     // sample every `every` steps (and the initial state)
+    std::vector<std::string> channels;
+    bool hook = false;  // call RunHooks::on_sample for this output when it samples
+    Origin origin;      // where it was declared (prefixes error messages)
+};
+
+// The run summary. Its fields are one list (type, name); the JSON form, the Lua table and the
+// C API are generated from it. Types: I integer, D number, DN number or null, S string, B boolean.
+#define NOETHER_SUMMARY_FIELDS(X)                                                             \
+    X(I, bodies) X(I, joints) X(I, loop_joints) X(I, dof) X(S, integrator) X(S, solver)        \
+    X(D, dt) X(I, steps) X(D, sim_time) X(D, wall_s) X(D, us_per_step) X(D, energy_initial)    \
+    X(D, energy_final) X(D, energy_max_abs_dev) X(DN, energy_max_rel_dev) X(D, max_violation)  \
+    X(S, worst_joint) X(D, newton_mean) X(I, newton_max) X(I, subdivided_steps)                \
+    X(I, failed_steps) X(I, internal_steps) X(I, rejected_steps) X(I, projection_total)        \
+    X(B, failed)
+
+struct RunSummary {
+    using I = long long;
+    using D = double;
+    using DN = double;  // NaN when undefined (energy_max_rel_dev with zero initial energy)
+    using S = std::string;
+    using B = bool;
+#define NOETHER_X(type, name) type name{};
+    NOETHER_SUMMARY_FIELDS(NOETHER_X)
+#undef NOETHER_X
+    std::vector<std::string> warnings;
+    std::string graph;  // the block graph as text, for `noether check`
+    std::string to_json() const;
+    std::string to_text() const;
+};
+// One object for one summary, else an array.
+std::string summaries_json(const std::vector<RunSummary>& runs);
+// The block graph, elimination order and options of a Model, as text.
+std::string graph_text(const Model& m);
+
+class Run;
+
+// Host callbacks. Exceptions thrown here leave the run consistent and propagate out of steps().
+class RunHooks {
+public:
+    virtual ~RunHooks() = default;
+    virtual void before_step(Run& run) { (void)run; }
+    // An output declared with hook = true sampled (after its CSV row, if any).
+    virtual void on_sample(Run& run, int output) { (void)run; (void)output; }
+};
+
+class Run {
+public:
+    explicit Run(std::shared_ptr<const Model> model);
+    ~Run();
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+
+    const Model& model() const { return *model_; }
+    const std::shared_ptr<const Model>& model_ptr() const { return model_; }
+    Data& data() { return *data_; }
+    const Data& data() const { return *data_; }
+
+    // Add an output before the first step: resolves the channels and opens <file>.part with its
+    // header. Throws UsageError naming the origin and the channel or file. Returns its index.
+    int add_output(const OutputSpec& spec);
+    // Progress line on stderr for runs longer than about two seconds (only if stderr is a terminal).
+    void set_progress(bool on) { progress_ = on; }
+    // Warnings from outside the kernel (e.g. an importer's) shown in the summary.
+    void add_note(const std::string& warning) { notes_.push_back(warning); }
+
+    // Advance `n` steps (sampling the initial state first if nothing was sampled yet). Returns
+    // false if a step failed (failure() says why; the run does not go on).
+    bool steps(long long n, RunHooks* hooks = nullptr);
+    // Steps for a duration: llround(seconds / dt).
+    long long steps_for(double seconds) const;
+
+    // Close the outputs: complete ones are renamed to their final names; after a failed run
+    // or a write error the partial file stays as <file>.part and a note says so. Idempotent.
+    void finish(std::vector<std::string>* notes = nullptr);
+    bool finished() const { return finished_; }
+
+    bool failed() const { return failed_; }
+    const std::string& failure() const { return failure_; }
+    RunSummary summary() const;
+
+    // Tracking since the start (initial energy, extremes, wall time of the steps).
+    double energy_initial() const { return e0_; }
+    double wall_seconds() const { return wall_; }
+
+private:
+    struct Output {
+        OutputSpec spec;
+        std::vector<Channel> channels;
+        std::string tmp;
+        std::FILE* fp = nullptr;
+    };
+    void sample(bool force, const Monitors* known, RunHooks* hooks);
+    void write_header(Output& o);
+    void write_row(Output& o, const Monitors& mon);
+
+    std::shared_ptr<const Model> model_;
+    std::unique_ptr<Data> data_;
+    std::vector<Output> outputs_;
+    std::vector<std::string> notes_;
+    double e0_ = 0, e_final_ = 0, e_max_dev_ = 0, v_max_ = 0, wall_ = 0;
+    std::string worst_joint_;
+    bool sampled_ = false, failed_ = false, finished_ = false, progress_ = false;
+    std::string failure_;
+};
+
+}  // namespace noether

@@ -1,0 +1,419 @@
+// The run loop of every host: outputs, the atomic CSV writer, tracking and the summary.
+#include "noether/run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "noether/integrator.hpp"
+
+namespace noether {
+
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string json_str(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\', o += c;
+        else if (c == '\n') o += "\\n";
+        else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else o += c;
+    }
+    return o + "\"";
+}
+
+std::string json_num(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+
+// JSON value of one summary field, by its type in NOETHER_SUMMARY_FIELDS.
+std::string json_value_I(long long v) { return std::to_string(v); }
+std::string json_value_D(double v) { return json_num(v); }
+std::string json_value_DN(double v) { return json_num(v); }
+std::string json_value_S(const std::string& v) { return json_str(v); }
+std::string json_value_B(bool v) { return v ? "true" : "false"; }
+
+}  // namespace
+
+// ---- channels ----------------------------------------------------------------------------------
+
+const char* channel_names() {
+    return "time, energy, kinetic, potential, momentum, angular_momentum, violation, newton, residual, substeps, "
+           "and <body>.position, <body>.orientation, <body>.velocity, <body>.angular_velocity, <joint>.coord, "
+           "<joint>.rate";
+}
+
+bool parse_channel(const std::string& text, Channel& c) {
+    static const std::pair<const char*, Channel::Kind> globals[] = {
+        {"time", Channel::Kind::time},         {"energy", Channel::Kind::energy},
+        {"kinetic", Channel::Kind::kinetic},   {"potential", Channel::Kind::potential},
+        {"momentum", Channel::Kind::momentum}, {"angular_momentum", Channel::Kind::angular_momentum},
+        {"violation", Channel::Kind::violation}, {"newton", Channel::Kind::newton},
+        {"residual", Channel::Kind::residual}, {"substeps", Channel::Kind::substeps}};
+    static const std::pair<const char*, Channel::Kind> per[] = {
+        {"position", Channel::Kind::position}, {"orientation", Channel::Kind::orientation},
+        {"velocity", Channel::Kind::velocity}, {"angular_velocity", Channel::Kind::angular_velocity},
+        {"coord", Channel::Kind::coord},       {"rate", Channel::Kind::rate}};
+    c = Channel{};
+    c.text = text;
+    for (const auto& g : globals)
+        if (text == g.first) {
+            c.kind = g.second;
+            return true;
+        }
+    const std::size_t dot = text.rfind('.');
+    if (dot == std::string::npos || dot == 0) return false;
+    const std::string what = text.substr(dot + 1);
+    for (const auto& p : per)
+        if (what == p.first) {
+            c.kind = p.second;
+            c.element = text.substr(0, dot);
+            return true;
+        }
+    return false;
+}
+
+// ---- summary -----------------------------------------------------------------------------------
+
+std::string RunSummary::to_json() const {
+    std::ostringstream o;
+    o << "{";
+#define NOETHER_X(type, name) o << "\"" #name "\": " << json_value_##type(name) << ", ";
+    NOETHER_SUMMARY_FIELDS(NOETHER_X)
+#undef NOETHER_X
+    o << "\"warnings\": [";
+    for (std::size_t i = 0; i < warnings.size(); ++i) o << (i ? ", " : "") << json_str(warnings[i]);
+    o << "]}";
+    return o.str();
+}
+
+std::string summaries_json(const std::vector<RunSummary>& runs) {
+    if (runs.size() == 1) return runs[0].to_json();
+    std::string json = "[";
+    for (std::size_t i = 0; i < runs.size(); ++i) json += (i ? ", " : "") + runs[i].to_json();
+    return json + "]";
+}
+
+std::string RunSummary::to_text() const {
+    char buf[512];
+    std::ostringstream o;
+    std::snprintf(buf, sizeof buf, "  bodies %lld, joints %lld (%lld loop closure%s), degrees of freedom %lld\n", bodies,
+                  joints, loop_joints, loop_joints == 1 ? "" : "s", dof);
+    o << buf;
+    std::snprintf(buf, sizeof buf, "  integrator %s, solver %s, dt %g s\n", integrator.c_str(), solver.c_str(), dt);
+    o << buf;
+    std::snprintf(buf, sizeof buf, "  simulated %.6g s in %lld steps; wall %.3f s (%.2f us/step)\n", sim_time, steps,
+                  wall_s, us_per_step);
+    o << buf;
+    std::snprintf(buf, sizeof buf, "  energy: initial %.8g J, final %.8g J, largest deviation %.3g J", energy_initial,
+                  energy_final, energy_max_abs_dev);
+    o << buf;
+    if (std::isfinite(energy_max_rel_dev)) {
+        std::snprintf(buf, sizeof buf, " (%.3g relative)", energy_max_rel_dev);
+        o << buf;
+    }
+    std::snprintf(buf, sizeof buf, "\n  constraint violation: largest %.3g%s\n", max_violation,
+                  worst_joint.empty() ? "" : (" (joint '" + worst_joint + "')").c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %lld; subdivided steps %lld; failed steps %lld\n",
+                  newton_mean, newton_max, subdivided_steps, failed_steps);
+    o << buf;
+    if (internal_steps > 0) {
+        std::snprintf(buf, sizeof buf, "  internal steps: %lld accepted, %lld rejected; projection iterations %lld\n",
+                      internal_steps, rejected_steps, projection_total);
+        o << buf;
+    }
+    if (warnings.empty()) o << "  warnings: none\n";
+    else {
+        o << "  warnings (" << warnings.size() << "):\n";
+        for (const std::string& w : warnings) o << "    " << w << "\n";
+    }
+    return o.str();
+}
+
+std::string graph_text(const Model& m) {
+    std::ostringstream o;
+    const BlockGraph& g = m.graph;
+    auto node = [&](int n) { return n < m.nbodies() ? m.bodies[n].name : m.joints[n - m.nbodies()].name; };
+    o << "bodies (" << m.nbodies() << "):\n";
+    for (const BodyInfo& b : m.bodies) o << "  " << b.name << "  mass " << b.mass << " kg\n";
+    o << "joints (" << m.njoints() << "):\n";
+    for (const JointInfo& j : m.joints)
+        o << "  " << j.name << "  " << j.type << "  " << (j.a < 0 ? std::string("world") : m.bodies[j.a].name) << " -> "
+          << m.bodies[j.b].name << "  (" << j.rows << " rows, " << j.dofs << " DOF)" << (j.loop ? "  [loop closure]" : "")
+          << "\n";
+    o << "loop closures (" << g.loop_joints.size() << "):";
+    for (int j : g.loop_joints) o << " " << m.joints[j].name;
+    o << "\nelimination order:";
+    for (int n : g.order) o << " " << node(n);
+    if (!g.loop_joints.empty()) o << " | loop node:";
+    for (int j : g.loop_joints) o << " " << m.joints[j].name;
+    o << "\ncomponents: " << g.roots.size() << " (";
+    for (std::size_t c = 0; c < g.roots.size(); ++c)
+        o << (c ? ", " : "") << "root " << node(g.roots[c]) << (g.floating[c] ? " floating" : "");
+    o << ")\ndegrees of freedom: " << m.dof() << " by counting (6 x " << m.nbodies() << " bodies - " << m.total_rows
+      << " constraint rows)";
+    if (!g.loop_joints.empty()) o << "; loop-closure rows may be redundant (the solver reports them when it runs)";
+    o << "\n";
+    o << "integrator " << m.options.integrator << ", solver " << m.solver_name << ", dt " << m.options.dt << " s\n";
+    return o.str();
+}
+
+// ---- the run -----------------------------------------------------------------------------------
+
+Run::Run(std::shared_ptr<const Model> model) : model_(std::move(model)) {
+    if (!model_) throw UsageError("Run: model is null");
+    data_ = std::make_unique<Data>(model_);
+    const Monitors mon = monitors(*model_, *data_);
+    e0_ = e_final_ = mon.total;
+    v_max_ = mon.max_violation;
+    if (mon.worst_joint >= 0) worst_joint_ = model_->joints[mon.worst_joint].name;
+}
+
+Run::~Run() {
+    for (Output& o : outputs_)
+        if (o.fp) std::fclose(o.fp);  // never finished: the partial file stays as <file>.part
+}
+
+int Run::add_output(const OutputSpec& spec) {
+    const Model& m = *model_;
+    const std::string where = spec.origin.str().empty() ? std::string("output") : spec.origin.str() + ": output";
+    if (sampled_) throw UsageError(where + ": outputs must be added before the first step");
+    if (spec.every < 1) throw UsageError(where + ": 'every' must be at least 1, got " + std::to_string(spec.every));
+    if (!spec.file.empty() && spec.channels.empty()) throw UsageError(where + ": a file needs channels");
+    Output o;
+    o.spec = spec;
+    for (const std::string& text : spec.channels) {
+        Channel c;
+        if (!parse_channel(text, c))
+            throw UsageError(where + ": unknown channel '" + text + "' (channels: " + channel_names() + ")");
+        if (!c.element.empty()) {
+            const bool joint_channel = c.kind == Channel::Kind::coord || c.kind == Channel::Kind::rate;
+            c.index = joint_channel ? m.joint_index(c.element) : m.body_index(c.element);
+            if (c.index < 0)
+                throw UsageError(where + ": channel '" + c.text + "': no " + (joint_channel ? "joint" : "body") +
+                                 " named '" + c.element + "'");
+        }
+        o.channels.push_back(c);
+    }
+    if (!spec.file.empty()) {
+        o.tmp = spec.file + ".part";
+        o.fp = std::fopen(o.tmp.c_str(), "w");
+        if (!o.fp) throw UsageError(where + ": cannot write '" + o.tmp + "'");
+        write_header(o);
+    }
+    outputs_.push_back(std::move(o));
+    return static_cast<int>(outputs_.size()) - 1;
+}
+
+void Run::write_header(Output& o) {
+    const Model& m = *model_;
+    std::string h;
+    auto col = [&](const std::string& s) { h += (h.empty() ? "" : ",") + s; };
+    for (const Channel& c : o.channels) {
+        switch (c.kind) {
+            case Channel::Kind::momentum:
+            case Channel::Kind::angular_momentum:
+            case Channel::Kind::position:
+            case Channel::Kind::velocity:
+            case Channel::Kind::angular_velocity:
+                for (const char* s : {"x", "y", "z"}) col(c.text + "." + s);
+                break;
+            case Channel::Kind::orientation:
+                for (const char* s : {"w", "x", "y", "z"}) col(c.text + "." + s);
+                break;
+            case Channel::Kind::coord:
+            case Channel::Kind::rate: {
+                const JointInfo& j = m.joints[c.index];
+                if (j.dofs == 1) col(c.text);
+                else
+                    for (int k = 0; k < j.dofs; ++k) col(c.text + "." + j.impl->coordinate_name(k));
+                break;
+            }
+            default: col(c.text);
+        }
+    }
+    std::fprintf(o.fp, "%s\n", h.c_str());
+}
+
+void Run::write_row(Output& o, const Monitors& mon) {
+    const Model& m = *model_;
+    const Data& d = *data_;
+    bool first = true;
+    auto put = [&](double v) {
+        std::fprintf(o.fp, first ? "%.17g" : ",%.17g", v);
+        first = false;
+    };
+    auto put3 = [&](const Vec3& v) { put(v.x), put(v.y), put(v.z); };
+    for (const Channel& c : o.channels) {
+        switch (c.kind) {
+            case Channel::Kind::time: put(d.time); break;
+            case Channel::Kind::energy: put(mon.total); break;
+            case Channel::Kind::kinetic: put(mon.kinetic); break;
+            case Channel::Kind::potential: put(mon.potential); break;
+            case Channel::Kind::momentum: put3(mon.momentum); break;
+            case Channel::Kind::angular_momentum: put3(mon.angular_momentum); break;
+            case Channel::Kind::violation: put(mon.max_violation); break;
+            case Channel::Kind::newton: put(d.last.iterations); break;
+            case Channel::Kind::residual: put(d.last.residual); break;
+            case Channel::Kind::substeps: put(d.last.substeps); break;
+            case Channel::Kind::position: put3(d.pose[c.index].x); break;
+            case Channel::Kind::orientation: {
+                const Quat& q = d.pose[c.index].q;
+                put(q.w), put(q.x), put(q.y), put(q.z);
+                break;
+            }
+            case Channel::Kind::velocity: put3(d.twist[c.index].v); break;
+            case Channel::Kind::angular_velocity: put3(rotate(d.pose[c.index].q, d.twist[c.index].w)); break;
+            case Channel::Kind::coord:
+            case Channel::Kind::rate: {
+                const JointInfo& j = m.joints[c.index];
+                const std::vector<double>& src = c.kind == Channel::Kind::coord ? d.coord : d.rate;
+                for (int k = 0; k < j.dofs; ++k) put(src[j.dof_offset + k]);
+                break;
+            }
+        }
+    }
+    std::fputc('\n', o.fp);
+}
+
+// `known`: the monitors of the current state if the caller has them (else computed when needed).
+void Run::sample(bool force, const Monitors* known, RunHooks* hooks) {
+    sampled_ = true;
+    const Data& d = *data_;
+    bool have_mon = known != nullptr;
+    Monitors mon = known ? *known : Monitors{};
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        Output& o = outputs_[i];
+        if (!force && d.step % o.spec.every != 0) continue;
+        if (o.fp) {
+            if (!have_mon) mon = monitors(*model_, d), have_mon = true;
+            write_row(o, mon);
+        }
+        if (o.spec.hook && hooks) hooks->on_sample(*this, static_cast<int>(i));
+    }
+}
+
+long long Run::steps_for(double seconds) const { return std::llround(seconds / model_->options.dt); }
+
+bool Run::steps(long long n, RunHooks* hooks) {
+    if (finished_) throw UsageError("Run::steps: the run is finished");
+    if (failed_) return false;
+    const Model& m = *model_;
+    Data& d = *data_;
+    if (!sampled_ && d.step == 0) sample(true, nullptr, hooks);
+    sampled_ = true;
+    const double t_start = now_s();
+    double last_print = t_start;
+    bool printed = false;
+    const double t_end = d.time + n * m.options.dt;
+    const bool tty = progress_ && isatty(2);
+    for (long long k = 0; k < n; ++k) {
+        if (hooks) hooks->before_step(*this);
+        const double t0 = now_s();
+        const StepStatus st = step(m, d);
+        wall_ += now_s() - t0;
+        if (st != StepStatus::ok) {
+            failed_ = true;
+            failure_ = d.warnings.empty() ? status_name(st) : d.warnings.back().message;
+            break;
+        }
+        const Monitors mon = monitors(m, d);
+        e_final_ = mon.total;
+        e_max_dev_ = std::max(e_max_dev_, std::fabs(mon.total - e0_));
+        if (mon.max_violation > v_max_) {
+            v_max_ = mon.max_violation;
+            if (mon.worst_joint >= 0) worst_joint_ = m.joints[mon.worst_joint].name;
+        }
+        sample(false, &mon, hooks);
+        if (tty) {
+            const double t = now_s();
+            if (t - t_start > 2.0 && t - last_print > 0.25) {
+                std::fprintf(stderr, "\rnoether: t = %.3f / %.3f s (%3.0f%%), %.1f us/step   ", d.time, t_end,
+                             100.0 * (k + 1) / n, 1e6 * wall_ / std::max<std::int64_t>(1, d.stats.steps));
+                last_print = t;
+                printed = true;
+            }
+        }
+    }
+    if (printed) std::fprintf(stderr, "\n");
+    return !failed_;
+}
+
+void Run::finish(std::vector<std::string>* notes) {
+    if (finished_) return;
+    for (Output& o : outputs_) {
+        if (!o.fp) continue;
+        const bool ok = std::fclose(o.fp) == 0;
+        o.fp = nullptr;
+        const std::string& file = o.spec.file;
+        if (!ok) {
+            if (notes) notes->push_back("output '" + file + "': writing failed; the partial file is '" + o.tmp + "'");
+            continue;
+        }
+        if (failed_) {
+            if (notes)
+                notes->push_back("output '" + file + "' is incomplete (the run failed at t = " +
+                                 std::to_string(data_->time) + " s); it was left as '" + o.tmp + "'");
+            continue;
+        }
+        if (std::rename(o.tmp.c_str(), file.c_str()) != 0) {
+            if (notes) notes->push_back("output '" + file + "': cannot rename '" + o.tmp + "'");
+        }
+    }
+    finished_ = true;
+}
+
+RunSummary Run::summary() const {
+    RunSummary s;
+    const Model& m = *model_;
+    const Data& d = *data_;
+    s.bodies = m.nbodies();
+    s.joints = m.njoints();
+    s.loop_joints = static_cast<long long>(m.graph.loop_joints.size());
+    // Degrees of freedom: 6 per body minus the independent constraint rows (the solver reports
+    // closure rows it found dependent).
+    s.dof = m.dof() + d.stats.redundant_rows;
+    s.integrator = m.options.integrator;
+    s.solver = m.solver_name;
+    s.dt = m.options.dt;
+    s.steps = d.stats.steps;
+    s.sim_time = d.time;
+    s.wall_s = wall_;
+    s.us_per_step = d.stats.steps ? 1e6 * wall_ / d.stats.steps : 0;
+    s.energy_initial = e0_;
+    s.energy_final = e_final_;
+    s.energy_max_abs_dev = e_max_dev_;
+    s.energy_max_rel_dev = e0_ != 0 ? e_max_dev_ / std::fabs(e0_) : std::nan("");
+    s.max_violation = v_max_;
+    s.worst_joint = worst_joint_;
+    s.newton_mean = d.stats.steps ? double(d.stats.newton_total) / d.stats.steps : 0;
+    s.newton_max = d.stats.newton_max;
+    s.subdivided_steps = d.stats.subdivided_steps;
+    s.failed_steps = d.stats.failed_steps;
+    s.internal_steps = d.stats.internal_steps;
+    s.rejected_steps = d.stats.rejected_steps;
+    s.projection_total = d.stats.projection_total;
+    s.failed = failed_;
+    for (const std::string& x : notes_) s.warnings.push_back(x);
+    for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());
+    for (const Warning& x : d.warnings) s.warnings.push_back(x.message);
+    s.graph = graph_text(m);
+    return s;
+}
+
+}  // namespace noether

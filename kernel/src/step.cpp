@@ -1,0 +1,110 @@
+// The step, owned by the kernel: check → snapshot → advance → commit or restore → joint
+// coordinates. Integrator plugins only advance the state (noether/integrator.hpp); time,
+// counters, the last-step record and the warnings are written here, in one format.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "noether/data.hpp"
+#include "noether/integrator.hpp"
+
+namespace noether {
+
+namespace {
+
+std::string node_name(const Model& m, int node) {
+    if (node < 0 || node >= m.graph.nnodes()) return "";
+    if (node < m.nbodies()) return "body '" + m.bodies[node].name + "'";
+    return "joint '" + m.joints[node - m.nbodies()].name + "'";
+}
+
+void warn_failure(const Model& m, Data& d, const StepReport& r) {
+    const double dt = m.options.dt;
+    char buf[640];
+    int n = std::snprintf(buf, sizeof buf, "step %lld (t = %.6g s): %s at dt = %.6g s",
+                          static_cast<long long>(d.step + 1), d.time + dt, status_name(r.status), dt);
+    auto add = [&](const char* fmt, auto... args) {
+        if (n >= 0 && n < static_cast<int>(sizeof buf)) n += std::snprintf(buf + n, sizeof buf - n, fmt, args...);
+    };
+    if (r.attempts > 1) add(", also with up to %d substeps", m.options.max_substeps);
+    const std::string worst = node_name(m, r.worst_node);
+    if (m.integrator->scheme() == Integrator::Scheme::implicit_fixed || !worst.empty()) {
+        add(" (");
+        if (m.integrator->scheme() == Integrator::Scheme::implicit_fixed) add("last residual %.3g", r.residual);
+        if (!worst.empty()) add("%sworst %s", m.integrator->scheme() == Integrator::Scheme::implicit_fixed ? ", " : "",
+                                worst.c_str());
+        add(")");
+    }
+    add("; the state is left at t = %.6g s", d.time);
+    d.warn(buf);
+}
+
+void warn_subdivided(const Model& m, Data& d, const StepReport& r) {
+    if (d.warned("step/subdivided")) return;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "step %lld (t = %.6g s): Newton did not converge at dt = %.6g s; recovered with %d substeps "
+                  "(first time this run; further subdivided steps are only counted)",
+                  static_cast<long long>(d.step + 1), d.time + m.options.dt, m.options.dt, r.substeps);
+    d.warn_once("step/subdivided", buf);
+}
+
+void warn_redundant(const Model& m, Data& d, const StepReport& r) {
+    if (!r.redundant_joints || r.redundant_joints->empty() || d.warned("step/redundant")) return;
+    std::string names;
+    for (int j : *r.redundant_joints) names += (names.empty() ? "'" : ", '") + m.joints[j].name + "'";
+    d.warn_once("step/redundant", "solver '" + m.solver_name + "': the rows of loop joint(s) " + names +
+                                      " are partly redundant; their multipliers are the minimum-norm ones");
+}
+
+void commit(const Model& m, Data& d, const StepReport& r) {
+    d.last = {r.iterations, r.residual, r.halvings, r.substeps, r.projections};
+    d.time += m.options.dt;
+    ++d.step;
+    RunStats& s = d.stats;
+    ++s.steps;
+    s.newton_total += r.iterations;
+    s.newton_max = std::max(s.newton_max, r.iterations);
+    s.newton_work += r.work;
+    if (r.subdivided) ++s.subdivided_steps;
+    s.redundant_rows = std::max(s.redundant_rows, r.redundant_rows);
+    s.internal_steps += r.internal_steps;
+    s.rejected_steps += r.rejected_steps;
+    s.projection_total += r.projections;
+}
+
+}  // namespace
+
+StepStatus step(const Model& m, Data& d) {
+    // check
+    if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
+    if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
+    if (!d.integrator_state) throw UsageError("step: the Data has no integrator state (made before the integrator?)");
+    // snapshot
+    d.snapshot_step();
+    // advance
+    StepReport r;
+    try {
+        r = m.integrator->advance(m, d);
+    } catch (...) {
+        d.rollback_step();
+        throw;
+    }
+    if (r.status != StepStatus::ok) {
+        // restore: nothing of the failed attempt stays, only the failure is recorded
+        d.rollback_step();
+        ++d.stats.failed_steps;
+        d.stats.newton_work += r.work;
+        warn_failure(m, d, r);
+        return r.status;
+    }
+    // commit
+    if (r.subdivided) warn_subdivided(m, d, r);
+    warn_redundant(m, d, r);
+    commit(m, d, r);
+    // joint coordinates
+    update_joint_coordinates(m, d, d.twist.data());
+    return StepStatus::ok;
+}
+
+}  // namespace noether

@@ -1,0 +1,139 @@
+// Running a scene script from a host: summaries, output files, exit codes.
+#include <lua.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "world.hpp"
+
+namespace noether {
+namespace lua {
+
+namespace {
+
+ScriptResult run_chunk(const std::string* path, const std::string* code, const std::string& chunk_name,
+                       const std::string& dir, const ScriptOptions& options_in) {
+    ScriptResult result;
+    ScriptOptions options = options_in;
+    // require() looks next to the script, in its parent (for lib.*) and in the shared scripts.
+    options.lua_path.push_back(dir + "/..");
+    options.lua_path.push_back(dir);
+    lua_State* L = luaL_newstate();
+    if (!L) {
+        result.exit_code = 2;
+        result.error = "cannot create a Lua state (out of memory)";
+        return result;
+    }
+    luaL_openlibs(L);
+    open(L, options);
+    Context* ctx = context(L);
+    auto collect = [&]() {
+        for (const auto& w : ctx->worlds) {
+            if (!w->run) continue;
+            std::vector<std::string> notes;
+            w->run->finish(&notes);
+            RunSummary s = w->run->summary();
+            for (std::string& n : notes) s.warnings.push_back(std::move(n));
+            if (s.failed && result.exit_code == 0) {
+                result.exit_code = 1;
+                result.error = "the simulation failed: " + w->run->failure();
+            }
+            result.worlds.push_back(std::move(s));
+        }
+    };
+    const int loaded = path ? luaL_loadfilex(L, path->c_str(), "t")
+                            : luaL_loadbufferx(L, code->data(), code->size(), ("=" + chunk_name).c_str(), "t");
+    if (loaded != LUA_OK) {
+        result.exit_code = 2;
+        result.error = lua_tostring(L, -1);
+        lua_close(L);
+        return result;
+    }
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        result.exit_code = 2;
+        result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
+        collect();
+        result.exit_code = 2;
+        lua_close(L);
+        return result;
+    }
+    // Every --set value must have been read by noether.params (duration is the host's own).
+    for (const auto& kv : options.params) {
+        if (kv.first == "duration") continue;
+        if (std::find(ctx->used_params.begin(), ctx->used_params.end(), kv.first) == ctx->used_params.end()) {
+            result.exit_code = 2;
+            result.error = "--set " + kv.first + "=" + kv.second + ": the script never reads it (declare it with "
+                           "noether.params{ " + kv.first + " = <default> })";
+            lua_close(L);
+            return result;
+        }
+    }
+    // A script that returns its world without running it: run it for the duration.
+    if (World* w = to_world(L, -1)) {
+        if (!w->data || w->data->stats.steps == 0) {
+            double T = w->duration >= 0 ? w->duration : 10.0;
+            auto it = options.params.find("duration");
+            if (it != options.params.end()) {
+                char* end = nullptr;
+                T = std::strtod(it->second.c_str(), &end);
+                if (it->second.empty() || *end != '\0' || !(T >= 0)) {
+                    result.exit_code = 2;
+                    result.error = "--set duration=" + it->second + ": must be a non-negative number of seconds";
+                    lua_close(L);
+                    return result;
+                }
+            }
+            const int widx = lua_gettop(L);
+            lua_pushcfunction(L, [](lua_State* Ls) -> int {
+                World* ww = to_world(Ls, 1);
+                const double T = lua_tonumber(Ls, 2);
+                try {
+                    ensure_compiled(Ls, *ww);
+                    if (!context(Ls)->options.check_only)
+                        run_steps(Ls, 1, *ww, ww->run->steps_for(T), context(Ls)->options.progress);
+                } catch (const std::exception& e) {
+                    lua_pushstring(Ls, e.what());
+                    goto error;
+                } catch (...) {
+                    lua_pushstring(Ls, "error while running the world");
+                    goto error;
+                }
+                return 0;
+            error:
+                return lua_error(Ls);
+            });
+            lua_pushvalue(L, widx);
+            lua_pushnumber(L, T);
+            if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+                result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
+                collect();
+                result.exit_code = 2;
+                lua_close(L);
+                return result;
+            }
+        }
+    }
+    collect();
+    lua_close(L);
+    return result;
+}
+
+std::string dir_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+ScriptResult run_script(const std::string& path, const ScriptOptions& options) {
+    return run_chunk(&path, nullptr, path, dir_of(path), options);
+}
+
+ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
+                        const ScriptOptions& options) {
+    return run_chunk(nullptr, &code, chunk_name, dir, options);
+}
+
+}  // namespace lua
+}  // namespace noether

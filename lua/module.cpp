@@ -1,0 +1,247 @@
+// The Lua module: the module table (noether.world, params, inertia, quat, plugins), the world
+// methods, the per-state context, and luaopen_noether for a stock lua5.4 (require "noether").
+#include <cmath>
+#include <cstring>
+
+#include "world.hpp"
+
+namespace noether {
+namespace lua {
+
+const char* const kWorldMeta = "noether.World";
+
+namespace {
+
+const char kContextKey = 'c';
+
+
+// noether.params{defaults}: the defaults, overridden by the host's --set values (converted to
+// the type of the default).
+int l_params(lua_State* L) {
+    check_table(L, 1, "noether.params");
+    Context* ctx = context(L);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -4);
+    }
+    for (const auto& kv : ctx->options.params) {
+        const std::string& key = kv.first;
+        const std::string& val = kv.second;
+        lua_getfield(L, 1, key.c_str());
+        const int t = lua_type(L, -1);
+        lua_pop(L, 1);
+        if (t == LUA_TNIL) {
+            if (key == "duration") continue;  // always allowed: the host uses it for returned worlds
+            std::string names;
+            lua_pushnil(L);
+            while (lua_next(L, 1) != 0) {
+                lua_pop(L, 1);
+                if (lua_type(L, -1) == LUA_TSTRING) names += (names.empty() ? "" : ", ") + std::string(lua_tostring(L, -1));
+            }
+            fail(L, "--set %s=%s: the script has no parameter '%s' (its parameters: %s)", key, val, key, names);
+        }
+        ctx->used_params.push_back(key);
+        if (t == LUA_TNUMBER) {
+            char* end = nullptr;
+            const double v = std::strtod(val.c_str(), &end);
+            if (val.empty() || *end != '\0') fail(L, "--set %s=%s: parameter '%s' must be a number", key, val, key);
+            if (v == std::floor(v) && std::fabs(v) < 9e15) lua_pushinteger(L, static_cast<lua_Integer>(v));
+            else lua_pushnumber(L, v);
+        } else if (t == LUA_TBOOLEAN) {
+            if (val != "true" && val != "false") fail(L, "--set %s=%s: parameter '%s' must be true or false", key, val, key);
+            lua_pushboolean(L, val == "true");
+        } else {
+            lua_pushstring(L, val.c_str());
+        }
+        lua_setfield(L, -2, key.c_str());
+    }
+    return 1;
+}
+
+int l_inertia_box(lua_State* L) {
+    const double m = luaL_checknumber(L, 1), x = luaL_checknumber(L, 2), y = luaL_checknumber(L, 3),
+                 z = luaL_checknumber(L, 4);
+    push_vec3(L, {m * (y * y + z * z) / 12, m * (x * x + z * z) / 12, m * (x * x + y * y) / 12});
+    return 1;
+}
+int l_inertia_cylinder(lua_State* L) {  // axis along z
+    const double m = luaL_checknumber(L, 1), r = luaL_checknumber(L, 2), h = luaL_checknumber(L, 3);
+    const double t = m * (3 * r * r + h * h) / 12;
+    push_vec3(L, {t, t, m * r * r / 2});
+    return 1;
+}
+int l_inertia_sphere(lua_State* L) {
+    const double m = luaL_checknumber(L, 1), r = luaL_checknumber(L, 2);
+    const double t = 2 * m * r * r / 5;
+    push_vec3(L, {t, t, t});
+    return 1;
+}
+int l_inertia_rod(lua_State* L) {  // thin rod along x, with a small radius for the axial moment
+    const double m = luaL_checknumber(L, 1), l = luaL_checknumber(L, 2), r = luaL_optnumber(L, 3, 0.01 * l);
+    const double t = m * (3 * r * r + l * l) / 12;
+    push_vec3(L, {m * r * r / 2, t, t});
+    return 1;
+}
+
+int l_quat_rpy(lua_State* L) {
+    const Quat q = quat_from_rpy(luaL_checknumber(L, 1), luaL_checknumber(L, 2), luaL_checknumber(L, 3));
+    lua_createtable(L, 4, 0);
+    const double v[4] = {q.w, q.x, q.y, q.z};
+    for (int i = 0; i < 4; ++i) lua_pushnumber(L, v[i]), lua_rawseti(L, -2, i + 1);
+    return 1;
+}
+int l_quat_axis_angle(lua_State* L) {
+    const Vec3 a = vec_arg(L, 1, "noether.quat.axis_angle", "the axis");
+    if (!(norm(a) > 0)) fail(L, "noether.quat.axis_angle: the axis must be nonzero");
+    const Quat q = quat_from_axis_angle(a, luaL_checknumber(L, 2));
+    lua_createtable(L, 4, 0);
+    const double v[4] = {q.w, q.x, q.y, q.z};
+    for (int i = 0; i < 4; ++i) lua_pushnumber(L, v[i]), lua_rawseti(L, -2, i + 1);
+    return 1;
+}
+
+int l_plugins(lua_State* L) {
+    const auto list = Registry::global().list();
+    lua_createtable(L, static_cast<int>(list.size()), 0);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, kind_name(list[i].kind));
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, list[i].name.c_str());
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, list[i].description.c_str());
+        lua_setfield(L, -2, "description");
+        lua_pushstring(L, list[i].path.c_str());
+        lua_setfield(L, -2, "path");
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    return 1;
+}
+
+int open_module(lua_State* L) {
+    static const luaL_Reg methods[] = {
+        {"body", method<l_body>},           {"joint", method<l_joint>},
+        {"force", method<l_force>},         {"on_step", method<l_on_step>},
+        {"output", method<l_output>},       {"urdf", method<l_urdf>},
+        {"assemble", method<l_assemble>},   {"time", method<l_time>},
+        {"finish", method<l_finish>},       {"compile", compiled<l_compile>},
+        {"run", compiled<l_run>},           {"step", compiled<l_step>},
+        {"summary", compiled<l_summary>},   {"position", compiled<l_position>},
+        {"orientation", compiled<l_orientation>}, {"velocity", compiled<l_velocity>},
+        {"angular_velocity", compiled<l_angular_velocity>}, {"coord", compiled<l_coord>},
+        {"rate", compiled<l_rate>},         {"set_actuation", compiled<l_set_actuation>},
+        {"set_force", compiled<l_set_force>}, {"set_torque", compiled<l_set_torque>},
+        {"monitors", compiled<l_monitors>}, {"save", compiled<l_save>},
+        {"restore", compiled<l_restore>},   {"save_file", compiled<l_save_file>},
+        {"restore_file", compiled<l_restore_file>}, {nullptr, nullptr}};
+    if (luaL_newmetatable(L, kWorldMeta)) {
+        lua_pushcfunction(L, guard<l_world_index>);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, l_world_gc);
+        lua_setfield(L, -2, "__gc");
+        luaL_newlib(L, methods);
+        lua_setfield(L, -2, "methods");
+        lua_pushstring(L, "noether.World");
+        lua_setfield(L, -2, "__name");
+        lua_pushstring(L, "noether.World");  // getmetatable(w) returns this string, not the metatable
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+    static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {nullptr, nullptr}};
+    luaL_newlib(L, module);
+    static const luaL_Reg inertia[] = {{"box", guard<l_inertia_box>}, {"cylinder", guard<l_inertia_cylinder>},
+                                       {"sphere", guard<l_inertia_sphere>}, {"rod", guard<l_inertia_rod>}, {nullptr, nullptr}};
+    luaL_newlib(L, inertia);
+    lua_setfield(L, -2, "inertia");
+    static const luaL_Reg quat[] = {{"rpy", guard<l_quat_rpy>}, {"axis_angle", guard<l_quat_axis_angle>}, {nullptr, nullptr}};
+    luaL_newlib(L, quat);
+    lua_setfield(L, -2, "quat");
+    lua_pushstring(L, version());
+    lua_setfield(L, -2, "version");
+    return 1;
+}
+
+// The Context dies with the Lua state; so do the worlds it owns. Runs a host did not finish
+// (a stock lua5.4 has no host) are finished here: complete outputs get their final names.
+int l_context_gc(lua_State* L) {
+    Context** p = static_cast<Context**>(lua_touserdata(L, 1));
+    if (*p) {
+        for (auto& w : (*p)->worlds)
+            if (w->run && !w->run->finished()) w->run->finish();
+    }
+    delete *p;
+    *p = nullptr;
+    return 0;
+}
+
+void install_context(lua_State* L, const ScriptOptions& options) {
+    Context** p = static_cast<Context**>(lua_newuserdatauv(L, sizeof(Context*), 0));
+    *p = nullptr;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, l_context_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    *p = new Context{options, {}, {}};
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kContextKey);
+}
+
+bool has_context(lua_State* L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &kContextKey);
+    Context** p = static_cast<Context**>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return p && *p;
+}
+
+}  // namespace
+
+World* to_world(lua_State* L, int idx) {
+    World** p = static_cast<World**>(luaL_testudata(L, idx, kWorldMeta));
+    return p ? *p : nullptr;
+}
+
+Context* context(lua_State* L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &kContextKey);
+    Context** p = static_cast<Context**>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    if (!p || !*p) throw LuaFail("the noether module was not opened with noether::lua::open or require");
+    return *p;
+}
+
+void open(lua_State* L, const ScriptOptions& options) {
+    install_context(L, options);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, open_module);
+    lua_setfield(L, -2, "noether");
+    lua_pop(L, 1);
+    // require() also looks in the host's extra directories.
+    if (!options.lua_path.empty()) {
+        lua_getglobal(L, "package");
+        lua_getfield(L, -1, "path");
+        std::string path = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        for (const std::string& d : options.lua_path) path = d + "/?.lua;" + path;
+        lua_pushstring(L, path.c_str());
+        lua_setfield(L, -2, "path");
+        lua_pop(L, 1);
+    }
+}
+
+}  // namespace lua
+}  // namespace noether
+
+// require "noether" from a stock lua5.4 (LUA_CPATH finding noether.so): the module with a
+// context of default options (no --set parameters; relative paths from the working directory).
+extern "C" __attribute__((visibility("default"))) int noether_lua_luaopen(lua_State* L) {
+    try {
+        if (!noether::lua::has_context(L)) noether::lua::install_context(L, noether::lua::ScriptOptions{});
+    } catch (const std::exception& e) {
+        lua_pushstring(L, e.what());
+        return lua_error(L);
+    }
+    return noether::lua::open_module(L);
+}
+
+extern "C" __attribute__((visibility("default"))) int luaopen_noether(lua_State* L) { return noether_lua_luaopen(L); }

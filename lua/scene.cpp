@@ -1,0 +1,276 @@
+// The Lua module: scene constructors (noether.world{}, w:body{}, w:joint{}, w:force{}) and the
+// declarations of callbacks and outputs.
+#include <cmath>
+#include <cstring>
+
+#include "world.hpp"
+
+namespace noether {
+namespace lua {
+
+// ---- noether.world{} -------------------------------------------------------------------------
+
+int l_world(lua_State* L) {
+    if (lua_isnoneornil(L, 1)) lua_newtable(L);
+    check_table(L, 1, "noether.world");
+    Context* ctx = context(L);
+    ctx->worlds.push_back(std::make_unique<World>());
+    World* w = ctx->worlds.back().get();
+    World** ud = static_cast<World**>(lua_newuserdatauv(L, sizeof(World*), 1));
+    *ud = w;
+    luaL_setmetatable(L, kWorldMeta);
+    w->origin = where(L);
+    Fields f{L, 1, "noether.world"};
+    f.only({"gravity", "dt", "integrator", "solver", "tolerance", "max_iterations", "max_halvings", "max_substeps",
+            "plugin_dirs", "options", "duration"});
+    Spec& s = w->spec;
+    if (auto g = f.vec3("gravity")) s.gravity = *g;
+    s.options.dt = f.number("dt", s.options.dt);
+    if (!(s.options.dt > 0)) fail(L, "noether.world: field 'dt' must be positive, got %s", std::to_string(s.options.dt));
+    s.options.integrator = f.string("integrator", s.options.integrator);
+    s.options.solver = f.string("solver", s.options.solver);
+    s.options.tolerance = f.number("tolerance", s.options.tolerance);
+    s.options.max_iterations = static_cast<int>(f.integer("max_iterations", s.options.max_iterations, 1));
+    s.options.max_halvings = static_cast<int>(f.integer("max_halvings", s.options.max_halvings, 0));
+    s.options.max_substeps = static_cast<int>(f.integer("max_substeps", s.options.max_substeps, 1));
+    w->duration = f.number("duration", -1);
+    lua_getfield(L, 1, "plugin_dirs");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("plugin_dirs", "a list of directory names");
+        for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
+            lua_rawgeti(L, -1, i);
+            if (lua_type(L, -1) != LUA_TSTRING) f.bad("plugin_dirs", "a list of directory names");
+            s.plugin_dirs.push_back(lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "options");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("options", "a table of integrator options");
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            if (lua_type(L, -2) != LUA_TSTRING) fail(L, "noether.world: options must be named");
+            const std::string key = lua_tostring(L, -2);
+            if (lua_type(L, -1) == LUA_TNUMBER) {
+                s.options.extra[key] = lua_tonumber(L, -1);
+            } else if (lua_istable(L, -1)) {
+                std::vector<std::string> items;
+                for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
+                    lua_rawgeti(L, -1, i);
+                    if (lua_type(L, -1) != LUA_TSTRING) fail(L, "noether.world: option '%s' must be a number or a list of strings", key);
+                    items.push_back(lua_tostring(L, -1));
+                    lua_pop(L, 1);
+                }
+                s.options.extra_lists[key] = items;
+            } else {
+                fail(L, "noether.world: option '%s' must be a number or a list of strings, got %s", key, type_of(L, -1));
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    // Keep every world alive until the state closes (the host reads their summaries).
+    lua_pushvalue(L, -1);
+    luaL_ref(L, LUA_REGISTRYINDEX);
+    return 1;
+}
+
+int l_world_index(lua_State* L) {
+    check_world(L, 1);
+    const char* key = luaL_checkstring(L, 2);
+    if (std::strcmp(key, "world") == 0) {
+        push_handle(L, "world", "world");
+        return 1;
+    }
+    luaL_getmetatable(L, kWorldMeta);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, key);
+    return 1;
+}
+
+// The Context owns every World (the host reads their summaries after the script); a world's
+// __gc only detaches the userdata, so a script calling it by hand cannot free what the host uses.
+int l_world_gc(lua_State* L) {
+    World** p = static_cast<World**>(luaL_checkudata(L, 1, kWorldMeta));
+    *p = nullptr;
+    return 0;
+}
+
+// ---- w:body{} -------------------------------------------------------------------------------
+
+int l_body(lua_State* L, World& w) {
+    check_table(L, 2, "body");
+    require_building(L, w, "body");
+    lua_getfield(L, 2, "name");
+    if (lua_type(L, -1) != LUA_TSTRING) fail(L, "body: field 'name' is required (a string), got %s", type_of(L, -1));
+    const std::string name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    const std::string who = "body '" + name + "'";
+    Fields f{L, 2, who};
+    f.only({"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", "angular_velocity_frame"});
+    BodySpec b;
+    b.name = name;
+    b.origin = where(L);
+    b.mass = f.number("mass", 0, true);
+    lua_getfield(L, 2, "inertia");
+    if (lua_isnil(L, -1))
+        fail(L, "%s: field 'inertia' is required (3 principal moments, 6 components, a 3x3 table, or a helper such "
+                "as noether.inertia.box(mass, lx, ly, lz))",
+             who);
+    b.inertia = read_inertia(L, -1, who);
+    lua_pop(L, 1);
+    if (auto p = f.vec3("position")) b.position = *p;
+    lua_getfield(L, 2, "orientation");
+    if (!lua_isnil(L, -1)) b.orientation = read_orientation(L, -1, who);
+    lua_pop(L, 1);
+    if (auto v = f.vec3("velocity")) b.velocity = *v;
+    if (auto v = f.vec3("angular_velocity")) b.angular_velocity = *v;
+    const std::string frame = f.string("angular_velocity_frame", "world");
+    if (frame != "world" && frame != "body")
+        fail(L, "%s: field 'angular_velocity_frame' must be \"world\" or \"body\", got \"%s\"", who, frame);
+    b.angular_velocity_in_body = frame == "body";
+    for (const BodySpec& o : w.spec.bodies)
+        if (o.name == name) fail(L, "%s: duplicate name (first defined at %s)", who, o.origin.str());
+    w.spec.bodies.push_back(b);
+    push_handle(L, "body", name);
+    return 1;
+}
+
+// ---- w:joint{} ------------------------------------------------------------------------------
+
+int l_joint(lua_State* L, World& w) {
+    check_table(L, 2, "joint");
+    require_building(L, w, "joint");
+    lua_getfield(L, 2, "name");
+    if (lua_type(L, -1) != LUA_TSTRING) fail(L, "joint: field 'name' is required (a string), got %s", type_of(L, -1));
+    const std::string name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    const std::string who = "joint '" + name + "'";
+    Fields f{L, 2, who};
+    JointSpec j;
+    j.name = name;
+    j.origin = where(L);
+    j.type = f.string("type", "", true);
+    // Type parameters: fields the joint type declares (e.g. helical 'pitch').
+    std::vector<std::string> type_params;
+    if (const JointType* type = Registry::global().joint(j.type)) type_params = type->parameters();
+    f.only({"name", "type", "parent", "child", "anchor", "axis", "axis2", "parent_anchor", "child_anchor", "parent_axis",
+            "child_axis", "stiffness", "damping", "rest", "offset"},
+           [&](const std::string& k) { return std::find(type_params.begin(), type_params.end(), k) != type_params.end(); });
+    lua_getfield(L, 2, "parent");
+    if (lua_isnil(L, -1)) fail(L, "%s: field 'parent' is required (a body, or w.world)", who);
+    j.parent = element_name(L, -1, who, "parent");
+    lua_pop(L, 1);
+    lua_getfield(L, 2, "child");
+    if (lua_isnil(L, -1)) fail(L, "%s: field 'child' is required (a body)", who);
+    j.child = element_name(L, -1, who, "child");
+    lua_pop(L, 1);
+    j.anchor = f.vec3("anchor");
+    j.axis = f.vec3("axis");
+    j.axis2 = f.vec3("axis2");
+    j.parent_anchor = f.vec3("parent_anchor");
+    j.child_anchor = f.vec3("child_anchor");
+    j.parent_axis = f.vec3("parent_axis");
+    j.child_axis = f.vec3("child_axis");
+    j.stiffness = f.numbers("stiffness");
+    j.damping = f.numbers("damping");
+    j.rest = f.numbers("rest");
+    j.offset = f.numbers("offset");
+    for (const std::string& p : type_params)
+        if (f.has(p.c_str())) j.params[p] = f.numbers(p.c_str());
+    for (const JointSpec& o : w.spec.joints)
+        if (o.name == name) fail(L, "%s: duplicate name (first defined at %s)", who, o.origin.str());
+    // Names of bodies are checked now, so the error points at this line.
+    auto known = [&](const std::string& n) {
+        if (n == "world") return true;
+        for (const BodySpec& b : w.spec.bodies)
+            if (b.name == n) return true;
+        return false;
+    };
+    if (!known(j.parent)) fail(L, "%s: field 'parent': no body named '%s' (define bodies before their joints)", who, j.parent);
+    if (!known(j.child)) fail(L, "%s: field 'child': no body named '%s' (define bodies before their joints)", who, j.child);
+    w.spec.joints.push_back(j);
+    push_handle(L, "joint", name);
+    return 1;
+}
+
+// ---- w:force{} ------------------------------------------------------------------------------
+
+int l_force(lua_State* L, World& w) {
+    check_table(L, 2, "force");
+    require_building(L, w, "force");
+    Fields f{L, 2, "force"};
+    f.only({"body", "force", "torque", "frame", "point"});
+    ForceSpec fs;
+    fs.origin = where(L);
+    lua_getfield(L, 2, "body");
+    if (lua_isnil(L, -1)) fail(L, "force: field 'body' is required");
+    fs.body = element_name(L, -1, "force", "body");
+    lua_pop(L, 1);
+    f.who = "force on body '" + fs.body + "'";
+    if (auto v = f.vec3("force")) fs.force = *v;
+    if (auto v = f.vec3("torque")) fs.torque = *v;
+    fs.point = f.vec3("point");
+    const std::string frame = f.string("frame", "world");
+    if (frame != "world" && frame != "body") fail(L, "%s: field 'frame' must be \"world\" or \"body\", got \"%s\"", f.who, frame);
+    fs.body_frame = frame == "body";
+    bool found = false;
+    for (const BodySpec& b : w.spec.bodies) found |= b.name == fs.body;
+    if (!found) fail(L, "%s: no body named '%s'", f.who, fs.body);
+    w.spec.forces.push_back(fs);
+    return 0;
+}
+
+// ---- callbacks and outputs ------------------------------------------------------------------
+
+int l_on_step(lua_State* L, World& w) {
+    if (!lua_isfunction(L, 2)) fail(L, "on_step: expected a function(w) called before every step, got %s", type_of(L, 2));
+    if (w.on_step != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, w.on_step);
+    lua_pushvalue(L, 2);
+    w.on_step = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+int l_output(lua_State* L, World& w) {
+    check_table(L, 2, "output");
+    require_building(L, w, "output");
+    Fields f{L, 2, "output"};
+    f.only({"file", "every", "channels", "callback"});
+    OutputSpec o;
+    o.origin = where(L);
+    o.file = f.string("file", "");
+    o.every = static_cast<int>(f.integer("every", 1, 1));
+    int callback = LUA_NOREF;
+    lua_getfield(L, 2, "callback");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isfunction(L, -1)) f.bad("callback", "a function(w)");
+        callback = luaL_ref(L, LUA_REGISTRYINDEX);
+        o.hook = true;
+    } else {
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, 2, "channels");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("channels", "a list of channel names");
+        for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
+            lua_rawgeti(L, -1, i);
+            if (lua_type(L, -1) != LUA_TSTRING) f.bad("channels", "a list of channel names");
+            Channel c;
+            const std::string text = lua_tostring(L, -1);
+            if (!parse_channel(text, c)) fail(L, "output: unknown channel '%s' (channels: %s)", text, channel_names());
+            o.channels.push_back(text);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    if (o.file.empty() && callback == LUA_NOREF) fail(L, "output: give a 'file' (CSV), a 'callback', or both");
+    if (!o.file.empty() && o.channels.empty()) fail(L, "output: field 'channels' is required with 'file'");
+    w.outputs.push_back(o);
+    w.output_callback.push_back(callback);
+    return 0;
+}
+
+
+}  // namespace lua
+}  // namespace noether

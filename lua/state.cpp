@@ -1,0 +1,338 @@
+// The Lua module: compiling and running a world (through the kernel's Run), and reading and
+// writing its state.
+#include <cmath>
+#include <cstring>
+
+#include "world.hpp"
+
+namespace noether {
+namespace lua {
+
+namespace {
+
+// The Lua side of a run: on_step before every step, output callbacks when they sample.
+struct LuaHooks final : RunHooks {
+    lua_State* L;
+    int world_idx;
+    World& w;
+    LuaHooks(lua_State* L_, int idx, World& w_) : L(L_), world_idx(idx), w(w_) {}
+    void before_step(Run&) override {
+        if (w.on_step == LUA_NOREF) return;
+        lua_rawgeti(L, LUA_REGISTRYINDEX, w.on_step);
+        lua_pushvalue(L, world_idx);
+        call(L, 1);  // protected: a Lua error becomes LuaFail, no longjmp over C++ frames
+    }
+    void on_sample(Run&, int output) override {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, w.output_callback[output]);
+        lua_pushvalue(L, world_idx);
+        call(L, 1);
+    }
+};
+
+void push_summary(lua_State* L, const World& w) {
+    const RunSummary s = w.run->summary();
+    lua_createtable(L, 0, 32);
+#define NOETHER_PUSH_I(v) lua_pushinteger(L, static_cast<lua_Integer>(v))
+#define NOETHER_PUSH_D(v) lua_pushnumber(L, v)
+#define NOETHER_PUSH_DN(v) (std::isfinite(v) ? lua_pushnumber(L, v) : lua_pushnil(L))
+#define NOETHER_PUSH_S(v) lua_pushstring(L, (v).c_str())
+#define NOETHER_PUSH_B(v) lua_pushboolean(L, v)
+#define NOETHER_X(type, name)   \
+    NOETHER_PUSH_##type(s.name); \
+    lua_setfield(L, -2, #name);
+    NOETHER_SUMMARY_FIELDS(NOETHER_X)
+#undef NOETHER_X
+#undef NOETHER_PUSH_I
+#undef NOETHER_PUSH_D
+#undef NOETHER_PUSH_DN
+#undef NOETHER_PUSH_S
+#undef NOETHER_PUSH_B
+    push_strings(L, s.warnings);
+    lua_setfield(L, -2, "warnings");
+}
+
+long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn) {
+    if (lua_isnoneornil(L, idx)) fail(L, "%s: expected {duration = seconds} or {steps = n}", fn);
+    check_table(L, idx, fn);
+    Fields f{L, idx, fn};
+    f.only({"duration", "steps"});
+    if (f.has("steps") && f.has("duration")) fail(L, "%s: give either 'duration' or 'steps', not both", fn);
+    if (f.has("steps")) return f.integer("steps", 0, 0);
+    const double T = f.number("duration", 0, true);
+    if (T < 0) fail(L, "%s: field 'duration' must be non-negative", fn);
+    return std::llround(T / m.options.dt);
+}
+
+}  // namespace
+
+void ensure_compiled(lua_State* L, World& w) {
+    (void)L;
+    if (w.run) return;
+    std::shared_ptr<const Model> model;
+    try {
+        model = compile(w.spec);
+    } catch (const ModelError& e) {
+        throw LuaFail(e.what());
+    }
+    auto run = std::make_unique<Run>(model);
+    for (const OutputSpec& o : w.outputs) {
+        try {
+            run->add_output(o);
+        } catch (const Error& e) {
+            throw LuaFail(e.what());
+        }
+    }
+    for (const std::string& x : w.import_warnings) run->add_note(x);
+    w.model = model;
+    w.run = std::move(run);
+    w.data = &w.run->data();
+}
+
+bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool progress) {
+    ensure_compiled(L, w);
+    LuaHooks hooks(L, lua_absindex(L, world_idx), w);
+    w.run->set_progress(progress);
+    return w.run->steps(steps, &hooks);
+}
+
+int l_compile(lua_State* L, World& w) {
+    const Model& m = *w.model;
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, m.nbodies());
+    lua_setfield(L, -2, "bodies");
+    lua_pushinteger(L, m.njoints());
+    lua_setfield(L, -2, "joints");
+    lua_pushinteger(L, static_cast<lua_Integer>(m.graph.loop_joints.size()));
+    lua_setfield(L, -2, "loop_joints");
+    lua_pushinteger(L, m.dof());
+    lua_setfield(L, -2, "dof");
+    lua_pushstring(L, m.solver_name.c_str());
+    lua_setfield(L, -2, "solver");
+    lua_pushstring(L, m.options.integrator.c_str());
+    lua_setfield(L, -2, "integrator");
+    return 1;
+}
+
+int l_run(lua_State* L, World& w) {
+    const long long n = steps_arg(L, *w.model, 2, "run");
+    Context* ctx = context(L);
+    if (!ctx->options.check_only) run_steps(L, 1, w, n, ctx->options.progress);
+    push_summary(L, w);
+    return 1;
+}
+
+int l_step(lua_State* L, World& w) {
+    const long long n = luaL_optinteger(L, 2, 1);
+    if (n < 0) fail(L, "step: the number of steps must be non-negative, got %s", std::to_string(n));
+    if (context(L)->options.check_only) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    const bool ok = run_steps(L, 1, w, n, false);
+    lua_pushboolean(L, ok);
+    if (ok) return 1;
+    lua_pushstring(L, w.run->failure().c_str());
+    return 2;
+}
+
+int l_summary(lua_State* L, World& w) {
+    push_summary(L, w);
+    return 1;
+}
+
+int l_finish(lua_State* L, World& w) {
+    std::vector<std::string> notes;
+    if (w.run) w.run->finish(&notes);
+    push_strings(L, notes);
+    return 1;
+}
+
+// ---- state access ---------------------------------------------------------------------------
+
+namespace {
+
+int body_arg(lua_State* L, World& w, int idx, const char* fn) {
+    const std::string name = element_name(L, idx, fn, "body");
+    const int b = w.model->body_index(name);
+    if (b < 0) fail(L, "%s: no body named '%s'", fn, name);
+    return b;
+}
+
+int joint_arg(lua_State* L, World& w, int idx, const char* fn) {
+    std::string name;
+    if (lua_type(L, idx) == LUA_TSTRING) name = lua_tostring(L, idx);
+    else if (lua_istable(L, idx)) {
+        lua_getfield(L, idx, "name");
+        if (lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    if (name.empty()) fail(L, "%s: expected a joint (or its name), got %s", fn, type_of(L, idx));
+    const int j = w.model->joint_index(name);
+    if (j < 0) fail(L, "%s: no joint named '%s'", fn, name);
+    return j;
+}
+
+int push_dofs(lua_State* L, const World& w, int j, const std::vector<double>& src) {
+    const JointInfo& ji = w.model->joints[j];
+    if (ji.dofs == 1) {
+        lua_pushnumber(L, src[ji.dof_offset]);
+        return 1;
+    }
+    lua_createtable(L, ji.dofs, 0);
+    for (int k = 0; k < ji.dofs; ++k) {
+        lua_pushnumber(L, src[ji.dof_offset + k]);
+        lua_rawseti(L, -2, k + 1);
+    }
+    return 1;
+}
+
+}  // namespace
+
+int l_time(lua_State* L, World& w) {
+    lua_pushnumber(L, w.data ? w.data->time : 0.0);
+    return 1;
+}
+
+int l_position(lua_State* L, World& w) {
+    push_vec3(L, w.data->pose[body_arg(L, w, 2, "position")].x);
+    return 1;
+}
+
+int l_orientation(lua_State* L, World& w) {
+    const Quat q = w.data->pose[body_arg(L, w, 2, "orientation")].q;
+    lua_createtable(L, 4, 0);
+    const double v[4] = {q.w, q.x, q.y, q.z};
+    for (int i = 0; i < 4; ++i) {
+        lua_pushnumber(L, v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+int l_velocity(lua_State* L, World& w) {
+    push_vec3(L, w.data->twist[body_arg(L, w, 2, "velocity")].v);
+    return 1;
+}
+
+int l_angular_velocity(lua_State* L, World& w) {
+    const int b = body_arg(L, w, 2, "angular_velocity");
+    const char* frame = luaL_optstring(L, 3, "world");
+    const Vec3 wb = w.data->twist[b].w;
+    if (std::strcmp(frame, "body") == 0) push_vec3(L, wb);
+    else if (std::strcmp(frame, "world") == 0) push_vec3(L, rotate(w.data->pose[b].q, wb));
+    else fail(L, "angular_velocity: frame must be \"world\" or \"body\", got \"%s\"", frame);
+    return 1;
+}
+
+int l_coord(lua_State* L, World& w) {
+    return push_dofs(L, w, joint_arg(L, w, 2, "coord"), w.data->coord);
+}
+
+int l_rate(lua_State* L, World& w) {
+    return push_dofs(L, w, joint_arg(L, w, 2, "rate"), w.data->rate);
+}
+
+int l_set_actuation(lua_State* L, World& w) {
+    const int j = joint_arg(L, w, 2, "set_actuation");
+    const JointInfo& ji = w.model->joints[j];
+    std::vector<double> u;
+    if (lua_type(L, 3) == LUA_TNUMBER) u.push_back(lua_tonumber(L, 3));
+    else if (lua_istable(L, 3))
+        for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, 3)); ++i) {
+            lua_rawgeti(L, 3, i);
+            const bool isnum = lua_type(L, -1) == LUA_TNUMBER;
+            const double v = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+            if (!isnum) fail(L, "set_actuation: joint '%s': expected a number or a list of numbers", ji.name);
+            u.push_back(v);
+        }
+    else fail(L, "set_actuation: joint '%s': expected a number or a list of numbers, got %s", ji.name, type_of(L, 3));
+    if (static_cast<int>(u.size()) != ji.dofs)
+        fail(L, "set_actuation: joint '%s' has %s degrees of freedom, got %s values", ji.name, std::to_string(ji.dofs),
+             std::to_string(u.size()));
+    for (int k = 0; k < ji.dofs; ++k) {
+        if (!std::isfinite(u[k])) fail(L, "set_actuation: joint '%s': values must be finite", ji.name);
+        w.data->actuation[ji.dof_offset + k] = u[k];
+    }
+    return 0;
+}
+
+// w:set_force(body, force [, point]): world force for the coming steps, at the CoM or at a
+// point given in the body frame (which also sets the matching torque about the CoM).
+int l_set_force(lua_State* L, World& w) {
+    const int b = body_arg(L, w, 2, "set_force");
+    const Vec3 F = vec_arg(L, 3, "set_force", "the force");
+    w.data->applied_force[b] = F;
+    if (!lua_isnoneornil(L, 4)) {
+        const Vec3 p = vec_arg(L, 4, "set_force", "the point");
+        w.data->applied_torque[b] = cross(rotate(w.data->pose[b].q, p), F);
+    }
+    return 0;
+}
+
+int l_set_torque(lua_State* L, World& w) {
+    const int b = body_arg(L, w, 2, "set_torque");
+    w.data->applied_torque[b] = vec_arg(L, 3, "set_torque", "the torque");
+    return 0;
+}
+
+int l_monitors(lua_State* L, World& w) {
+    const Monitors mon = monitors(*w.model, *w.data);
+    lua_createtable(L, 0, 8);
+    lua_pushnumber(L, w.data ? w.data->time : 0.0);
+    lua_setfield(L, -2, "time");
+    lua_pushnumber(L, mon.kinetic);
+    lua_setfield(L, -2, "kinetic");
+    lua_pushnumber(L, mon.potential);
+    lua_setfield(L, -2, "potential");
+    lua_pushnumber(L, mon.total);
+    lua_setfield(L, -2, "energy");
+    push_vec3(L, mon.momentum);
+    lua_setfield(L, -2, "momentum");
+    push_vec3(L, mon.angular_momentum);
+    lua_setfield(L, -2, "angular_momentum");
+    lua_pushnumber(L, mon.max_violation);
+    lua_setfield(L, -2, "violation");
+    lua_pushinteger(L, w.data->last.iterations);
+    lua_setfield(L, -2, "newton");
+    return 1;
+}
+
+int l_save(lua_State* L, World& w) {
+    const std::string s = w.data->save();
+    lua_pushlstring(L, s.data(), s.size());
+    return 1;
+}
+
+int l_restore(lua_State* L, World& w) {
+    std::size_t n = 0;
+    const char* s = luaL_checklstring(L, 2, &n);
+    try {
+        w.data->restore(std::string(s, n));
+    } catch (const Error& e) {
+        fail(L, "restore: %s", e.what());
+    }
+    return 0;
+}
+
+int l_save_file(lua_State* L, World& w) {
+    try {
+        w.data->save_file(luaL_checkstring(L, 2));
+    } catch (const Error& e) {
+        fail(L, "save_file: %s", e.what());
+    }
+    return 0;
+}
+
+int l_restore_file(lua_State* L, World& w) {
+    try {
+        w.data->restore_file(luaL_checkstring(L, 2));
+    } catch (const Error& e) {
+        fail(L, "restore_file: %s", e.what());
+    }
+    return 0;
+}
+
+
+}  // namespace lua
+}  // namespace noether

@@ -1,0 +1,182 @@
+// The Lua module: w:urdf{} (URDF import through libnoether_urdf) and w:assemble().
+#include <unistd.h>
+
+#include <cstring>
+
+#include "noether/urdf.hpp"
+#include "world.hpp"
+
+namespace noether {
+namespace lua {
+
+namespace {
+
+// ---- w:urdf{} and w:assemble() ----------------------------------------------------------------
+
+// Directory of the script that called the current function ("" if unknown).
+std::string caller_dir(lua_State* L) {
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+        lua_getinfo(L, "S", &ar);
+        if (ar.source && ar.source[0] == '@') {
+            std::string p = ar.source + 1;
+            const std::size_t slash = p.rfind('/');
+            return slash == std::string::npos ? "." : p.substr(0, slash);
+        }
+    }
+    return "";
+}
+
+void push_assembly(lua_State* L, const AssemblyReport& a) {
+    lua_createtable(L, 0, 6);
+    lua_pushnumber(L, a.initial_violation);
+    lua_setfield(L, -2, "initial_violation");
+    lua_pushnumber(L, a.final_violation);
+    lua_setfield(L, -2, "final_violation");
+    lua_pushnumber(L, a.largest_move);
+    lua_setfield(L, -2, "largest_move");
+    lua_pushnumber(L, a.largest_rotation);
+    lua_setfield(L, -2, "largest_rotation");
+    lua_pushstring(L, a.moved_body.c_str());
+    lua_setfield(L, -2, "moved_body");
+    lua_pushinteger(L, a.iterations);
+    lua_setfield(L, -2, "iterations");
+    lua_pushboolean(L, a.converged);
+    lua_setfield(L, -2, "converged");
+}
+
+AssemblyReport assemble_world(lua_State* L, World& w, const char* fn) {
+    try {
+        AssemblyReport a = assemble(w.spec);
+        if (!a.converged)
+            fail(L, "%s: the joints cannot all be satisfied: the assembly stopped at violation %s (from %s)", fn,
+                 std::to_string(a.final_violation), std::to_string(a.initial_violation));
+        return a;
+    } catch (const ModelError& e) {
+        throw LuaFail(e.what());
+    }
+}
+
+// w:urdf{ file, base = "floating"|"fixed", position, orientation, prefix, lump_fixed, assemble }
+}  // namespace
+
+int l_urdf(lua_State* L, World& w) {
+    check_table(L, 2, "urdf");
+    require_building(L, w, "urdf");
+    Fields f{L, 2, "urdf"};
+    f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions", "damping",
+            "velocity", "angular_velocity"});
+    std::string file = f.string("file", "", true);
+    f.who = "urdf '" + file + "'";
+    if (!file.empty() && file[0] != '/') {
+        const std::string dir = caller_dir(L);
+        if (!dir.empty() && access((dir + "/" + file).c_str(), R_OK) == 0) file = dir + "/" + file;
+    }
+    urdf::Options opt;
+    const std::string base = f.string("base", "floating");
+    if (base != "floating" && base != "fixed") fail(L, "%s: field 'base' must be \"floating\" or \"fixed\", got \"%s\"", f.who, base);
+    opt.fixed_base = base == "fixed";
+    if (auto p = f.vec3("position")) opt.position = *p;
+    lua_getfield(L, 2, "orientation");
+    if (!lua_isnil(L, -1)) opt.orientation = read_orientation(L, -1, f.who);
+    lua_pop(L, 1);
+    opt.prefix = f.string("prefix", "");
+    opt.lump_fixed = f.boolean("lump_fixed", true);
+    opt.damping = f.number("damping", 0);
+    if (auto v = f.vec3("velocity")) opt.velocity = *v;
+    if (auto v = f.vec3("angular_velocity")) opt.angular_velocity = *v;
+    if (opt.damping < 0) fail(L, "%s: field 'damping' must be non-negative", f.who);
+    const bool do_assemble = f.boolean("assemble", true);
+    lua_getfield(L, 2, "positions");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("positions", "a table of joint name = position");
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER)
+                fail(L, "%s: field 'positions' must map joint names to numbers", f.who);
+            opt.positions[lua_tostring(L, -2)] = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    // Import into a copy: a failed import leaves the world unchanged.
+    Spec trial = w.spec;
+    urdf::Report rep;
+    try {
+        rep = urdf::import(trial, file, opt);
+    } catch (const ModelError& e) {
+        throw LuaFail(e.what());
+    }
+    for (const BodySpec& b : trial.bodies)
+        for (const BodySpec& o : w.spec.bodies)
+            if (&b - trial.bodies.data() >= static_cast<long>(w.spec.bodies.size()) && o.name == b.name)
+                fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, b.name);
+    w.spec = trial;
+    AssemblyReport asm_rep;
+    if (do_assemble) asm_rep = assemble_world(L, w, "urdf");
+    if (context(L)->options.print_reports) std::printf("%s", rep.to_text().c_str());
+    for (const std::string& warn : rep.warnings) w.import_warnings.push_back(rep.file + ": " + warn);
+    // The result table: bodies and joints by URDF name, frames of every link, the report.
+    lua_createtable(L, 0, 8);
+    lua_newtable(L);
+    for (const auto& e : rep.links) {
+        const auto fr = rep.frames.find(opt.prefix + e.name);
+        if (fr == rep.frames.end() || fr->second.body == "world") continue;
+        if (std::find(rep.bodies.begin(), rep.bodies.end(), opt.prefix + e.name) == rep.bodies.end()) continue;
+        push_handle(L, "body", opt.prefix + e.name);
+        lua_setfield(L, -2, e.name.c_str());
+    }
+    lua_setfield(L, -2, "bodies");
+    lua_newtable(L);
+    for (const std::string& jn : rep.joint_names) {
+        push_handle(L, "joint", jn);
+        lua_setfield(L, -2, jn.substr(opt.prefix.size()).c_str());
+    }
+    lua_setfield(L, -2, "joints");
+    lua_newtable(L);
+    for (const auto& kv : rep.frames) {
+        lua_createtable(L, 0, 3);
+        lua_pushstring(L, kv.second.body.c_str());
+        lua_setfield(L, -2, "body");
+        push_vec3(L, kv.second.offset.x);
+        lua_setfield(L, -2, "position");
+        const Quat q = kv.second.offset.q;
+        lua_createtable(L, 4, 0);
+        const double qv[4] = {q.w, q.x, q.y, q.z};
+        for (int i = 0; i < 4; ++i) lua_pushnumber(L, qv[i]), lua_rawseti(L, -2, i + 1);
+        lua_setfield(L, -2, "orientation");
+        lua_setfield(L, -2, kv.first.substr(opt.prefix.size()).c_str());
+    }
+    lua_setfield(L, -2, "frames");
+    lua_pushstring(L, rep.to_text().c_str());
+    lua_setfield(L, -2, "report");
+    push_strings(L, rep.warnings);
+    lua_setfield(L, -2, "warnings");
+    push_strings(L, rep.ignored);
+    lua_setfield(L, -2, "ignored");
+    lua_pushnumber(L, rep.imported_mass);
+    lua_setfield(L, -2, "mass");
+    lua_pushnumber(L, rep.file_mass);
+    lua_setfield(L, -2, "file_mass");
+    lua_pushnumber(L, rep.world_mass);
+    lua_setfield(L, -2, "world_mass");
+    lua_pushnumber(L, rep.regularised_mass);
+    lua_setfield(L, -2, "regularised_mass");
+    lua_pushinteger(L, static_cast<lua_Integer>(rep.bodies.size()));
+    lua_setfield(L, -2, "nbodies");
+    lua_pushinteger(L, static_cast<lua_Integer>(rep.joint_names.size()));
+    lua_setfield(L, -2, "njoints");
+    push_assembly(L, asm_rep);
+    lua_setfield(L, -2, "assembly");
+    return 1;
+}
+
+int l_assemble(lua_State* L, World& w) {
+    require_building(L, w, "assemble");
+    push_assembly(L, assemble_world(L, w, "assemble"));
+    return 1;
+}
+
+
+}  // namespace lua
+}  // namespace noether

@@ -1,0 +1,187 @@
+// Internal: the World object behind the Lua module (a Spec while building, then a Run), and the
+// pieces the binding's files share (binding split by concern: args.cpp argument checking,
+// scene.cpp scene constructors and outputs, urdf.cpp URDF import, state.cpp running and state
+// access, module.cpp the module table, host.cpp running whole scripts).
+#pragma once
+
+#include <lua.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "noether/lua.hpp"
+#include "noether/noether.hpp"
+#include "noether/run.hpp"
+
+namespace noether {
+namespace lua {
+
+// An error raised inside the binding; converted to a Lua error at the C-function boundary.
+struct LuaFail : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct World {
+    Spec spec;
+    Origin origin;
+    double duration = -1;  // default duration when the host runs a returned world
+    std::vector<OutputSpec> outputs;   // declared outputs (added to the run at compile)
+    std::vector<int> output_callback;  // per output: Lua registry reference or LUA_NOREF
+    int on_step = LUA_NOREF;
+    std::vector<std::string> import_warnings;  // from w:urdf, shown in the summary
+    std::shared_ptr<const Model> model;        // set by the first compile
+    std::unique_ptr<Run> run;
+    Data* data = nullptr;  // run->data() once compiled
+};
+
+// Per-state context (options of the host, every world made).
+struct Context {
+    ScriptOptions options;
+    std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
+    std::vector<std::string> used_params;
+};
+
+extern const char* const kWorldMeta;
+
+Context* context(lua_State* L);
+// The object returned by noether.world{} (nullptr if the value at idx is not a world).
+World* to_world(lua_State* L, int idx);
+// Compile w (errors are raised as LuaFail). No-op when already compiled.
+void ensure_compiled(lua_State* L, World& w);
+// Step a compiled world for `steps` steps (runs callbacks and outputs). False on a failed step.
+bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool progress);
+
+// ---- argument checking (args.cpp) -----------------------------------------------------------
+
+// Raise "file:line: <message>" at the script line that called the current function.
+[[noreturn]] void fail(lua_State* L, const char* fmt, const std::string& a = "", const std::string& b = "",
+                       const std::string& c = "", const std::string& d = "");
+// Call the function on top of the stack with `nargs` arguments; a Lua error becomes LuaFail.
+void call(lua_State* L, int nargs);
+Origin where(lua_State* L);
+std::string type_of(lua_State* L, int idx);
+bool is_vec3(lua_State* L, int idx, Vec3* out);
+void check_table(lua_State* L, int idx, const char* fn);
+World& check_world(lua_State* L, int idx = 1);
+void require_building(lua_State* L, World& w, const char* fn);
+std::string element_name(lua_State* L, int idx, const std::string& who, const char* field);
+void push_vec3(lua_State* L, const Vec3& v);
+void push_handle(lua_State* L, const char* kind, const std::string& name);
+void push_strings(lua_State* L, const std::vector<std::string>& v);
+Mat3 read_inertia(lua_State* L, int idx, const std::string& who);
+Quat read_orientation(lua_State* L, int idx, const std::string& who);
+Vec3 vec_arg(lua_State* L, int idx, const char* fn, const char* what);
+
+// Field checkers: the table is at `t`; `who` is "joint 'crank'" etc.
+struct Fields {
+    lua_State* L;
+    int t;
+    std::string who;
+
+    bool has(const char* key);
+    [[noreturn]] void bad(const char* key, const char* expected);
+    double number(const char* key, double fallback, bool required = false);
+    long long integer(const char* key, long long fallback, long long min);
+    std::string string(const char* key, const std::string& fallback, bool required = false);
+    bool boolean(const char* key, bool fallback);
+    std::optional<Vec3> vec3(const char* key);
+    std::vector<double> numbers(const char* key);  // a number or a list of numbers
+    // Every key must be one of `allowed` (or accepted by extra()).
+    template <class Extra>
+    void only(const std::vector<std::string>& allowed, Extra extra) {
+        lua_pushnil(L);
+        while (lua_next(L, t) != 0) {
+            lua_pop(L, 1);
+            if (lua_type(L, -1) != LUA_TSTRING) {
+                const std::string k = type_of(L, -1);
+                lua_pop(L, 1);
+                fail(L, "%s: fields are named, got a %s key (write name = value)", who, k);
+            }
+            const std::string k = lua_tostring(L, -1);
+            if (std::find(allowed.begin(), allowed.end(), k) == allowed.end() && !extra(k)) {
+                std::string list;
+                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                lua_pop(L, 1);
+                fail(L, "%s: unknown field '%s' (fields: %s)", who, k, list);
+            }
+        }
+    }
+    void only(const std::vector<std::string>& allowed);
+};
+
+// ---- C functions and their wrappers ----------------------------------------------------------
+
+// Errors inside the binding are C++ exceptions; guard<> turns them into Lua errors once every
+// C++ object of the call is destroyed (Lua's own errors longjmp, which would skip destructors).
+template <lua_CFunction F>
+int guard(lua_State* L) {
+    try {
+        return F(L);
+    } catch (const std::exception& e) {
+        lua_pushstring(L, e.what());
+    }
+    return lua_error(L);
+}
+
+using WorldFunction = int (*)(lua_State*, World&);
+template <WorldFunction F>
+int world_body(lua_State* L) {
+    return F(L, check_world(L));
+}
+template <WorldFunction F>
+int compiled_body(lua_State* L) {
+    World& w = check_world(L);
+    ensure_compiled(L, w);
+    return F(L, w);
+}
+// A method of a world (argument 1 checked).
+template <WorldFunction F>
+int method(lua_State* L) {
+    return guard<world_body<F>>(L);
+}
+// A method of a compiled world: checked, then compiled once (the first call that needs it).
+template <WorldFunction F>
+int compiled(lua_State* L) {
+    return guard<compiled_body<F>>(L);
+}
+
+// scene.cpp
+int l_world(lua_State* L);
+int l_world_index(lua_State* L);
+int l_world_gc(lua_State* L);
+int l_body(lua_State* L, World& w);
+int l_joint(lua_State* L, World& w);
+int l_force(lua_State* L, World& w);
+int l_on_step(lua_State* L, World& w);
+int l_output(lua_State* L, World& w);
+// urdf.cpp
+int l_urdf(lua_State* L, World& w);
+int l_assemble(lua_State* L, World& w);
+// state.cpp
+int l_compile(lua_State* L, World& w);
+int l_run(lua_State* L, World& w);
+int l_step(lua_State* L, World& w);
+int l_summary(lua_State* L, World& w);
+int l_finish(lua_State* L, World& w);
+int l_time(lua_State* L, World& w);
+int l_position(lua_State* L, World& w);
+int l_orientation(lua_State* L, World& w);
+int l_velocity(lua_State* L, World& w);
+int l_angular_velocity(lua_State* L, World& w);
+int l_coord(lua_State* L, World& w);
+int l_rate(lua_State* L, World& w);
+int l_set_actuation(lua_State* L, World& w);
+int l_set_force(lua_State* L, World& w);
+int l_set_torque(lua_State* L, World& w);
+int l_monitors(lua_State* L, World& w);
+int l_save(lua_State* L, World& w);
+int l_restore(lua_State* L, World& w);
+int l_save_file(lua_State* L, World& w);
+int l_restore_file(lua_State* L, World& w);
+
+}  // namespace lua
+}  // namespace noether
