@@ -284,7 +284,6 @@ private:
     // st.pose3 its next configuration.
     Solve newton(const Model& m, const Data& d, State& st, double h) const {
         const BlockGraph& g = m.graph;
-        const double limit = kGuard * 2.0 / h;
         const double eps = m.options.tolerance;
         Solve out;
         double fn = residual(m, d, st, h, st.s, st.f);

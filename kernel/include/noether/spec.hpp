@@ -75,8 +75,8 @@ struct ForceSpec {
 };
 
 struct Options {
-    std::string integrator = "vi-maximal";
-    std::string solver = "auto";  // "auto": sparse-ldu for trees, dense-loop with loop closures
+    std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names
+    std::string solver = "auto";  // "auto": the supported solver with the highest preference (Solver::preference)
     double dt = 0.01;
     double tolerance = 1e-10;     // Newton residual tolerance
     int max_iterations = 50;      // Newton iterations per step
