@@ -16,7 +16,7 @@ namespace {
 double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd& g, Eigen::MatrixXd* J) {
     const int nb = m.nbodies();
     if (J) J->setZero(m.total_rows, 6 * nb);
-    double Ja[72], Jb[72];
+    double Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows];
     double worst = 0;
     for (const JointInfo& j : m.joints) {
         const Pose a = j.a >= 0 ? poses[j.a] : Pose{};

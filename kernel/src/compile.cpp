@@ -278,9 +278,10 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         }
         ji.rows = impl->rows();
         ji.dofs = impl->dofs();
-        if (ji.rows < 0 || ji.rows > 12 || ji.dofs < 0 || ji.dofs > 6) {
+        if (ji.rows < 0 || ji.rows > kMaxJointRows || ji.dofs < 0 || ji.dofs > kMaxJointDofs) {
             fail("type '" + js.type + "' reports " + std::to_string(ji.rows) + " rows and " + std::to_string(ji.dofs) +
-                 " DOFs (allowed: 0–12 rows, 0–6 DOFs)");
+                 " DOFs (allowed: 0–" + std::to_string(kMaxJointRows) + " rows, 0–" + std::to_string(kMaxJointDofs) +
+                 " DOFs)");
             joints_ok = false;
             continue;
         }

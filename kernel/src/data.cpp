@@ -338,7 +338,7 @@ Monitors Integrator::default_monitors(const Model& m, const Data& d) {
 double max_violation(const Model& m, const Pose* poses, int* worst_joint) {
     double worst = 0;
     int wj = -1;
-    double g[16];
+    double g[kMaxJointRows];
     for (int j = 0; j < m.njoints(); ++j) {
         const JointInfo& ji = m.joints[j];
         const Pose a = ji.a >= 0 ? poses[ji.a] : Pose{};
@@ -427,7 +427,7 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
         out[f.body].torque += Tb;
         if (f.has_point) out[f.body].torque += cross(f.point, rotate_inv(q, Fw));
     }
-    double Ca[36], Cb[36], c[6], u[6];
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
         const double* act = in.actuation + j.dof_offset;
@@ -438,7 +438,7 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
         j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
         for (int k = 0; k < j.dofs; ++k) u[k] = act[k];
         if (j.has_force_element) {
-            double prev[6];
+            double prev[kMaxJointDofs];
             for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
             j.impl->coordinates(a, poses[j.b], prev, c);
             for (int k = 0; k < j.dofs; ++k)
@@ -451,7 +451,7 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
 }
 
 void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
-    double Ca[36], Cb[36], c[6], prev[6];
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], prev[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
         const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};

@@ -9,6 +9,7 @@
 // complement of the loop rows: m_Λ extra tree solves per factorisation, then one small dense
 // factorisation. It is cheaper when m_Λ is small compared to n, which is the common case.
 #include "noether/tree_ldu.hpp"
+#include "noether/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -77,7 +78,7 @@ bool invert_any(int n, double* A, double* Ainv, int* piv) {
     }
     if (!lu_factor(n, A, piv)) return false;
     for (int c = 0; c < n; ++c) {
-        double col[16] = {};
+        double col[kMaxNodeSize] = {};
         col[c] = 1;
         lu_solve(n, A, piv, col);
         for (int i = 0; i < n; ++i) Ainv[i * n + c] = col[i];
@@ -196,7 +197,7 @@ bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node
 
 void TreeLDU::solve(const BlockGraph& g, const BlockMatrix& A, double* x) const {
     // Forward: z_n = D_n⁻¹ y_n (stored in place), y_p −= F_pn z_n.
-    double tmp[16];
+    double tmp[kMaxNodeSize];
     for (int n : g.order) {
         const int mn = g.node_size[n];
         double* xn = x + g.node_offset[n];

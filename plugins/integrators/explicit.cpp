@@ -266,7 +266,8 @@ private:
         }
         // γ_j = d/dt (G ν) along the free motion, Richardson on central differences.
         const double eps = 1e-3 / wmax;
-        double Ja[72], Jb[72], g[12], p1[12], m1[12], p2[12], m2[12];
+        double Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows], g[kMaxJointRows], p1[kMaxJointRows], m1[kMaxJointRows],
+            p2[kMaxJointRows], m2[kMaxJointRows];
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             double* r = &st.rhs[gr.node_offset[gr.nbodies + j]];
@@ -384,7 +385,7 @@ private:
         // Velocities: ν ← ν + Δν with [M −Gᵀ; G 0][Δν; μ] = [0; −G ν] (the matrix is current).
         // The Jacobians of the last factorisation are those of the projected positions.
         std::fill(st.rhs.begin(), st.rhs.end(), 0.0);
-        double gv[12];
+        double gv[kMaxJointRows];
         for (int j = 0; j < m.njoints(); ++j) {
             const std::size_t o = 6 * static_cast<std::size_t>(m.joints[j].row_offset);
             jacobian_times_twist(m.joints[j], &st.Ja[o], &st.Jb[o], st.twists.data(), gv);

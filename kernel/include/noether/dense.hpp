@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "noether/limits.hpp"
+
 namespace noether {
 namespace dense {
 
@@ -69,9 +71,9 @@ inline void lu_solve_transposed(int n, const double* LU, const int* piv, double*
         if (piv[k] != k) std::swap(b[k], b[piv[k]]);
 }
 
-// X ← A⁻¹ X for an n×m right-hand side X (row-major, column by column).
+// X ← A⁻¹ X for an n×m right-hand side X (row-major, column by column); n ≤ kMaxNodeSize.
 inline void lu_solve_matrix(int n, int m, const double* LU, const int* piv, double* X) {
-    double col[16];
+    double col[kMaxNodeSize];
     for (int c = 0; c < m; ++c) {
         for (int i = 0; i < n; ++i) col[i] = X[i * m + c];
         lu_solve(n, LU, piv, col);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "noether/limits.hpp"
 #include "noether/math.hpp"
 #include "noether/spec.hpp"
 

@@ -6,6 +6,7 @@
 #include "noether/graph.hpp"
 #include "noether/integrator.hpp"
 #include "noether/joint.hpp"
+#include "noether/limits.hpp"
 #include "noether/math.hpp"
 #include "noether/model.hpp"
 #include "noether/plugin.hpp"
