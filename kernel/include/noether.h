@@ -7,6 +7,8 @@
 #ifndef NOETHER_H
 #define NOETHER_H
 
+#include "noether/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,71 +24,71 @@ enum noether_status {
   NOETHER_USAGE = 3        /* wrong handle or call order */
 };
 
-const char* noether_version(void);
+NOETHER_API const char* noether_version(void);
 /* Message of the last failed call on this thread ("" if none). */
-const char* noether_last_error(void);
+NOETHER_API const char* noether_last_error(void);
 
 /* ---- spec ---- */
-noether_spec* noether_spec_new(void);
-void noether_spec_free(noether_spec* s);
-int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz);
+NOETHER_API noether_spec* noether_spec_new(void);
+NOETHER_API void noether_spec_free(noether_spec* s);
+NOETHER_API int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz);
 /* integrator/solver may be NULL (keep the default); dt > 0. */
-int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt);
+NOETHER_API int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt);
 /* inertia: 9 values, row-major, about the CoM in body axes; quat: w, x, y, z (NULL = identity). */
-int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
+NOETHER_API int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
                           const double position[3], const double quat[4]);
-int noether_spec_set_body_velocity(noether_spec* s, const char* name, const double v[3],
+NOETHER_API int noether_spec_set_body_velocity(noether_spec* s, const char* name, const double v[3],
                                    const double w_world[3]);
 /* parent: body name or "world"; anchor/axis: world point and direction at the initial
  * configuration (either may be NULL). */
-int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
+NOETHER_API int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
                            const char* child, const double anchor[3], const double axis[3]);
 
 /* ---- model ---- */
 /* NULL on invalid input (noether_last_error() lists every problem). */
-noether_model* noether_compile(const noether_spec* s);
-void noether_model_free(noether_model* m);
-int noether_nbodies(const noether_model* m);
-int noether_njoints(const noether_model* m);
-int noether_body_index(const noether_model* m, const char* name);  /* -1 if absent */
-int noether_joint_index(const noether_model* m, const char* name); /* -1 if absent */
+NOETHER_API noether_model* noether_compile(const noether_spec* s);
+NOETHER_API void noether_model_free(noether_model* m);
+NOETHER_API int noether_nbodies(const noether_model* m);
+NOETHER_API int noether_njoints(const noether_model* m);
+NOETHER_API int noether_body_index(const noether_model* m, const char* name);  /* -1 if absent */
+NOETHER_API int noether_joint_index(const noether_model* m, const char* name); /* -1 if absent */
 
 /* ---- data ---- */
-noether_data* noether_data_new(const noether_model* m);
-void noether_data_free(noether_data* d);
-int noether_step(noether_data* d);
-double noether_time(const noether_data* d);
-int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]);
+NOETHER_API noether_data* noether_data_new(const noether_model* m);
+NOETHER_API void noether_data_free(noether_data* d);
+NOETHER_API int noether_step(noether_data* d);
+NOETHER_API double noether_time(const noether_data* d);
+NOETHER_API int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]);
 /* Actuation of joint `joint` (n values, one per DOF) for the coming steps. */
-int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
+NOETHER_API int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
 /* energy[3] = kinetic, potential, total; violation = max constraint violation. */
-int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
+NOETHER_API int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);
 
 /* ---- runs: many steps with CSV outputs and a summary ---- */
 typedef struct noether_run noether_run;
 /* A run of the model from its initial state; it owns its data. NULL on error. */
-noether_run* noether_run_new(const noether_model* m);
-void noether_run_free(noether_run* r);
+NOETHER_API noether_run* noether_run_new(const noether_model* m);
+NOETHER_API void noether_run_free(noether_run* r);
 /* The run's data (for noether_step-free access: poses, monitors, actuation); borrowed, valid while
  * the run lives. Do not free it. */
-noether_data* noether_run_data(noether_run* r);
+NOETHER_API noether_data* noether_run_data(noether_run* r);
 /* Add a CSV output before the first step: channels as in docs/lua.md ("time", "energy",
  * "link1.position", "j1.coord", ...), sampled every `every` steps and at the start. The file is
  * written as <csv_path>.part and renamed by noether_run_finish. csv_path may be NULL (no file).
  * NOETHER_BAD_INPUT names an unknown channel, element or an unwritable file. */
-int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
+NOETHER_API int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
                            const char* const* channels);
 /* Advance n steps (or a duration: round(seconds / dt) steps). NOETHER_STEP_FAILED if a step failed:
  * the data stays at the last good step and the run does not go on. */
-int noether_run_steps(noether_run* r, long long n);
-int noether_run_duration(noether_run* r, double seconds);
+NOETHER_API int noether_run_steps(noether_run* r, long long n);
+NOETHER_API int noether_run_duration(noether_run* r, double seconds);
 /* Close the outputs: complete files get their final names. Non-zero if any output could not be
  * completed (after a failed run it stays as <csv_path>.part; the message says so). */
-int noether_run_finish(noether_run* r);
+NOETHER_API int noether_run_finish(noether_run* r);
 /* The run summary as JSON (keys as `noether run --summary-json`); free it with noether_free. */
-char* noether_run_summary_json(const noether_run* r);
-void noether_free(void* p);
+NOETHER_API char* noether_run_summary_json(const noether_run* r);
+NOETHER_API void noether_free(void* p);
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,9 @@ extern "C" {
  * parameters). Returns 0 (ok), 1 (a step failed) or 2 (bad input); noether_script_error() has the
  * message. If summary_json is not NULL it receives the run summary as JSON (free it with
  * noether_free). */
-int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json);
+NOETHER_API int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json);
 /* The message of the last failed noether_run_script on this thread. */
-const char* noether_script_error(void);
+NOETHER_API const char* noether_script_error(void);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 // Data bit for bit.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,10 +24,10 @@ enum class StepStatus {
     non_finite,      // NaN or Inf appeared
     singular,        // the linear solver met a singular block
 };
-const char* status_name(StepStatus s);
+NOETHER_API const char* status_name(StepStatus s);
 
 // Integrator-owned state kept in Data (workspaces, step-size controller, …).
-class IntegratorState {
+class NOETHER_API IntegratorState {
 public:
     virtual ~IntegratorState() = default;
     // Serialise what must survive save/restore (workspaces need not).
@@ -34,14 +36,14 @@ public:
     virtual bool restore(const char*& p, const char* end) { (void)p; (void)end; return true; }
 };
 
-struct Warning {
+struct NOETHER_API Warning {
     double time = 0;
     std::int64_t step = 0;
     std::string message;
 };
 
 // Per-step record of the last step.
-struct StepStats {
+struct NOETHER_API StepStats {
     int iterations = 0;   // Newton iterations (summed over substeps)
     double residual = 0;  // final residual norm
     int halvings = 0;     // line-search halvings
@@ -64,7 +66,7 @@ struct StepStats {
     X(int, redundant_rows) X(std::int64_t, internal_steps) X(std::int64_t, rejected_steps)    \
     X(std::int64_t, projection_total)
 
-struct RunStats {
+struct NOETHER_API RunStats {
 #define NOETHER_X(type, name) type name = 0;
     NOETHER_RUN_STATS(NOETHER_X)
 #undef NOETHER_X
@@ -72,13 +74,13 @@ struct RunStats {
 
 // A view of the inputs of a step (per joint DOF actuation, per body world force and torque).
 // Data's own inputs by default; an integrator may pass others (vi-midpoint: interval averages).
-struct Inputs {
+struct NOETHER_API Inputs {
     const double* actuation = nullptr;
     const Vec3* force = nullptr;
     const Vec3* torque = nullptr;
 };
 
-class Data {
+class NOETHER_API Data {
 public:
     explicit Data(std::shared_ptr<const Model> model);
     ~Data();
@@ -159,17 +161,17 @@ private:
 // check → snapshot → advance → commit or restore → joint coordinates). On failure the Data is
 // left bit for bit at the last good step (only the failure counter and one Warning naming the
 // time, step, integrator and worst element are added), and the status says what went wrong.
-StepStatus step(const Model& m, Data& d);
+NOETHER_API StepStatus step(const Model& m, Data& d);
 
 // Quantities monitored during a run (maximal-vi.md §6 for the variational integrators).
-struct Monitors {
+struct NOETHER_API Monitors {
     double kinetic = 0, potential = 0, total = 0;  // potential zero at the world origin
     Vec3 momentum;                                 // linear, world
     Vec3 angular_momentum;                         // about the world origin
     double max_violation = 0;                      // max |g| over every joint row
     int worst_joint = -1;
 };
-Monitors monitors(const Model& m, const Data& d);
+NOETHER_API Monitors monitors(const Model& m, const Data& d);
 
 // ---- kernel services for integrators ------------------------------------------------------
 
@@ -177,21 +179,21 @@ Monitors monitors(const Model& m, const Data& d);
 // excluding gravity: the Model's constant forces, the inputs' forces, torques and joint
 // actuation, and joint springs and dampers (springs unwrap against Data::coord). `out` has one
 // entry per body (overwritten). The first form uses Data's own inputs.
-void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out);
-void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
+NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out);
+NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
                       Wrench* out);
 
 // Recompute Data::coord and Data::rate from Data::pose and the given velocities (unwrapping
 // angles against the previous coordinates).
-void update_joint_coordinates(const Model& m, Data& d, const Twist* twists);
+NOETHER_API void update_joint_coordinates(const Model& m, Data& d, const Twist* twists);
 
 // Largest |g| over every joint row at the given configuration, and the joint it belongs to.
-double max_violation(const Model& m, const Pose* poses, int* worst_joint);
+NOETHER_API double max_violation(const Model& m, const Pose* poses, int* worst_joint);
 
 // Potential energy stored in the joint springs, ½ k (coord − rest)², at the given coordinates.
-double spring_energy(const Model& m, const double* coord);
+NOETHER_API double spring_energy(const Model& m, const double* coord);
 
 // Energy and momenta of a continuous state (pose, twist = current velocities).
-Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists);
+NOETHER_API Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists);
 
 }  // namespace noether

@@ -4,6 +4,8 @@
 // joint blocks of up to 12 rows). Header-only; no Eigen.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cmath>
 #include <algorithm>
 #include <utility>
@@ -111,7 +113,7 @@ inline void gemv_sub(int r, int c, const double* A, const double* x, double* y) 
 // A P = Q R. Columns P(r…m−1) with |R_kk| ≤ tol·|R_00| are dependent; solve() then returns the
 // minimum-norm solution of the (consistent part of the) system. All storage is caller-owned
 // and sized once (`reserve(m)`): no allocation in factor() or solve().
-class RankRevealingQR {
+class NOETHER_API RankRevealingQR {
 public:
     void reserve(int m) {
         m_ = m;

@@ -1,6 +1,8 @@
 // noether/error.hpp — where elements come from, and the errors that name them.
 #pragma once
 
+#include "noether/export.h"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,7 +11,7 @@ namespace noether {
 
 // Where an element of a Spec was written: a script file and line, an importer element, or
 // the C++ call site that a host chose to record. Empty when unknown.
-struct Origin {
+struct NOETHER_API Origin {
     std::string file;     // "fourbar.lua", "atlas.urdf"
     int line = 0;         // 1-based; 0 = unknown
     std::string element;  // importer element (e.g. "<joint name='back_bkz'>"), optional
@@ -22,7 +24,7 @@ struct Origin {
 enum class Severity { warning, error };
 
 // One problem found while compiling a Spec or loading plugins.
-struct Diagnostic {
+struct NOETHER_API Diagnostic {
     Severity severity = Severity::error;
     Origin origin;
     std::string message;  // names the element, the rule and the value
@@ -31,13 +33,13 @@ struct Diagnostic {
 };
 
 // Base of every exception the library throws. The library never exits the process.
-class Error : public std::runtime_error {
+class NOETHER_API Error : public std::runtime_error {
 public:
     explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
 // compile() found invalid input. what() lists every error, one per line.
-class ModelError : public Error {
+class NOETHER_API ModelError : public Error {
 public:
     explicit ModelError(std::vector<Diagnostic> diags);
     const std::vector<Diagnostic>& diagnostics() const { return diags_; }
@@ -47,7 +49,7 @@ private:
 };
 
 // A plugin could not be loaded or registered.
-class PluginError : public Error {
+class NOETHER_API PluginError : public Error {
 public:
     enum class Kind { cannot_open, not_a_library, no_entry_point, abi_mismatch, bad_descriptor, duplicate_name };
     PluginError(Kind kind, std::string path, const std::string& what)
@@ -61,7 +63,7 @@ private:
 };
 
 // Wrong use of the API (a Data from another Model, a call in the wrong phase, bad state buffer).
-class UsageError : public Error {
+class NOETHER_API UsageError : public Error {
 public:
     explicit UsageError(const std::string& what) : Error(what) {}
 };

@@ -9,12 +9,14 @@
 // two bodies already reached) are loop closures; the loop node of a solver stacks them.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstddef>
 #include <vector>
 
 namespace noether {
 
-struct BlockGraph {
+struct NOETHER_API BlockGraph {
     int nbodies = 0;
     int njoints = 0;
     int nnodes() const { return nbodies + njoints; }
@@ -60,13 +62,13 @@ struct BlockGraph {
 
 // Build the graph of nbodies bodies and joints with endpoints (a[j], b[j]) (−1 = world; b
 // must be a body) and row counts rows[j]. Deterministic; explicit stack (no recursion).
-BlockGraph build_block_graph(int nbodies, const std::vector<int>& joint_a, const std::vector<int>& joint_b,
+NOETHER_API BlockGraph build_block_graph(int nbodies, const std::vector<int>& joint_a, const std::vector<int>& joint_b,
                              const std::vector<int>& joint_rows);
 
 // Dense storage of the nonzero blocks of a matrix with the graph's sparsity pattern: one
 // diagonal block per node and, for every joint j and each of its body endpoints (side 0 = a,
 // side 1 = b), the blocks F[body, joint] (6 × m_j) and F[joint, body] (m_j × 6). Row-major.
-class BlockMatrix {
+class NOETHER_API BlockMatrix {
 public:
     BlockMatrix() = default;
     explicit BlockMatrix(const BlockGraph& g);

@@ -13,6 +13,8 @@
 // retries a step (subdivision) calls Data::rollback_step() to return to the step's start.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,7 +27,7 @@
 namespace noether {
 
 // What one advance() did. Iteration counts are those of the method's own solves.
-struct StepReport {
+struct NOETHER_API StepReport {
     StepStatus status = StepStatus::ok;
     int iterations = 0;        // Newton iterations of the accepted solve (summed over substeps)
     int projections = 0;       // projection iterations (projection methods)
@@ -45,7 +47,7 @@ struct StepReport {
     const std::vector<int>* redundant_joints = nullptr;
 };
 
-class Integrator {
+class NOETHER_API Integrator {
 public:
     enum class Scheme { implicit_fixed, explicit_fixed, adaptive };
     virtual ~Integrator() = default;

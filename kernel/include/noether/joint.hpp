@@ -10,6 +10,8 @@
 // where θ is the small rotation of q ⊕ δθ = normalize(q ⊗ [1; δθ/2]).
 #pragma once
 
+#include "noether/export.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +27,7 @@ namespace noether {
 //   T(c) = exp(S c) · T0,
 // with S the unit twist of the joint in the parent body frame, and T0 the child pose in the
 // parent frame at c = 0. (For a world parent, "parent frame" is the world frame.)
-struct MinimalJoint {
+struct NOETHER_API MinimalJoint {
     enum class Kind { revolute, prismatic, helical } kind = Kind::revolute;
     Vec3 axis;        // unit axis, parent frame
     Vec3 point;       // a point on the axis, parent frame (revolute/helical)
@@ -33,9 +35,9 @@ struct MinimalJoint {
     Pose rest;        // T0: child pose in the parent frame at coordinate 0
 };
 // T(c) for a MinimalJoint (child pose in the parent frame).
-Pose minimal_transform(const MinimalJoint& mj, double c);
+NOETHER_API Pose minimal_transform(const MinimalJoint& mj, double c);
 
-class JointModel {
+class NOETHER_API JointModel {
 public:
     virtual ~JointModel() = default;
     virtual int rows() const = 0;  // constraint rows
@@ -59,7 +61,7 @@ public:
 
 // What a joint type sees at compile time: the spec, the initial poses and the attachment
 // converted to body frames. Report problems with error()/warning(); they name the joint.
-class JointSetup {
+class NOETHER_API JointSetup {
 public:
     JointSetup(const JointSpec& spec, bool world_parent, const Pose& a0, const Pose& b0);
 
@@ -106,7 +108,7 @@ private:
     std::vector<Diagnostic> diags_;
 };
 
-class JointType {
+class NOETHER_API JointType {
 public:
     virtual ~JointType() = default;
     // Type-specific parameter names accepted in JointSpec::params (others are errors).
@@ -120,7 +122,7 @@ public:
 // Parent a (pose `a`; identity for the world), child b.
 
 // Where primitives write: g[row…], Ja[row…][6], Jb[row…][6]. Ja/Jb may be nullptr.
-struct RowWriter {
+struct NOETHER_API RowWriter {
     double* g;
     double* Ja;
     double* Jb;
@@ -128,37 +130,37 @@ struct RowWriter {
 };
 
 // C: point coincidence, 3 rows (world frame): g = xb + Rb pb − xa − Ra pa.
-void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w);
+NOETHER_API void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w);
 // O(ndof, axis): translational, 3 − ndof rows, in frame a: g = P (Raᵀ(xb + Rb pb − xa) − pa).
 // ndof = 0: all three; 1: the two directions ⟂ axis (point moves on a line); 2: along axis (plane).
-void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Vec3& pa, const Vec3& pb,
+NOETHER_API void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Vec3& pa, const Vec3& pb,
                       RowWriter& w);
 // Rot(ndof, axis, qoff): rotational, 3 − ndof rows: g = P V (qa† ⊗ qb ⊗ qoff†) (half-angle units).
 // ndof = 0: orientation locked; 1: hinge about axis; 2: no relative rotation about axis.
-void prim_rotation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Quat& qoff, RowWriter& w);
+NOETHER_API void prim_rotation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Quat& qoff, RowWriter& w);
 // SO(u, v): one row, u (frame a) ⟂ v (frame b): g = uᵀ Raᵀ Rb v.
-void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec3& v_b, RowWriter& w);
+NOETHER_API void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec3& v_b, RowWriter& w);
 
 // The two unit vectors completing `axis` to a right-handed orthonormal frame (the selection
 // P of the primitives uses exactly these).
-void axis_basis(const Vec3& axis, Vec3& e1, Vec3& e2);
+NOETHER_API void axis_basis(const Vec3& axis, Vec3& e1, Vec3& e2);
 
 // Coordinate helpers for plugins.
 // Hinge angle about axis_a of the relative rotation qa† ⊗ qb ⊗ qoff†, unwrapped to be within π
 // of prev (if given).
-double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev);
+NOETHER_API double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev);
 // Exact Jacobian rows (1 × 6 each, position columns zero) of hinge_angle. On the hinge they are
 // ∂angle/∂θa = −axisᵀ and ∂angle/∂θb = (Rbᵀ Ra axis)ᵀ.
-void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb);
+NOETHER_API void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb);
 // Displacement of b's anchor along axis_a from a's anchor: axisᵀ (Raᵀ(xb + Rb pb − xa) − pa),
 // and its Jacobian rows.
-double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb);
-void slide_displacement_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pb, double* Ca,
+NOETHER_API double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb);
+NOETHER_API void slide_displacement_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pb, double* Ca,
                                  double* Cb);
 
 // Rotation vector (frame a) of the relative rotation qa† ⊗ qb ⊗ qoff†, angle in [0, π], and
 // its exact Jacobian rows (3 × 6 each; singular at π like every 3-parameter rotation).
-Vec3 relative_rotvec(const Pose& a, const Pose& b, const Quat& qoff);
-void relative_rotvec_jacobian(const Pose& a, const Pose& b, const Quat& qoff, double* Ca, double* Cb);
+NOETHER_API Vec3 relative_rotvec(const Pose& a, const Pose& b, const Quat& qoff);
+NOETHER_API void relative_rotvec_jacobian(const Pose& a, const Pose& b, const Quat& qoff, double* Ca, double* Cb);
 
 }  // namespace noether

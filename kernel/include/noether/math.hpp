@@ -7,11 +7,13 @@
 // q ⊕ δθ = normalize(q ⊗ [1; δθ/2]).
 #pragma once
 
+#include "noether/export.h"
+
 #include <cmath>
 
 namespace noether {
 
-struct Vec3 {
+struct NOETHER_API Vec3 {
     double x = 0, y = 0, z = 0;
     constexpr Vec3() = default;
     constexpr Vec3(double x_, double y_, double z_) : x(x_), y(y_), z(z_) {}
@@ -36,7 +38,7 @@ inline Vec3 normalized(const Vec3& a) { return a / norm(a); }
 inline bool isfinite(const Vec3& a) { return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z); }
 
 // Row-major 3×3 matrix.
-struct Mat3 {
+struct NOETHER_API Mat3 {
     double m[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     static Mat3 identity() { Mat3 r; r.m[0][0] = r.m[1][1] = r.m[2][2] = 1; return r; }
     static Mat3 diag(double a, double b, double c) { Mat3 r; r.m[0][0] = a; r.m[1][1] = b; r.m[2][2] = c; return r; }
@@ -117,7 +119,7 @@ inline Mat3 inverse(const Mat3& a) {
     return r;
 }
 
-struct Quat {
+struct NOETHER_API Quat {
     double w = 1, x = 0, y = 0, z = 0;
     constexpr Quat() = default;
     constexpr Quat(double w_, double x_, double y_, double z_) : w(w_), x(x_), y(y_), z(z_) {}
@@ -214,7 +216,7 @@ inline void orthonormal_basis(const Vec3& a, Vec3& e1, Vec3& e2) {
 }
 
 // A rigid pose: world position of the centre of mass and body→world orientation.
-struct Pose {
+struct NOETHER_API Pose {
     Vec3 x;
     Quat q;
 };
@@ -223,13 +225,13 @@ struct Pose {
 inline Pose relative_pose(const Pose& a, const Pose& b) { return {rotate_inv(a.q, b.x - a.x), conj(a.q) * b.q}; }
 
 // Velocity of a body: world-frame linear velocity of the CoM, body-frame angular velocity.
-struct Twist {
+struct NOETHER_API Twist {
     Vec3 v;
     Vec3 w;
 };
 
 // A wrench applied to a body: world-frame force at the CoM and body-frame torque.
-struct Wrench {
+struct NOETHER_API Wrench {
     Vec3 force;
     Vec3 torque;
 };

@@ -5,6 +5,8 @@
 // immutable and may be shared by any number of Data and threads.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,7 +23,7 @@ namespace noether {
 class Integrator;
 class Solver;
 
-struct BodyInfo {
+struct NOETHER_API BodyInfo {
     std::string name;
     double mass = 0;
     Mat3 inertia;      // about the CoM, body axes
@@ -30,7 +32,7 @@ struct BodyInfo {
     Origin origin;
 };
 
-struct JointInfo {
+struct NOETHER_API JointInfo {
     std::string name;
     std::string type;
     int a = -1;  // parent body (−1 = world)
@@ -46,7 +48,7 @@ struct JointInfo {
     Origin origin;
 };
 
-struct ForceInfo {
+struct NOETHER_API ForceInfo {
     int body = -1;
     Vec3 force, torque;
     bool body_frame = false;
@@ -54,7 +56,7 @@ struct ForceInfo {
     Vec3 point;
 };
 
-struct Model {
+struct NOETHER_API Model {
     Vec3 gravity;
     Options options;
     std::vector<BodyInfo> bodies;
@@ -79,6 +81,6 @@ struct Model {
 };
 
 // Validate and freeze. Throws ModelError listing every error; warnings are kept in Model::warnings.
-std::shared_ptr<const Model> compile(const Spec& spec);
+NOETHER_API std::shared_ptr<const Model> compile(const Spec& spec);
 
 }  // namespace noether

@@ -19,6 +19,8 @@
 // bumped — and the loader refuses a plugin built for another ABI.
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -84,9 +86,9 @@ class Integrator;
 class Solver;
 
 enum class PluginKind { joint = NOETHER_PLUGIN_JOINT, integrator = NOETHER_PLUGIN_INTEGRATOR, solver = NOETHER_PLUGIN_SOLVER };
-const char* kind_name(PluginKind k);  // "joint", "integrator", "solver"
+NOETHER_API const char* kind_name(PluginKind k);  // "joint", "integrator", "solver"
 
-struct PluginInfo {
+struct NOETHER_API PluginInfo {
     PluginKind kind;
     std::string name;
     std::string description;
@@ -94,7 +96,7 @@ struct PluginInfo {
     void* object;      // JointType*, Integrator* or Solver*
 };
 
-class Registry {
+class NOETHER_API Registry {
 public:
     // The process-wide registry. The first call loads the built-in plugin directory and the
     // directories of NOETHER_PLUGIN_PATH (':'-separated); problems there are kept in errors().

@@ -9,6 +9,8 @@
 //   std::puts(run.summary().to_text().c_str());
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -21,7 +23,7 @@
 namespace noether {
 
 // One output channel (a CSV column group).
-struct Channel {
+struct NOETHER_API Channel {
     enum class Kind {
         time, energy, kinetic, potential, momentum, angular_momentum, violation, newton, residual, substeps,
         position, orientation, velocity, angular_velocity, coord, rate
@@ -32,11 +34,11 @@ struct Channel {
     int index = -1;       // body or joint index, resolved by Run::add_output
 };
 // Parse a channel name; false if it is not one.
-bool parse_channel(const std::string& text, Channel& out);
+NOETHER_API bool parse_channel(const std::string& text, Channel& out);
 // The channel names, for messages ("time, energy, …, <joint>.rate").
-const char* channel_names();
+NOETHER_API const char* channel_names();
 
-struct OutputSpec {
+struct NOETHER_API OutputSpec {
     std::string file;  // CSV path ("" for none): written as <file>.part, renamed when the run finishes
     int every = 1;     // sample every `every` steps (and the initial state)
     std::vector<std::string> channels;
@@ -54,7 +56,7 @@ struct OutputSpec {
     X(I, failed_steps) X(I, internal_steps) X(I, rejected_steps) X(I, projection_total)        \
     X(B, failed)
 
-struct RunSummary {
+struct NOETHER_API RunSummary {
     using I = long long;
     using D = double;
     using DN = double;  // NaN when undefined (energy_max_rel_dev with zero initial energy)
@@ -69,14 +71,14 @@ struct RunSummary {
     std::string to_text() const;
 };
 // One object for one summary, else an array.
-std::string summaries_json(const std::vector<RunSummary>& runs);
+NOETHER_API std::string summaries_json(const std::vector<RunSummary>& runs);
 // The block graph, elimination order and options of a Model, as text.
-std::string graph_text(const Model& m);
+NOETHER_API std::string graph_text(const Model& m);
 
 class Run;
 
 // Host callbacks. Exceptions thrown here leave the run consistent and propagate out of steps().
-class RunHooks {
+class NOETHER_API RunHooks {
 public:
     virtual ~RunHooks() = default;
     virtual void before_step(Run& run) { (void)run; }
@@ -84,7 +86,7 @@ public:
     virtual void on_sample(Run& run, int output) { (void)run; (void)output; }
 };
 
-class Run {
+class NOETHER_API Run {
 public:
     explicit Run(std::shared_ptr<const Model> model);
     ~Run();

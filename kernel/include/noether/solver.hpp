@@ -6,6 +6,8 @@
 // the graph's ordering and loop set — they do not rediscover the structure.
 #pragma once
 
+#include "noether/export.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +19,7 @@ namespace noether {
 struct Model;
 
 // Solver-owned workspace, created once per run (no allocation while stepping).
-class SolverWorkspace {
+class NOETHER_API SolverWorkspace {
 public:
     virtual ~SolverWorkspace() = default;
     // Joints whose rows the last factorisation found redundant (linearly dependent); the
@@ -29,7 +31,7 @@ public:
     std::string error;
 };
 
-class Solver {
+class NOETHER_API Solver {
 public:
     virtual ~Solver() = default;
     // Empty if this solver can handle the Model's graph, else the reason (shown by compile()).

@@ -4,6 +4,8 @@
 // and C/C++ hosts all build one. Every element keeps its Origin so compile() can name it.
 #pragma once
 
+#include "noether/export.h"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -14,7 +16,7 @@
 
 namespace noether {
 
-struct BodySpec {
+struct NOETHER_API BodySpec {
     std::string name;
     double mass = 1.0;
     Mat3 inertia = Mat3::identity();  // about the CoM, body axes [kg m²]
@@ -36,7 +38,7 @@ struct BodySpec {
 //    of a universal joint).
 // A missing anchor defaults to the child's CoM at the initial configuration (world style) or
 // to the point that makes the joint assembled (body style).
-struct JointSpec {
+struct NOETHER_API JointSpec {
     std::string name;
     std::string type;    // plugin name: "revolute", "spherical", ...
     std::string parent;  // body name, or "world" (also "")
@@ -65,7 +67,7 @@ struct JointSpec {
 };
 
 // A constant wrench on a body, for the whole run.
-struct ForceSpec {
+struct NOETHER_API ForceSpec {
     std::string body;
     Vec3 force;                   // [N]
     Vec3 torque;                  // [N m]
@@ -74,7 +76,7 @@ struct ForceSpec {
     Origin origin;
 };
 
-struct Options {
+struct NOETHER_API Options {
     std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names
     std::string solver = "auto";  // "auto": the supported solver with the highest preference (Solver::preference)
     double dt = 0.01;
@@ -87,7 +89,7 @@ struct Options {
     std::map<std::string, std::vector<std::string>> extra_lists;
 };
 
-struct Spec {
+struct NOETHER_API Spec {
     Vec3 gravity{0, 0, -9.81};
     Options options;
     std::vector<BodySpec> bodies;
@@ -116,7 +118,7 @@ struct Spec {
 // on all constraint rows with minimum-norm steps from the given poses (redundant rows are fine).
 // An already satisfied configuration is left exactly as it is. Throws ModelError if the spec
 // does not compile.
-struct AssemblyReport {
+struct NOETHER_API AssemblyReport {
     double initial_violation = 0, final_violation = 0;
     double largest_move = 0;      // largest translation of a body's centre of mass [m]
     double largest_rotation = 0;  // largest rotation of a body [rad]
@@ -124,6 +126,6 @@ struct AssemblyReport {
     int iterations = 0;
     bool converged = true;
 };
-AssemblyReport assemble(Spec& spec, double tolerance = 1e-12, int max_iterations = 100);
+NOETHER_API AssemblyReport assemble(Spec& spec, double tolerance = 1e-12, int max_iterations = 100);
 
 }  // namespace noether

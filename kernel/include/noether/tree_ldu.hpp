@@ -9,6 +9,8 @@
 // Neither allocates after init().
 #pragma once
 
+#include "noether/export.h"
+
 #include <cstddef>
 #include <vector>
 
@@ -17,7 +19,7 @@
 
 namespace noether {
 
-class TreeLDU {
+class NOETHER_API TreeLDU {
 public:
     void init(const BlockGraph& g);
     // Factor the tree nodes (loop joints ignored). On a singular block returns false and sets
@@ -34,7 +36,7 @@ private:
     std::vector<int> poff_;
 };
 
-class LoopClosure {
+class NOETHER_API LoopClosure {
 public:
     void init(const BlockGraph& g);
     // After tree.factor(): build and factor the loop node. Returns its numerical rank.
@@ -56,6 +58,6 @@ private:
 };
 
 // For a tree node n with parent p: the blocks F_pn (m_p × m_n) and F_np (m_n × m_p) of A.
-void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, const double** Fpn, const double** Fnp);
+NOETHER_API void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, const double** Fpn, const double** Fnp);
 
 }  // namespace noether

@@ -6,6 +6,8 @@
 // lua5.4 loads the same module with require "noether" (noether.so, see docs/lua.md).
 #pragma once
 
+#include "noether/export.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +19,7 @@ struct lua_State;
 namespace noether {
 namespace lua {
 
-struct ScriptOptions {
+struct NOETHER_API ScriptOptions {
     std::map<std::string, std::string> params;  // --set name=value
     bool check_only = false;                    // build and compile, never step
     bool progress = false;                      // progress line on stderr for long runs
@@ -29,22 +31,22 @@ struct ScriptOptions {
 using noether::RunSummary;
 using noether::summaries_json;
 
-struct ScriptResult {
+struct NOETHER_API ScriptResult {
     int exit_code = 0;   // 0 ok, 1 simulation failed, 2 bad input
     std::string error;   // message for exit codes 1 and 2
     std::vector<RunSummary> worlds;  // every world the script compiled, in order
 };
 
-ScriptResult run_script(const std::string& path, const ScriptOptions& options);
+NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
 
 // The same for a script held in memory; `chunk_name` is what error messages call it and
 // `dir` where relative paths and require() look.
-ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
+NOETHER_API ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
                         const ScriptOptions& options);
 
 // Make require("noether") available in a host's own state. `params` become noether.params'
 // overrides; `script_dir` is where relative output paths and require() look.
-void open(lua_State* L, const ScriptOptions& options);
+NOETHER_API void open(lua_State* L, const ScriptOptions& options);
 
 }  // namespace lua
 }  // namespace noether

@@ -7,6 +7,8 @@
 // (generalized_rbda style). Every link, joint and ignored element is listed in the report.
 #pragma once
 
+#include "noether/export.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -16,7 +18,7 @@
 namespace noether {
 namespace urdf {
 
-struct Options {
+struct NOETHER_API Options {
     std::string prefix;        // prepended to every body and joint name ("robot1/")
     bool fixed_base = false;   // weld the root link (and what is welded to it) to the world
     Vec3 position;             // pose of the root link frame in the world
@@ -30,12 +32,12 @@ struct Options {
 };
 
 // A URDF link kept as a frame of a body (after lumping): its pose in the body frame.
-struct Frame {
+struct NOETHER_API Frame {
     std::string body;  // "world" for links welded to a fixed base
     Pose offset;
 };
 
-struct Report {
+struct NOETHER_API Report {
     std::string file, robot;
     struct Entry {
         std::string name;    // URDF link or joint name
@@ -56,7 +58,7 @@ struct Report {
 };
 
 // Parse `path` and add the robot to `spec`. Throws ModelError naming file:line and the element.
-Report import(Spec& spec, const std::string& path, const Options& options);
+NOETHER_API Report import(Spec& spec, const std::string& path, const Options& options);
 
 }  // namespace urdf
 }  // namespace noether
