@@ -87,3 +87,25 @@ TEST_CASE("loading a directory reports every bad plugin and goes on", "[plugins]
     REQUIRE(none.size() == 1);
     CHECK(none[0].kind() == PluginError::Kind::cannot_open);
 }
+
+TEST_CASE("exceptions from a plugin's entry point or factory become plugin errors, and a list loads every entry",
+          "[plugins]") {
+    const std::string dir = NOETHER_THROWING_PLUGIN_DIR;
+    const auto errs = Registry::global().load_directory(dir);
+    REQUIRE(errs.size() == 2);
+    std::string all;
+    for (const auto& e : errs) all += std::string(e.what()) + "\n";
+    CHECK_THAT(all, Contains("test_throws_entry.so: its entry point threw: the entry point of this plugin is broken"));
+    CHECK_THAT(all, Contains("test_throws_create.so: create() of 'throws-in-create' threw: out of coffee"));
+    CHECK(Registry::global().solver("throws-in-create") == nullptr);
+    // Both plugins of the list library are registered, with the library's path.
+    const PluginInfo* a = Registry::global().find(PluginKind::solver, "test-list-a");
+    const PluginInfo* b = Registry::global().find(PluginKind::solver, "test-list-b");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->path == b->path);
+    CHECK_THAT(a->path, Contains("test_plugin_list.so"));
+    // 'auto' skips solvers that do not support the model, whatever their preference.
+    auto m = compile(testutil::chain_spec(3, "revolute", "vi-maximal"));
+    CHECK(m->solver_name == "sparse-ldu");
+}

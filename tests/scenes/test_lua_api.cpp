@@ -194,31 +194,3 @@ TEST_CASE("the C API runs the same script with the same result", "[lua][c-api]")
     CHECK(noether_run_script("/no/such.lua", 0, nullptr, nullptr) == 2);
     CHECK_THAT(std::string(noether_script_error()), Contains("cannot open"));
 }
-
-TEST_CASE("C API: build, compile, step and read a pendulum", "[c-api]") {
-    noether_spec* s = noether_spec_new();
-    const double I[9] = {0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1};
-    const double pos[3] = {1, 0, 0};
-    REQUIRE(noether_spec_add_body(s, "bob", 1.0, I, pos, nullptr) == NOETHER_OK);
-    const double anchor[3] = {0, 0, 0}, axis[3] = {0, 1, 0};
-    REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", anchor, axis) == NOETHER_OK);
-    noether_model* m = noether_compile(s);
-    REQUIRE(m);
-    CHECK(noether_body_index(m, "bob") == 0);
-    noether_data* d = noether_data_new(m);
-    for (int i = 0; i < 100; ++i) REQUIRE(noether_step(d) == NOETHER_OK);
-    double p[3], q[4], E[3], P[3], L[3], viol;
-    REQUIRE(noether_body_pose(d, 0, p, q) == NOETHER_OK);
-    CHECK(noether_time(d) == Approx(1.0));
-    CHECK(std::hypot(p[0], p[2]) == Approx(1.0).epsilon(1e-12));  // on the circle
-    REQUIRE(noether_monitors(d, E, P, L, &viol) == NOETHER_OK);
-    CHECK(viol < 1e-12);
-    CHECK(noether_body_pose(d, 7, p, q) == NOETHER_BAD_INPUT);
-    noether_data_free(d);
-    noether_model_free(m);
-    // Invalid input: NULL model and the message names the element.
-    noether_spec_add_body(s, "bob", -1.0, I, pos, nullptr);
-    CHECK(noether_compile(s) == nullptr);
-    CHECK_THAT(std::string(noether_last_error()), Contains("body 'bob': duplicate name"));
-    noether_spec_free(s);
-}
