@@ -51,49 +51,76 @@ bool is_vec3(lua_State* L, int idx, Vec3* out) {
     if (!lua_istable(L, idx) || lua_rawlen(L, idx) != 3) return false;
     for (int i = 0; i < 3; ++i) {
         lua_rawgeti(L, idx, i + 1);
-        int ok = 0;
-        const double v = lua_tonumberx(L, -1, &ok);
+        const bool isnum = lua_type(L, -1) == LUA_TNUMBER;  // strictly a number, not a numeric string
+        const double v = lua_tonumber(L, -1);
         lua_pop(L, 1);
-        if (!ok) return false;
+        if (!isnum) return false;
         (*out)[i] = v;
     }
     return true;
 }
 
+int raw_getfield(lua_State* L, int idx, const char* key) {
+    idx = lua_absindex(L, idx);
+    lua_pushstring(L, key);
+    return lua_rawget(L, idx);
+}
+
+double arg_number(lua_State* L, int idx, const char* fn, const char* what) {
+    if (lua_type(L, idx) != LUA_TNUMBER) fail(L, "%s: %s must be a number, got %s", fn, what, type_of(L, idx));
+    const double v = lua_tonumber(L, idx);
+    if (!std::isfinite(v)) fail(L, "%s: %s must be finite", fn, what);
+    return v;
+}
+
+double opt_number(lua_State* L, int idx, double fallback, const char* fn, const char* what) {
+    return lua_isnoneornil(L, idx) ? fallback : arg_number(L, idx, fn, what);
+}
+
+std::string arg_string(lua_State* L, int idx, const char* fn, const char* what) {
+    if (lua_type(L, idx) != LUA_TSTRING) fail(L, "%s: %s must be a string, got %s", fn, what, type_of(L, idx));
+    std::size_t n = 0;
+    const char* p = lua_tolstring(L, idx, &n);
+    return std::string(p, n);
+}
+
+long long opt_integer(lua_State* L, int idx, long long fallback, const char* fn, const char* what) {
+    if (lua_isnoneornil(L, idx)) return fallback;
+    int ok = 0;
+    const lua_Integer v = lua_tointegerx(L, idx, &ok);
+    if (lua_type(L, idx) != LUA_TNUMBER || !ok) fail(L, "%s: %s must be an integer, got %s", fn, what, type_of(L, idx));
+    return v;
+}
+
 
 bool Fields::has(const char* key) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     const bool r = !lua_isnil(L, -1);
     lua_pop(L, 1);
     return r;
 }
 void Fields::bad(const char* key, const char* expected) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     const std::string got = type_of(L, -1);
     lua_pop(L, 1);
     fail(L, "%s: field '%s' must be %s, got %s", who, key, expected, got);
 }
 double Fields::number(const char* key, double fallback, bool required) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         if (required) fail(L, "%s: field '%s' is required (a number)", who, key);
         return fallback;
     }
-    int ok = 0;
-    const double v = lua_tonumberx(L, -1, &ok);
+    const bool isnum = lua_type(L, -1) == LUA_TNUMBER;  // a numeric string is not a number
+    const double v = lua_tonumber(L, -1);
     lua_pop(L, 1);
-    if (!ok || lua_type(L, -1) == LUA_TSTRING) {
-        lua_getfield(L, t, key);
-        const bool isnum = lua_type(L, -1) == LUA_TNUMBER;
-        lua_pop(L, 1);
-        if (!isnum) bad(key, "a number");
-    }
+    if (!isnum) bad(key, "a number");
     if (!std::isfinite(v)) fail(L, "%s: field '%s' must be finite", who, key);
     return v;
 }
-long long Fields::integer(const char* key, long long fallback, long long min) {
-    lua_getfield(L, t, key);
+long long Fields::integer(const char* key, long long fallback, long long min, long long max) {
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return fallback;
@@ -101,13 +128,17 @@ long long Fields::integer(const char* key, long long fallback, long long min) {
     int ok = 0;
     const lua_Integer v = lua_tointegerx(L, -1, &ok);
     const bool isnum = lua_type(L, -1) == LUA_TNUMBER;
+    char given[64];
+    std::snprintf(given, sizeof given, "%.17g", lua_tonumber(L, -1));
     lua_pop(L, 1);
-    if (!ok || !isnum) bad(key, "an integer");
+    if (!isnum) bad(key, "an integer");
+    if (!ok) fail(L, "%s: field '%s' must be an integer, got %s", who, key, given);
     if (v < min) fail(L, "%s: field '%s' must be at least %s, got %s", who, key, std::to_string(min), std::to_string(v));
+    if (v > max) fail(L, "%s: field '%s' must be at most %s, got %s", who, key, std::to_string(max), std::to_string(v));
     return v;
 }
 std::string Fields::string(const char* key, const std::string& fallback, bool required) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         if (required) fail(L, "%s: field '%s' is required (a string)", who, key);
@@ -122,7 +153,7 @@ std::string Fields::string(const char* key, const std::string& fallback, bool re
     return s;
 }
 bool Fields::boolean(const char* key, bool fallback) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return fallback;
@@ -136,7 +167,7 @@ bool Fields::boolean(const char* key, bool fallback) {
     return b;
 }
 std::optional<Vec3> Fields::vec3(const char* key) {
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return std::nullopt;
@@ -146,12 +177,13 @@ std::optional<Vec3> Fields::vec3(const char* key) {
     lua_pop(L, 1);
     if (!ok) bad(key, "a 3-vector");
     if (!isfinite(v)) fail(L, "%s: field '%s' must be finite", who, key);
+    if (!std::isfinite(dot(v, v))) fail(L, "%s: field '%s' is too large (its length overflows)", who, key);
     return v;
 }
 // A number or a list of numbers.
 std::vector<double> Fields::numbers(const char* key) {
     std::vector<double> out;
-    lua_getfield(L, t, key);
+    raw_getfield(L, t, key);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return out;
@@ -185,7 +217,8 @@ void check_table(lua_State* L, int idx, const char* fn) {
 }
 
 World& check_world(lua_State* L, int idx) {
-    World** p = static_cast<World**>(luaL_checkudata(L, idx, kWorldMeta));
+    World** p = static_cast<World**>(luaL_testudata(L, idx, kWorldMeta));
+    if (!p) fail(L, "expected a world (call methods as w:name(...)), got %s", type_of(L, idx));
     if (!*p) fail(L, "this world was already collected (its __gc ran); it cannot be used any more");
     return **p;
 }
@@ -201,7 +234,7 @@ void require_building(lua_State* L, World& w, const char* fn) {
 std::string element_name(lua_State* L, int idx, const std::string& who, const char* field) {
     if (lua_type(L, idx) == LUA_TSTRING) return lua_tostring(L, idx);
     if (lua_istable(L, idx)) {
-        lua_getfield(L, idx, "name");
+        raw_getfield(L, idx, "name");
         if (lua_type(L, -1) == LUA_TSTRING) {
             std::string s = lua_tostring(L, -1);
             lua_pop(L, 1);
@@ -308,7 +341,7 @@ void push_strings(lua_State* L, const std::vector<std::string>& v) {
 Vec3 vec_arg(lua_State* L, int idx, const char* fn, const char* what) {
     Vec3 v;
     if (!is_vec3(L, idx, &v)) fail(L, "%s: %s must be a 3-vector, got %s", fn, what, type_of(L, idx));
-    if (!isfinite(v)) fail(L, "%s: %s must be finite", fn, what);
+    if (!isfinite(v) || !std::isfinite(dot(v, v))) fail(L, "%s: %s must be finite (and its length too)", fn, what);
     return v;
 }
 

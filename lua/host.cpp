@@ -28,16 +28,23 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     luaL_openlibs(L);
     open(L, options);
     Context* ctx = context(L);
-    auto collect = [&]() {
+    // aborted: the script raised an error; outputs of runs it had not finished stay .part.
+    auto collect = [&](bool aborted) {
         for (const auto& w : ctx->worlds) {
             if (!w->run) continue;
             std::vector<std::string> notes;
+            if (aborted) w->run->abort("the script stopped with an error");
             w->run->finish(&notes);
             RunSummary s = w->run->summary();
-            for (std::string& n : notes) s.warnings.push_back(std::move(n));
+            for (const std::string& n : notes) s.warnings.push_back(n);
             if (s.failed && result.exit_code == 0) {
                 result.exit_code = 1;
                 result.error = "the simulation failed: " + w->run->failure();
+            }
+            if (!w->run->outputs_ok() && result.exit_code == 0) {
+                result.exit_code = 1;
+                result.error = "outputs could not be written completely:";
+                for (const std::string& n : notes) result.error += " " + n;
             }
             result.worlds.push_back(std::move(s));
         }
@@ -53,7 +60,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
         result.exit_code = 2;
         result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
-        collect();
+        collect(true);
         result.exit_code = 2;
         lua_close(L);
         return result;
@@ -106,15 +113,16 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             lua_pushvalue(L, widx);
             lua_pushnumber(L, T);
             if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+                result.exit_code = 2;
                 result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
-                collect();
+                collect(true);
                 result.exit_code = 2;
                 lua_close(L);
                 return result;
             }
         }
     }
-    collect();
+    collect(false);
     lua_close(L);
     return result;
 }

@@ -30,7 +30,7 @@ int l_params(lua_State* L) {
     for (const auto& kv : ctx->options.params) {
         const std::string& key = kv.first;
         const std::string& val = kv.second;
-        lua_getfield(L, 1, key.c_str());
+        raw_getfield(L, 1, key.c_str());
         const int t = lua_type(L, -1);
         lua_pop(L, 1);
         if (t == LUA_TNIL) {
@@ -62,32 +62,32 @@ int l_params(lua_State* L) {
 }
 
 int l_inertia_box(lua_State* L) {
-    const double m = luaL_checknumber(L, 1), x = luaL_checknumber(L, 2), y = luaL_checknumber(L, 3),
-                 z = luaL_checknumber(L, 4);
+    const double m = arg_number(L, 1, "noether.inertia/quat", "argument 1"), x = arg_number(L, 2, "noether.inertia/quat", "argument 2"), y = arg_number(L, 3, "noether.inertia/quat", "argument 3"),
+                 z = arg_number(L, 4, "noether.inertia/quat", "argument 4");
     push_vec3(L, {m * (y * y + z * z) / 12, m * (x * x + z * z) / 12, m * (x * x + y * y) / 12});
     return 1;
 }
 int l_inertia_cylinder(lua_State* L) {  // axis along z
-    const double m = luaL_checknumber(L, 1), r = luaL_checknumber(L, 2), h = luaL_checknumber(L, 3);
+    const double m = arg_number(L, 1, "noether.inertia/quat", "argument 1"), r = arg_number(L, 2, "noether.inertia/quat", "argument 2"), h = arg_number(L, 3, "noether.inertia/quat", "argument 3");
     const double t = m * (3 * r * r + h * h) / 12;
     push_vec3(L, {t, t, m * r * r / 2});
     return 1;
 }
 int l_inertia_sphere(lua_State* L) {
-    const double m = luaL_checknumber(L, 1), r = luaL_checknumber(L, 2);
+    const double m = arg_number(L, 1, "noether.inertia/quat", "argument 1"), r = arg_number(L, 2, "noether.inertia/quat", "argument 2");
     const double t = 2 * m * r * r / 5;
     push_vec3(L, {t, t, t});
     return 1;
 }
 int l_inertia_rod(lua_State* L) {  // thin rod along x, with a small radius for the axial moment
-    const double m = luaL_checknumber(L, 1), l = luaL_checknumber(L, 2), r = luaL_optnumber(L, 3, 0.01 * l);
+    const double m = arg_number(L, 1, "noether.inertia/quat", "argument 1"), l = arg_number(L, 2, "noether.inertia/quat", "argument 2"), r = opt_number(L, 3, 0.01 * l, "noether.inertia.rod", "the radius");
     const double t = m * (3 * r * r + l * l) / 12;
     push_vec3(L, {m * r * r / 2, t, t});
     return 1;
 }
 
 int l_quat_rpy(lua_State* L) {
-    const Quat q = quat_from_rpy(luaL_checknumber(L, 1), luaL_checknumber(L, 2), luaL_checknumber(L, 3));
+    const Quat q = quat_from_rpy(arg_number(L, 1, "noether.inertia/quat", "argument 1"), arg_number(L, 2, "noether.inertia/quat", "argument 2"), arg_number(L, 3, "noether.inertia/quat", "argument 3"));
     lua_createtable(L, 4, 0);
     const double v[4] = {q.w, q.x, q.y, q.z};
     for (int i = 0; i < 4; ++i) lua_pushnumber(L, v[i]), lua_rawseti(L, -2, i + 1);
@@ -96,7 +96,7 @@ int l_quat_rpy(lua_State* L) {
 int l_quat_axis_angle(lua_State* L) {
     const Vec3 a = vec_arg(L, 1, "noether.quat.axis_angle", "the axis");
     if (!(norm(a) > 0)) fail(L, "noether.quat.axis_angle: the axis must be nonzero");
-    const Quat q = quat_from_axis_angle(a, luaL_checknumber(L, 2));
+    const Quat q = quat_from_axis_angle(a, arg_number(L, 2, "noether.inertia/quat", "argument 2"));
     lua_createtable(L, 4, 0);
     const double v[4] = {q.w, q.x, q.y, q.z};
     for (int i = 0; i < 4; ++i) lua_pushnumber(L, v[i]), lua_rawseti(L, -2, i + 1);

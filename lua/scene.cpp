@@ -22,7 +22,7 @@ int l_world(lua_State* L) {
     w->origin = where(L);
     Fields f{L, 1, "noether.world"};
     f.only({"gravity", "dt", "integrator", "solver", "tolerance", "max_iterations", "max_halvings", "max_substeps",
-            "plugin_dirs", "options", "duration"});
+            "plugin_dirs", "options", "duration", "max_steps"});
     Spec& s = w->spec;
     if (auto g = f.vec3("gravity")) s.gravity = *g;
     s.options.dt = f.number("dt", s.options.dt);
@@ -30,11 +30,12 @@ int l_world(lua_State* L) {
     s.options.integrator = f.string("integrator", s.options.integrator);
     s.options.solver = f.string("solver", s.options.solver);
     s.options.tolerance = f.number("tolerance", s.options.tolerance);
-    s.options.max_iterations = static_cast<int>(f.integer("max_iterations", s.options.max_iterations, 1));
-    s.options.max_halvings = static_cast<int>(f.integer("max_halvings", s.options.max_halvings, 0));
-    s.options.max_substeps = static_cast<int>(f.integer("max_substeps", s.options.max_substeps, 1));
+    s.options.max_iterations = static_cast<int>(f.integer("max_iterations", s.options.max_iterations, 1, INT_MAX));
+    s.options.max_halvings = static_cast<int>(f.integer("max_halvings", s.options.max_halvings, 0, INT_MAX));
+    s.options.max_substeps = static_cast<int>(f.integer("max_substeps", s.options.max_substeps, 1, INT_MAX));
     w->duration = f.number("duration", -1);
-    lua_getfield(L, 1, "plugin_dirs");
+    w->max_steps = f.integer("max_steps", Run::kDefaultMaxSteps, 1);
+    raw_getfield(L, 1, "plugin_dirs");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("plugin_dirs", "a list of directory names");
         for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
@@ -45,7 +46,7 @@ int l_world(lua_State* L) {
         }
     }
     lua_pop(L, 1);
-    lua_getfield(L, 1, "options");
+    raw_getfield(L, 1, "options");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("options", "a table of integrator options");
         lua_pushnil(L);
@@ -78,7 +79,11 @@ int l_world(lua_State* L) {
 
 int l_world_index(lua_State* L) {
     check_world(L, 1);
-    const char* key = luaL_checkstring(L, 2);
+    if (lua_type(L, 2) != LUA_TSTRING) {
+        lua_pushnil(L);
+        return 1;
+    }
+    const char* key = lua_tostring(L, 2);
     if (std::strcmp(key, "world") == 0) {
         push_handle(L, "world", "world");
         return 1;
@@ -92,8 +97,8 @@ int l_world_index(lua_State* L) {
 // The Context owns every World (the host reads their summaries after the script); a world's
 // __gc only detaches the userdata, so a script calling it by hand cannot free what the host uses.
 int l_world_gc(lua_State* L) {
-    World** p = static_cast<World**>(luaL_checkudata(L, 1, kWorldMeta));
-    *p = nullptr;
+    World** p = static_cast<World**>(luaL_testudata(L, 1, kWorldMeta));
+    if (p) *p = nullptr;
     return 0;
 }
 
@@ -102,7 +107,7 @@ int l_world_gc(lua_State* L) {
 int l_body(lua_State* L, World& w) {
     check_table(L, 2, "body");
     require_building(L, w, "body");
-    lua_getfield(L, 2, "name");
+    raw_getfield(L, 2, "name");
     if (lua_type(L, -1) != LUA_TSTRING) fail(L, "body: field 'name' is required (a string), got %s", type_of(L, -1));
     const std::string name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -113,7 +118,7 @@ int l_body(lua_State* L, World& w) {
     b.name = name;
     b.origin = where(L);
     b.mass = f.number("mass", 0, true);
-    lua_getfield(L, 2, "inertia");
+    raw_getfield(L, 2, "inertia");
     if (lua_isnil(L, -1))
         fail(L, "%s: field 'inertia' is required (3 principal moments, 6 components, a 3x3 table, or a helper such "
                 "as noether.inertia.box(mass, lx, ly, lz))",
@@ -121,7 +126,7 @@ int l_body(lua_State* L, World& w) {
     b.inertia = read_inertia(L, -1, who);
     lua_pop(L, 1);
     if (auto p = f.vec3("position")) b.position = *p;
-    lua_getfield(L, 2, "orientation");
+    raw_getfield(L, 2, "orientation");
     if (!lua_isnil(L, -1)) b.orientation = read_orientation(L, -1, who);
     lua_pop(L, 1);
     if (auto v = f.vec3("velocity")) b.velocity = *v;
@@ -142,7 +147,7 @@ int l_body(lua_State* L, World& w) {
 int l_joint(lua_State* L, World& w) {
     check_table(L, 2, "joint");
     require_building(L, w, "joint");
-    lua_getfield(L, 2, "name");
+    raw_getfield(L, 2, "name");
     if (lua_type(L, -1) != LUA_TSTRING) fail(L, "joint: field 'name' is required (a string), got %s", type_of(L, -1));
     const std::string name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -158,11 +163,11 @@ int l_joint(lua_State* L, World& w) {
     f.only({"name", "type", "parent", "child", "anchor", "axis", "axis2", "parent_anchor", "child_anchor", "parent_axis",
             "child_axis", "stiffness", "damping", "rest", "offset"},
            [&](const std::string& k) { return std::find(type_params.begin(), type_params.end(), k) != type_params.end(); });
-    lua_getfield(L, 2, "parent");
+    raw_getfield(L, 2, "parent");
     if (lua_isnil(L, -1)) fail(L, "%s: field 'parent' is required (a body, or w.world)", who);
     j.parent = element_name(L, -1, who, "parent");
     lua_pop(L, 1);
-    lua_getfield(L, 2, "child");
+    raw_getfield(L, 2, "child");
     if (lua_isnil(L, -1)) fail(L, "%s: field 'child' is required (a body)", who);
     j.child = element_name(L, -1, who, "child");
     lua_pop(L, 1);
@@ -204,7 +209,7 @@ int l_force(lua_State* L, World& w) {
     f.only({"body", "force", "torque", "frame", "point"});
     ForceSpec fs;
     fs.origin = where(L);
-    lua_getfield(L, 2, "body");
+    raw_getfield(L, 2, "body");
     if (lua_isnil(L, -1)) fail(L, "force: field 'body' is required");
     fs.body = element_name(L, -1, "force", "body");
     lua_pop(L, 1);
@@ -240,9 +245,9 @@ int l_output(lua_State* L, World& w) {
     OutputSpec o;
     o.origin = where(L);
     o.file = f.string("file", "");
-    o.every = static_cast<int>(f.integer("every", 1, 1));
+    o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
     int callback = LUA_NOREF;
-    lua_getfield(L, 2, "callback");
+    raw_getfield(L, 2, "callback");
     if (!lua_isnil(L, -1)) {
         if (!lua_isfunction(L, -1)) f.bad("callback", "a function(w)");
         callback = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -250,7 +255,7 @@ int l_output(lua_State* L, World& w) {
     } else {
         lua_pop(L, 1);
     }
-    lua_getfield(L, 2, "channels");
+    raw_getfield(L, 2, "channels");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("channels", "a list of channel names");
         for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {

@@ -60,6 +60,7 @@ long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn) {
     if (f.has("steps")) return f.integer("steps", 0, 0);
     const double T = f.number("duration", 0, true);
     if (T < 0) fail(L, "%s: field 'duration' must be non-negative", fn);
+    if (T / m.options.dt > 9e15) fail(L, "%s: field 'duration' = %s s is too long for dt = %s s", fn, std::to_string(T), std::to_string(m.options.dt));
     return std::llround(T / m.options.dt);
 }
 
@@ -83,6 +84,7 @@ void ensure_compiled(lua_State* L, World& w) {
         }
     }
     for (const std::string& x : w.import_warnings) run->add_note(x);
+    run->set_max_steps(w.max_steps);
     w.model = model;
     w.run = std::move(run);
     w.data = &w.run->data();
@@ -92,7 +94,11 @@ bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool prog
     ensure_compiled(L, w);
     LuaHooks hooks(L, lua_absindex(L, world_idx), w);
     w.run->set_progress(progress);
-    return w.run->steps(steps, &hooks);
+    try {
+        return w.run->steps(steps, &hooks);
+    } catch (const UsageError& e) {
+        fail(L, "%s", e.what());
+    }
 }
 
 int l_compile(lua_State* L, World& w) {
@@ -122,7 +128,7 @@ int l_run(lua_State* L, World& w) {
 }
 
 int l_step(lua_State* L, World& w) {
-    const long long n = luaL_optinteger(L, 2, 1);
+    const long long n = opt_integer(L, 2, 1, "step", "the number of steps");
     if (n < 0) fail(L, "step: the number of steps must be non-negative, got %s", std::to_string(n));
     if (context(L)->options.check_only) {
         lua_pushboolean(L, 1);
@@ -162,7 +168,7 @@ int joint_arg(lua_State* L, World& w, int idx, const char* fn) {
     std::string name;
     if (lua_type(L, idx) == LUA_TSTRING) name = lua_tostring(L, idx);
     else if (lua_istable(L, idx)) {
-        lua_getfield(L, idx, "name");
+        raw_getfield(L, idx, "name");
         if (lua_type(L, -1) == LUA_TSTRING) name = lua_tostring(L, -1);
         lua_pop(L, 1);
     }
@@ -216,7 +222,8 @@ int l_velocity(lua_State* L, World& w) {
 
 int l_angular_velocity(lua_State* L, World& w) {
     const int b = body_arg(L, w, 2, "angular_velocity");
-    const char* frame = luaL_optstring(L, 3, "world");
+    const std::string frame_s = lua_isnoneornil(L, 3) ? std::string("world") : arg_string(L, 3, "angular_velocity", "the frame");
+    const char* frame = frame_s.c_str();
     const Vec3 wb = w.data->twist[b].w;
     if (std::strcmp(frame, "body") == 0) push_vec3(L, wb);
     else if (std::strcmp(frame, "world") == 0) push_vec3(L, rotate(w.data->pose[b].q, wb));
@@ -306,7 +313,8 @@ int l_save(lua_State* L, World& w) {
 
 int l_restore(lua_State* L, World& w) {
     std::size_t n = 0;
-    const char* s = luaL_checklstring(L, 2, &n);
+    if (lua_type(L, 2) != LUA_TSTRING) fail(L, "restore: expected a state string from w:save(), got %s", type_of(L, 2));
+    const char* s = lua_tolstring(L, 2, &n);
     try {
         w.data->restore(std::string(s, n));
     } catch (const Error& e) {
@@ -317,7 +325,7 @@ int l_restore(lua_State* L, World& w) {
 
 int l_save_file(lua_State* L, World& w) {
     try {
-        w.data->save_file(luaL_checkstring(L, 2));
+        w.data->save_file(arg_string(L, 2, "save_file", "the path"));
     } catch (const Error& e) {
         fail(L, "save_file: %s", e.what());
     }
@@ -326,7 +334,7 @@ int l_save_file(lua_State* L, World& w) {
 
 int l_restore_file(lua_State* L, World& w) {
     try {
-        w.data->restore_file(luaL_checkstring(L, 2));
+        w.data->restore_file(arg_string(L, 2, "restore_file", "the path"));
     } catch (const Error& e) {
         fail(L, "restore_file: %s", e.what());
     }

@@ -77,7 +77,7 @@ int l_urdf(lua_State* L, World& w) {
     if (base != "floating" && base != "fixed") fail(L, "%s: field 'base' must be \"floating\" or \"fixed\", got \"%s\"", f.who, base);
     opt.fixed_base = base == "fixed";
     if (auto p = f.vec3("position")) opt.position = *p;
-    lua_getfield(L, 2, "orientation");
+    raw_getfield(L, 2, "orientation");
     if (!lua_isnil(L, -1)) opt.orientation = read_orientation(L, -1, f.who);
     lua_pop(L, 1);
     opt.prefix = f.string("prefix", "");
@@ -87,7 +87,7 @@ int l_urdf(lua_State* L, World& w) {
     if (auto v = f.vec3("angular_velocity")) opt.angular_velocity = *v;
     if (opt.damping < 0) fail(L, "%s: field 'damping' must be non-negative", f.who);
     const bool do_assemble = f.boolean("assemble", true);
-    lua_getfield(L, 2, "positions");
+    raw_getfield(L, 2, "positions");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("positions", "a table of joint name = position");
         lua_pushnil(L);

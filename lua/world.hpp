@@ -7,6 +7,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -29,6 +30,7 @@ struct World {
     Spec spec;
     Origin origin;
     double duration = -1;  // default duration when the host runs a returned world
+    long long max_steps = Run::kDefaultMaxSteps;  // guard on the steps of one run call
     std::vector<OutputSpec> outputs;   // declared outputs (added to the run at compile)
     std::vector<int> output_callback;  // per output: Lua registry reference or LUA_NOREF
     int on_step = LUA_NOREF;
@@ -75,6 +77,13 @@ void push_strings(lua_State* L, const std::vector<std::string>& v);
 Mat3 read_inertia(lua_State* L, int idx, const std::string& who);
 Quat read_orientation(lua_State* L, int idx, const std::string& who);
 Vec3 vec_arg(lua_State* L, int idx, const char* fn, const char* what);
+// Raw access (no metamethods: a script's __index cannot raise an error across C++ frames).
+int raw_getfield(lua_State* L, int idx, const char* key);
+// Arguments: wrong types raise LuaFail (never a Lua error across C++ frames).
+double arg_number(lua_State* L, int idx, const char* fn, const char* what);
+double opt_number(lua_State* L, int idx, double fallback, const char* fn, const char* what);
+std::string arg_string(lua_State* L, int idx, const char* fn, const char* what);
+long long opt_integer(lua_State* L, int idx, long long fallback, const char* fn, const char* what);
 
 // Field checkers: the table is at `t`; `who` is "joint 'crank'" etc.
 struct Fields {
@@ -85,7 +94,7 @@ struct Fields {
     bool has(const char* key);
     [[noreturn]] void bad(const char* key, const char* expected);
     double number(const char* key, double fallback, bool required = false);
-    long long integer(const char* key, long long fallback, long long min);
+    long long integer(const char* key, long long fallback, long long min, long long max = LLONG_MAX);
     std::string string(const char* key, const std::string& fallback, bool required = false);
     bool boolean(const char* key, bool fallback);
     std::optional<Vec3> vec3(const char* key);

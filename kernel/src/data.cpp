@@ -18,6 +18,7 @@ const char* status_name(StepStatus s) {
         case StepStatus::rotation_limit: return "rotation limit";
         case StepStatus::non_finite: return "non-finite value";
         case StepStatus::singular: return "singular system";
+        case StepStatus::diverged: return "diverged";
     }
     return "?";
 }
@@ -233,6 +234,22 @@ void Data::restore(const std::string& bytes) {
     std::string istate;
     r.str(istate);
     if (r.p != r.end) throw UsageError("Data::restore: trailing bytes after the state");
+    auto finite = [](const auto& v, const char* what) {
+        const double* x = reinterpret_cast<const double*>(v.data());
+        const std::size_t n = v.size() * sizeof(v[0]) / sizeof(double);
+        for (std::size_t i = 0; i < n; ++i)
+            if (!std::isfinite(x[i])) throw UsageError(std::string("Data::restore: the state has a non-finite ") + what);
+    };
+    if (!std::isfinite(t)) throw UsageError("Data::restore: the state has a non-finite time");
+    finite(p, "pose");
+    finite(tw, "velocity");
+    finite(tg, "warm start");
+    finite(lam, "multiplier");
+    finite(co, "joint coordinate");
+    finite(ra, "joint rate");
+    finite(act, "actuation");
+    finite(af, "applied force");
+    finite(at, "applied torque");
     std::unique_ptr<IntegratorState> ist = m.integrator ? m.integrator->create_state(m) : nullptr;
     if (ist) {
         const char* ip = istate.data();

@@ -308,10 +308,24 @@ void Run::sample(bool force, const Monitors* known, RunHooks* hooks) {
     }
 }
 
-long long Run::steps_for(double seconds) const { return std::llround(seconds / model_->options.dt); }
+long long Run::steps_for(double seconds) const {
+    const double n = seconds / model_->options.dt;
+    if (!(n >= 0) || n > 9e15) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "a duration of %g s at dt = %g s is not a number of steps this run can take",
+                      seconds, model_->options.dt);
+        throw UsageError(buf);
+    }
+    return std::llround(n);
+}
 
 bool Run::steps(long long n, RunHooks* hooks) {
     if (finished_) throw UsageError("Run::steps: the run is finished");
+    if (n < 0) throw UsageError("Run::steps: the number of steps must be non-negative, got " + std::to_string(n));
+    if (n > max_steps_)
+        throw UsageError("the run would take " + std::to_string(n) + " steps, more than the limit of " +
+                         std::to_string(max_steps_) + " (dt = " + json_num(model_->options.dt) +
+                         " s); if that is meant, raise the limit (noether.world{ max_steps = ... })");
     if (failed_) return false;
     const Model& m = *model_;
     Data& d = *data_;
@@ -354,25 +368,36 @@ bool Run::steps(long long n, RunHooks* hooks) {
     return !failed_;
 }
 
+void Run::abort(const std::string& why) {
+    if (failed_ || finished_) return;
+    failed_ = true;
+    failure_ = why;
+}
+
 void Run::finish(std::vector<std::string>* notes) {
     if (finished_) return;
     for (Output& o : outputs_) {
         if (!o.fp) continue;
-        const bool ok = std::fclose(o.fp) == 0;
+        const bool written = std::fflush(o.fp) == 0 && !std::ferror(o.fp);
+        const bool ok = std::fclose(o.fp) == 0 && written;
         o.fp = nullptr;
         const std::string& file = o.spec.file;
         if (!ok) {
-            if (notes) notes->push_back("output '" + file + "': writing failed; the partial file is '" + o.tmp + "'");
+            outputs_ok_ = false;
+            if (notes)
+                notes->push_back("output '" + file + "': writing failed (disk full or not writable); '" + file +
+                                 "' was not replaced and the partial file is '" + o.tmp + "'");
             continue;
         }
         if (failed_) {
             if (notes)
-                notes->push_back("output '" + file + "' is incomplete (the run failed at t = " +
+                notes->push_back("output '" + file + "' is incomplete (the run stopped at t = " +
                                  std::to_string(data_->time) + " s); it was left as '" + o.tmp + "'");
             continue;
         }
         if (std::rename(o.tmp.c_str(), file.c_str()) != 0) {
-            if (notes) notes->push_back("output '" + file + "': cannot rename '" + o.tmp + "'");
+            outputs_ok_ = false;
+            if (notes) notes->push_back("output '" + file + "': cannot rename '" + o.tmp + "' to it (is it a directory?)");
         }
     }
     finished_ = true;

@@ -2,6 +2,7 @@
 // coordinates. Integrator plugins only advance the state (noether/integrator.hpp); time,
 // counters, the last-step record and the warnings are written here, in one format.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -89,6 +90,15 @@ StepStatus step(const Model& m, Data& d) {
     } catch (...) {
         d.rollback_step();
         throw;
+    }
+    // Any integrator: a non-finite state is a failed step, never a committed one.
+    if (r.status == StepStatus::ok) {
+        for (int b = 0; b < m.nbodies() && r.status == StepStatus::ok; ++b)
+            if (!isfinite(d.pose[b].x) || !isfinite(d.pose[b].q) ||
+                !isfinite(d.twist[b].v) || !isfinite(d.twist[b].w)) {
+                r.status = StepStatus::non_finite;
+                r.worst_node = b;
+            }
     }
     if (r.status != StepStatus::ok) {
         // restore: nothing of the failed attempt stays, only the failure is recorded

@@ -56,6 +56,7 @@ struct State final : IntegratorState {
     double last_power = 0; // power of the applied forces at the last accelerations() state
     double stage_power[7] = {0, 0, 0, 0, 0, 0, 0};
     bool started = false;
+    double size_scale = 1;  // divergence: joints apart by more than this [m] (10 × (1 + extent))
 
     void save(std::string& out) const override {
         const double v[3] = {h_next, work, energy0};
@@ -152,6 +153,9 @@ public:
         for (auto* v : {&st->y0, &st->y, &st->ytmp}) v->assign(kPer * static_cast<std::size_t>(nb), 0.0);
         st->acc.assign(6 * static_cast<std::size_t>(nb), 0.0);
         for (auto& k : st->k) k.assign(kPer * static_cast<std::size_t>(nb), 0.0);
+        double extent = 0;
+        for (const BodyInfo& b : m.bodies) extent = std::max(extent, norm(b.pose0.x));
+        st->size_scale = 10 * (1 + extent);
         return st;
     }
 
@@ -166,6 +170,16 @@ public:
         } else {
             r.status = kMethod == Method::heun ? heun(m, d, st, dt) : rk4(m, d, st, dt);
             if (r.status == StepStatus::ok) unpack(m, st.y, d);
+            // heun and rk4 let constraints drift by design, but a state whose joints are apart by
+            // more than ten times the mechanism's size has diverged: fail, do not report success.
+            if (r.status == StepStatus::ok) {
+                int worst = -1;
+                const double v = max_violation(m, d.pose.data(), &worst);
+                if (!(v <= st.size_scale)) {
+                    r.status = StepStatus::diverged;
+                    r.worst_node = worst >= 0 ? m.nbodies() + worst : -1;
+                }
+            }
         }
         r.work = r.projections;
         return r;

@@ -23,6 +23,7 @@ enum class StepStatus {
     rotation_limit,  // a body would turn by ≥ 180° in one step (|ω| ≥ 2/dt)
     non_finite,      // NaN or Inf appeared
     singular,        // the linear solver met a singular block
+    diverged,        // the state left every plausible range (joints apart by more than the mechanism's size)
 };
 NOETHER_API const char* status_name(StepStatus s);
 

@@ -107,15 +107,26 @@ public:
     void add_note(const std::string& warning) { notes_.push_back(warning); }
 
     // Advance `n` steps (sampling the initial state first if nothing was sampled yet). Returns
-    // false if a step failed (failure() says why; the run does not go on).
+    // false if a step failed (failure() says why; the run does not go on). Throws UsageError
+    // when n is negative or larger than max_steps() (a guard against runs nobody meant, e.g.
+    // dt = 1e-12 over 10 s).
     bool steps(long long n, RunHooks* hooks = nullptr);
-    // Steps for a duration: llround(seconds / dt).
+    // Steps for a duration: llround(seconds / dt). Throws UsageError for a negative, non-finite
+    // or overflowing count.
     long long steps_for(double seconds) const;
+    static constexpr long long kDefaultMaxSteps = 100000000;  // 1e8
+    void set_max_steps(long long n) { max_steps_ = n; }
+    long long max_steps() const { return max_steps_; }
 
     // Close the outputs: complete ones are renamed to their final names; after a failed run
     // or a write error the partial file stays as <file>.part and a note says so. Idempotent.
     void finish(std::vector<std::string>* notes = nullptr);
     bool finished() const { return finished_; }
+    // False once an output could not be written completely (a write, close or rename failed).
+    bool outputs_ok() const { return outputs_ok_; }
+    // The host stopped the run (e.g. its script raised an error): finish() will leave the
+    // outputs as <file>.part, like after a failed step.
+    void abort(const std::string& why);
 
     bool failed() const { return failed_; }
     const std::string& failure() const { return failure_; }
@@ -142,7 +153,8 @@ private:
     std::vector<std::string> notes_;
     double e0_ = 0, e_final_ = 0, e_max_dev_ = 0, v_max_ = 0, wall_ = 0;
     std::string worst_joint_;
-    bool sampled_ = false, failed_ = false, finished_ = false, progress_ = false;
+    bool sampled_ = false, failed_ = false, finished_ = false, progress_ = false, outputs_ok_ = true;
+    long long max_steps_ = kDefaultMaxSteps;
     std::string failure_;
 };
 

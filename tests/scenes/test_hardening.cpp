@@ -1,0 +1,160 @@
+// Hardening (issue: no crash from any script; failures that say so). Each case reproduces a
+// finding that crashed the process or passed silently before its fix.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/stat.h>
+
+#include "scene_util.hpp"
+#include "util.hpp"
+
+using scenes::run;
+using scenes::write_script;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kPendulum =
+    "local noether = require('noether')\n"
+    "local w = noether.world{ dt = 0.01 }\n"
+    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+
+bool exists(const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("state access before the first step works (it dereferenced a null Data)", "[hardening]") {
+    const auto r = run(write_script("h_before.lua", std::string(kPendulum) +
+                                                        "local p = w:position('bob')\n"
+                                                        "assert(p[1] == 1 and p[3] == 0, 'initial position')\n"
+                                                        "assert(w:orientation('bob')[1] == 1)\n"
+                                                        "assert(w:velocity('bob')[1] == 0)\n"
+                                                        "assert(w:coord('j') == 0 and w:rate('j') == 0)\n"
+                                                        "w:run{ steps = 10 }\n"));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("a script calling __gc by hand cannot free what the host uses", "[hardening]") {
+    // The metatable is protected; through the debug library the finalizer only detaches.
+    const auto a = run(write_script("h_gc1.lua", std::string(kPendulum) +
+                                                     "assert(getmetatable(w) == 'noether.World', 'protected metatable')\n"
+                                                     "w:run{ steps = 5 }\n"));
+    INFO(a.error);
+    CHECK(a.exit_code == 0);
+    const auto b = run(write_script("h_gc2.lua", std::string(kPendulum) +
+                                                     "w:run{ steps = 5 }\n"
+                                                     "debug.getmetatable(w).__gc(w)\n"
+                                                     "collectgarbage()\n"
+                                                     "w:step()\n"));
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("h_gc2.lua:8:") && Contains("already collected"));
+    // the host still reads the world's summary safely
+    REQUIRE(b.worlds.size() == 1);
+    CHECK(b.worlds[0].steps == 5);
+}
+
+TEST_CASE("integer fields are range-checked, never truncated", "[hardening]") {
+    const auto a = run(write_script("h_int1.lua", std::string(kPendulum) + "w:output{ every = 4294967296, callback = function() end }\n"));
+    CHECK(a.exit_code == 2);  // was SIGFPE: every truncated to 0, then a modulo by zero
+    CHECK_THAT(a.error, Contains("field 'every' must be at most 2147483647, got 4294967296"));
+    const auto b = run(write_script("h_int2.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ max_substeps = 2^32 + 5 }\n"));
+    CHECK(b.exit_code == 2);  // was silently 5
+    CHECK_THAT(b.error, Contains("field 'max_substeps' must be at most 2147483647, got 4294967301"));
+    const auto c = run(write_script("h_int3.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ max_iterations = 2.5 }\n"));
+    CHECK(c.exit_code == 2);
+    CHECK_THAT(c.error, Contains("field 'max_iterations' must be an integer, got 2.5"));
+}
+
+TEST_CASE("numbers: strings are not numbers, overflowing vectors and durations are refused", "[hardening]") {
+    const auto a = run(write_script("h_num1.lua", "local noether = require('noether')\nlocal w = noether.world{ dt = '0.5' }\n"));
+    CHECK(a.exit_code == 2);
+    CHECK_THAT(a.error, Contains("h_num1.lua:2: noether.world: field 'dt' must be a number, got string"));
+    const auto b = run(write_script("h_num2.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ dt = 0.01 }\n"
+                                                  "local b = w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1}, velocity = {1e300, 1e300, 0} }\n"));
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("field 'velocity' is too large"));
+    const auto c = run(write_script("h_num3.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ dt = 0.01 }\n"
+                                                  "local b = w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1}, position = {'1', 0, 0} }\n"));
+    CHECK(c.exit_code == 2);
+    CHECK_THAT(c.error, Contains("field 'position' must be a 3-vector"));
+    const auto d = run(write_script("h_num4.lua", std::string(kPendulum) + "w:run{ duration = 1e300 }\n"));
+    CHECK(d.exit_code == 2);  // ran 0 steps and exited 0
+    CHECK_THAT(d.error, Contains("field 'duration' = ") && Contains("is too long"));
+}
+
+TEST_CASE("a run of more than 1e8 steps is refused unless the world raises its limit", "[hardening]") {
+    const auto a = run(write_script("h_steps1.lua", "local noether = require('noether')\n"
+                                                    "local w = noether.world{ dt = 1e-12 }\n"
+                                                    "local b = w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1} }\n"
+                                                    "w:run{ duration = 10 }\n"));
+    CHECK(a.exit_code == 2);
+    CHECK_THAT(a.error, Contains("h_steps1.lua:4:") && Contains("10000000000000 steps, more than the limit of 100000000") &&
+                            Contains("max_steps"));
+    const auto b = run(write_script("h_steps2.lua", "local noether = require('noether')\n"
+                                                    "local w = noether.world{ dt = 0.01, max_steps = 10 }\n"
+                                                    "local b = w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1} }\n"
+                                                    "w:run{ steps = 11 }\n"));
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("more than the limit of 10"));
+}
+
+TEST_CASE("a script error mid-run leaves the CSV as .part, an unwritable output fails the run", "[hardening]") {
+    const std::string csv = std::string(NOETHER_BINARY_DIR) + "/tests/h_abort.csv";
+    std::remove(csv.c_str());
+    std::remove((csv + ".part").c_str());
+    const auto a = run(write_script("h_abort.lua", std::string(kPendulum) +
+                                                       "w:output{ file = '" + csv + "', channels = { 'time' } }\n"
+                                                       "w:run{ steps = 10 }\n"
+                                                       "error('the script breaks here')\n"));
+    CHECK(a.exit_code == 2);
+    CHECK_THAT(a.error, Contains("the script breaks here"));
+    CHECK_FALSE(exists(csv));  // was renamed to its final name
+    CHECK(exists(csv + ".part"));
+    // The output path is a directory: the rename fails, and the run says so with a non-zero exit.
+    const std::string dir = std::string(NOETHER_BINARY_DIR) + "/tests/h_outdir.csv";
+    mkdir(dir.c_str(), 0755);
+    const auto b = run(write_script("h_dir.lua", std::string(kPendulum) + "w:output{ file = '" + dir +
+                                                     "', channels = { 'time' } }\nw:run{ steps = 10 }\n"));
+    CHECK(b.exit_code == 1);  // was 0
+    CHECK_THAT(b.error, Contains("h_outdir.csv") && Contains("cannot rename"));
+}
+
+TEST_CASE("rk4 and heun fail loudly when they diverge instead of reporting success", "[hardening]") {
+    for (const char* integ : {"rk4", "heun"}) {
+        INFO(integ);
+        noether::Spec s = testutil::chain_spec(3, "revolute", integ);
+        s.options.dt = 10;  // was: energy 5.5e9 J, joints 4.5e6 m apart, exit 0
+        auto m = noether::compile(s);
+        noether::Data d(m);
+        noether::StepStatus st = noether::StepStatus::ok;
+        int k = 0;
+        for (; k < 100 && st == noether::StepStatus::ok; ++k) st = noether::step(*m, d);
+        CHECK((st == noether::StepStatus::diverged || st == noether::StepStatus::non_finite));
+        CHECK(d.stats.failed_steps == 1);
+        CHECK(noether::max_violation(*m, d.pose.data(), nullptr) < 10 * (1 + 2.5));
+        CHECK_THAT(d.warnings.back().message, Contains("the state is left at t ="));
+    }
+}
+
+TEST_CASE("restore refuses a state with non-finite values", "[hardening]") {
+    auto m = noether::compile(testutil::chain_spec(2, "revolute", "vi-maximal"));
+    noether::Data d(m);
+    noether::step(*m, d);
+    std::string bytes = d.save();
+    // Overwrite the first pose's x with NaN (after magic, format, fingerprint, time, step, count).
+    const double nan = std::nan("");
+    std::memcpy(&bytes[8 + 4 + 8 + 8 + 8 + 8], &nan, sizeof nan);
+    noether::Data e(m);
+    CHECK_THROWS_WITH(e.restore(bytes), Contains("non-finite pose"));
+    CHECK(e.step == 0);  // unchanged
+}
