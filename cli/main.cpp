@@ -1,6 +1,7 @@
 // The `noether` command: a host like any other, built on the public API.
 //
 //   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]
+//               [--sandbox DIR [--time-limit SECONDS]]
 //   noether check SCRIPT [--set name=value]...
 //   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
@@ -8,6 +9,7 @@
 //
 // Exit status: 0 success, 1 simulation failed, 2 bad input.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,9 +29,13 @@ void usage(FILE* out) {
                  "usage: noether <command> [options]\n"
                  "commands:\n"
                  "  run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]\n"
+                 "             [--sandbox DIR [--time-limit SECONDS]]\n"
                  "                     run a Lua scene and print its summary\n"
-                 "  check SCRIPT [--set name=value]...\n"
-                 "                     build and compile a scene without running it; print its graph\n"
+                 "  check SCRIPT [--set name=value]... [--sandbox DIR]\n"
+                 "                     build and compile a scene without running it (the script is executed,\n"
+                 "                     its steps are not); print its graph\n"
+                 "  --sandbox DIR      for untrusted scenes: safe Lua libraries only, files written only below\n"
+                 "                     DIR, no plugin directories, Lua heap and wall-time limits (docs/lua.md)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary\n"
@@ -150,6 +156,18 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
             summary_json = value();
         } else if (a == "--quiet" && cmd == "run") {
             quiet = true;
+        } else if (a == "--sandbox") {
+            opt.sandbox = true;
+            opt.sandbox_dir = value();
+        } else if (a == "--time-limit") {
+            char* end = nullptr;
+            const std::string v = value();
+            opt.sandbox_seconds = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(opt.sandbox_seconds > 0)) {
+                std::fprintf(stderr, "noether %s: --time-limit must be a positive number of seconds, got '%s'\n",
+                             cmd.c_str(), v.c_str());
+                return 2;
+            }
         } else if (a == "--import-report") {
             opt.print_reports = true;
         } else if (!a.empty() && a[0] == '-') {

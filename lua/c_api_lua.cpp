@@ -10,12 +10,34 @@ namespace {
 thread_local std::string g_script_error;
 }
 
+namespace {
+int run_script(const char* path, int nset, const char* const* set, const char* sandbox_dir, char** summary_json);
+}
+
 extern "C" {
 
 int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json) {
+    return run_script(path, nset, set, nullptr, summary_json);
+}
+
+int noether_run_script_sandboxed(const char* path, int nset, const char* const* set, const char* sandbox_dir,
+                                 char** summary_json) {
+    if (!sandbox_dir) return NOETHER_USAGE;
+    return run_script(path, nset, set, sandbox_dir, summary_json);
+}
+
+}  // extern "C"
+
+namespace {
+
+int run_script(const char* path, int nset, const char* const* set, const char* sandbox_dir, char** summary_json) {
     if (summary_json) *summary_json = nullptr;
     if (!path) return NOETHER_USAGE;
     noether::lua::ScriptOptions opt;
+    if (sandbox_dir) {
+        opt.sandbox = true;
+        opt.sandbox_dir = sandbox_dir;
+    }
     for (int i = 0; i < nset; ++i) {
         const std::string kv = set && set[i] ? set[i] : "";
         const std::size_t eq = kv.find('=');
@@ -32,6 +54,10 @@ int noether_run_script(const char* path, int nset, const char* const* set, char*
     g_script_error = r.error;
     return r.exit_code;
 }
+
+}  // namespace
+
+extern "C" {
 
 const char* noether_script_error(void) { return g_script_error.c_str(); }
 

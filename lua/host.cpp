@@ -2,6 +2,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -19,15 +20,17 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     // require() looks next to the script, in its parent (for lib.*) and in the shared scripts.
     options.lua_path.push_back(dir + "/..");
     options.lua_path.push_back(dir);
-    lua_State* L = luaL_newstate();
+    lua_State* L = new_state(options, dir);
     if (!L) {
         result.exit_code = 2;
         result.error = "cannot create a Lua state (out of memory)";
         return result;
     }
-    luaL_openlibs(L);
     open(L, options);
     Context* ctx = context(L);
+    if (options.sandbox)
+        ctx->deadline = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() +
+                        options.sandbox_seconds;
     // aborted: the script raised an error; outputs of runs it had not finished stay .part.
     auto collect = [&](bool aborted) {
         for (const auto& w : ctx->worlds) {
@@ -54,7 +57,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     if (loaded != LUA_OK) {
         result.exit_code = 2;
         result.error = lua_tostring(L, -1);
-        lua_close(L);
+        close_state(L);
         return result;
     }
     if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
@@ -62,7 +65,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
         collect(true);
         result.exit_code = 2;
-        lua_close(L);
+        close_state(L);
         return result;
     }
     // Every --set value must have been read by noether.params (duration is the host's own).
@@ -72,7 +75,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             result.exit_code = 2;
             result.error = "--set " + kv.first + "=" + kv.second + ": the script never reads it (declare it with "
                            "noether.params{ " + kv.first + " = <default> })";
-            lua_close(L);
+            close_state(L);
             return result;
         }
     }
@@ -87,7 +90,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
                 if (it->second.empty() || *end != '\0' || !(T >= 0)) {
                     result.exit_code = 2;
                     result.error = "--set duration=" + it->second + ": must be a non-negative number of seconds";
-                    lua_close(L);
+                    close_state(L);
                     return result;
                 }
             }
@@ -117,13 +120,13 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
                 result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
                 collect(true);
                 result.exit_code = 2;
-                lua_close(L);
+                close_state(L);
                 return result;
             }
         }
     }
     collect(false);
-    lua_close(L);
+    close_state(L);
     return result;
 }
 

@@ -184,7 +184,7 @@ void install_context(lua_State* L, const ScriptOptions& options) {
     lua_pushcfunction(L, l_context_gc);
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
-    *p = new Context{options, {}, {}};
+    *p = new Context{options, 0.0, {}, {}};
     lua_rawsetp(L, LUA_REGISTRYINDEX, &kContextKey);
 }
 
@@ -199,6 +199,13 @@ bool has_context(lua_State* L) {
 
 World* to_world(lua_State* L, int idx) {
     World** p = static_cast<World**>(luaL_testudata(L, idx, kWorldMeta));
+    return p ? *p : nullptr;
+}
+
+Context* try_context(lua_State* L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &kContextKey);
+    Context** p = static_cast<Context**>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
     return p ? *p : nullptr;
 }
 

@@ -41,6 +41,9 @@ int l_world(lua_State* L) {
         for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
             lua_rawgeti(L, -1, i);
             if (lua_type(L, -1) != LUA_TSTRING) f.bad("plugin_dirs", "a list of directory names");
+            if (ctx->options.sandbox)
+                fail(L, "noether.world: sandbox: a scene may not name plugin directories (a plugin is native code), got '%s'",
+                     lua_tostring(L, -1));
             s.plugin_dirs.push_back(lua_tostring(L, -1));
             lua_pop(L, 1);
         }
@@ -245,6 +248,7 @@ int l_output(lua_State* L, World& w) {
     OutputSpec o;
     o.origin = where(L);
     o.file = f.string("file", "");
+    if (!o.file.empty()) o.file = sandbox_path(L, o.file, true, "output file");
     o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
     int callback = LUA_NOREF;
     raw_getfield(L, 2, "callback");

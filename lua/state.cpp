@@ -17,6 +17,7 @@ struct LuaHooks final : RunHooks {
     World& w;
     LuaHooks(lua_State* L_, int idx, World& w_) : L(L_), world_idx(idx), w(w_) {}
     void before_step(Run&) override {
+        if (context(L)->options.sandbox) sandbox_check_time(L);
         if (w.on_step == LUA_NOREF) return;
         lua_rawgeti(L, LUA_REGISTRYINDEX, w.on_step);
         lua_pushvalue(L, world_idx);
@@ -325,7 +326,7 @@ int l_restore(lua_State* L, World& w) {
 
 int l_save_file(lua_State* L, World& w) {
     try {
-        w.data->save_file(arg_string(L, 2, "save_file", "the path"));
+        w.data->save_file(sandbox_path(L, arg_string(L, 2, "save_file", "the path"), true, "save_file path"));
     } catch (const Error& e) {
         fail(L, "save_file: %s", e.what());
     }
@@ -334,7 +335,7 @@ int l_save_file(lua_State* L, World& w) {
 
 int l_restore_file(lua_State* L, World& w) {
     try {
-        w.data->restore_file(arg_string(L, 2, "restore_file", "the path"));
+        w.data->restore_file(sandbox_path(L, arg_string(L, 2, "restore_file", "the path"), false, "restore_file path"));
     } catch (const Error& e) {
         fail(L, "restore_file: %s", e.what());
     }

@@ -72,6 +72,7 @@ int l_urdf(lua_State* L, World& w) {
         const std::string dir = caller_dir(L);
         if (!dir.empty() && access((dir + "/" + file).c_str(), R_OK) == 0) file = dir + "/" + file;
     }
+    file = sandbox_path(L, file, false, "URDF file");
     urdf::Options opt;
     const std::string base = f.string("base", "floating");
     if (base != "floating" && base != "fixed") fail(L, "%s: field 'base' must be \"floating\" or \"fixed\", got \"%s\"", f.who, base);

@@ -43,6 +43,7 @@ struct World {
 // Per-state context (options of the host, every world made).
 struct Context {
     ScriptOptions options;
+    double deadline = 0;  // sandbox: steady-clock seconds after which the script is stopped
     std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
     std::vector<std::string> used_params;
 };
@@ -50,12 +51,26 @@ struct Context {
 extern const char* const kWorldMeta;
 
 Context* context(lua_State* L);
+Context* try_context(lua_State* L);  // nullptr if the module was not opened
 // The object returned by noether.world{} (nullptr if the value at idx is not a world).
 World* to_world(lua_State* L, int idx);
 // Compile w (errors are raised as LuaFail). No-op when already compiled.
 void ensure_compiled(lua_State* L, World& w);
 // Step a compiled world for `steps` steps (runs callbacks and outputs). False on a failed step.
 bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool progress);
+
+// ---- sandbox (sandbox.cpp) ------------------------------------------------------------------
+
+// A fresh Lua state for the options: the full standard libraries, or in a sandbox the safe ones
+// with a memory-limited allocator and a time-limit hook. Null if no state could be made.
+lua_State* new_state(const ScriptOptions& options, const std::string& script_dir);
+// lua_close, then free what new_state() made for the state.
+void close_state(lua_State* L);
+// Sandbox: the path a script names for writing (what) must lie below the sandbox directory;
+// for reading also below the script's directory. Returns the path to use; raises LuaFail if not.
+std::string sandbox_path(lua_State* L, const std::string& path, bool write, const char* what);
+// Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).
+void sandbox_check_time(lua_State* L);
 
 // ---- argument checking (args.cpp) -----------------------------------------------------------
 

@@ -8,6 +8,7 @@
 
 #include "noether/export.h"
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ struct NOETHER_API ScriptOptions {
     bool progress = false;                      // progress line on stderr for long runs
     std::vector<std::string> lua_path;          // extra directories for require()
     bool print_reports = false;                 // print import reports (w:urdf) to stdout
+    // Sandbox for untrusted scenes (docs/lua.md, "Sandbox"): only safe standard libraries, files
+    // written only below sandbox_dir (read: also below the script's directory), no plugin
+    // directories from the script, a memory limit on the Lua heap and a wall-time limit.
+    bool sandbox = false;
+    std::string sandbox_dir = ".";
+    std::size_t sandbox_memory = 256u << 20;  // bytes of Lua heap
+    double sandbox_seconds = 60;               // wall time of the whole script, steps included
 };
 
 // What one world did: the kernel's run summary (noether/run.hpp).

@@ -1,0 +1,122 @@
+// The sandbox for untrusted scenes (noether run --sandbox DIR): every escape a probe tries is
+// refused with a clear message, and an ordinary scene still runs, writing only inside DIR.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <sys/stat.h>
+
+#include "noether_lua.h"
+#include "scene_util.hpp"
+
+using scenes::write_script;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string box() {
+    const std::string d = std::string(NOETHER_BINARY_DIR) + "/tests/sandbox_dir";
+    mkdir(d.c_str(), 0755);
+    return d;
+}
+
+noether::lua::ScriptResult sandboxed(const std::string& path, double seconds = 20, std::size_t memory = 64u << 20) {
+    noether::lua::ScriptOptions opt;
+    opt.sandbox = true;
+    opt.sandbox_dir = box();
+    opt.sandbox_seconds = seconds;
+    opt.sandbox_memory = memory;
+    opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
+    return noether::lua::run_script(path, opt);
+}
+
+std::string refused(const std::string& name, const std::string& code) {
+    const auto r = sandboxed(write_script(name, code));
+    CHECK(r.exit_code == 2);
+    return r.error;
+}
+
+bool exists(const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0;
+}
+
+const char* kWorld =
+    "local noether = require('noether')\n"
+    "local w = noether.world{ dt = 0.01 }\n"
+    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+
+}  // namespace
+
+TEST_CASE("sandbox: the Lua escapes are closed", "[sandbox]") {
+    const std::string pwned = std::string(NOETHER_BINARY_DIR) + "/tests/sandbox_pwned";
+    std::remove(pwned.c_str());
+    CHECK_THAT(refused("sb_exec.lua", "os.execute('touch " + pwned + "')\n"), Contains("field 'execute'"));
+    CHECK_THAT(refused("sb_exit.lua", "os.exit(3)\n"), Contains("field 'exit'"));
+    CHECK_THAT(refused("sb_io.lua", "io.open('" + pwned + "', 'w')\n"), Contains("global 'io'"));
+    CHECK_THAT(refused("sb_popen.lua", "io.popen('true')\n"), Contains("global 'io'"));
+    CHECK_THAT(refused("sb_debug.lua", "debug.getmetatable(1)\n"), Contains("global 'debug'"));
+    CHECK_THAT(refused("sb_dofile.lua", "dofile('/etc/passwd')\n"), Contains("global 'dofile'"));
+    CHECK_THAT(refused("sb_loadlib.lua", "package.loadlib('libc.so.6', 'system')\n"), Contains("field 'loadlib'"));
+    CHECK_THAT(refused("sb_cmod.lua", "package.cpath = '/usr/lib/x86_64-linux-gnu/lua/5.4/?.so;/usr/local/lib/lua/5.4/?.so'\n"
+                                      "require('lpeg')\n"),
+               Contains("module 'lpeg' not found"));
+    CHECK_THAT(refused("sb_binary.lua", "local f, e = load('\\27Lua\\84\\0')\nassert(f, e)\n"), Contains("binary chunk"));
+    CHECK_THAT(refused("sb_dump.lua", "string.dump(print)\n"), Contains("field 'dump'"));
+    CHECK_THAT(refused("sb_require_up.lua", "require('..secret')\n"), Contains("not found"));
+    CHECK_FALSE(exists(pwned));
+}
+
+TEST_CASE("sandbox: noether's own files stay inside the sandbox directory, no plugin directories", "[sandbox]") {
+    CHECK_THAT(refused("sb_out.lua", std::string(kWorld) + "w:output{ file = '/tmp/noether_outside.csv', channels = {'time'} }\n"),
+               Contains("sb_out.lua:5: sandbox: output file '/tmp/noether_outside.csv' is outside the sandbox directory"));
+    CHECK_THAT(refused("sb_up.lua", std::string(kWorld) + "w:output{ file = '../escaped.csv', channels = {'time'} }\n"),
+               Contains("is outside the sandbox directory"));
+    CHECK_THAT(refused("sb_save.lua", std::string(kWorld) + "w:save_file('/tmp/noether_state.bin')\n"),
+               Contains("sandbox: save_file path"));
+    CHECK_THAT(refused("sb_restore.lua", std::string(kWorld) + "w:restore_file('/etc/passwd')\n"),
+               Contains("sandbox: restore_file path"));
+    CHECK_THAT(refused("sb_urdf.lua", std::string(kWorld) + "w:urdf{ file = '/etc/passwd' }\n"), Contains("sandbox: URDF file"));
+    CHECK_THAT(refused("sb_plugins.lua", "local noether = require('noether')\nnoether.world{ plugin_dirs = {'/tmp'} }\n"),
+               Contains("a scene may not name plugin directories"));
+}
+
+TEST_CASE("sandbox: memory and time limits stop a runaway script", "[sandbox]") {
+    const auto mem = sandboxed(write_script("sb_mem.lua", "local t = {}\nfor i = 1, 1e9 do t[i] = string.rep('x', 1e5) .. i end\n"),
+                               20, 16u << 20);
+    CHECK(mem.exit_code == 2);
+    CHECK_THAT(mem.error, Contains("not enough memory"));
+    const auto loop = sandboxed(write_script("sb_loop.lua", "while true do end\n"), 0.5);
+    CHECK(loop.exit_code == 2);
+    CHECK_THAT(loop.error, Contains("time limit"));
+    // Long inside the steps, not in Lua: stopped between steps.
+    const auto run = sandboxed(write_script("sb_steps.lua", "local noether = require('noether')\n"
+                                                            "local w = noether.world{ dt = 1e-4 }\n"
+                                                            "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                                                            "w:run{ duration = 5000 }\n"),
+                               0.5);
+    CHECK(run.exit_code == 2);
+    CHECK_THAT(run.error, Contains("time limit"));
+}
+
+TEST_CASE("sandbox: an ordinary scene runs, with its library, and writes inside the directory", "[sandbox]") {
+    const std::string csv = box() + "/dp.csv";
+    std::remove(csv.c_str());
+    noether::lua::ScriptOptions opt;
+    opt.sandbox = true;
+    opt.sandbox_dir = box();
+    opt.params = {{"duration", "1"}, {"csv", "dp.csv"}};
+    opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
+    const auto r = noether::lua::run_script(std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/double_pendulum.lua", opt);
+    INFO(r.error);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.worlds[0].steps == 100);
+    CHECK(exists(csv));  // relative output paths are relative to the sandbox directory
+}
+
+TEST_CASE("sandbox: the C API runs a scene sandboxed", "[sandbox][c-api]") {
+    const std::string probe = write_script("sb_c.lua", "os.execute('true')\n");
+    CHECK(noether_run_script_sandboxed(probe.c_str(), 0, nullptr, box().c_str(), nullptr) == 2);
+    CHECK_THAT(std::string(noether_script_error()), Contains("field 'execute'"));
+    CHECK(noether_run_script_sandboxed(probe.c_str(), 0, nullptr, nullptr, nullptr) == NOETHER_USAGE);
+}
