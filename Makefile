@@ -11,7 +11,11 @@ PKGS       := $(shell grep -v '^\s*\#' $(DEPS_FILE) | grep -v '^\s*$$')
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: run test deps configure build test-asan bench clean install
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
+MODELS_DIR   ?= $(or $(NOETHER_MODELS_DIR),../shared/models)
+
+.PHONY: run test deps configure build test-asan bench clean install fuzz
 
 run: build
 	./$(BUILD)/bin/noether run $(SCENE)
@@ -44,6 +48,24 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && NOETHER_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer on the URDF pipeline and on Lua scenes in the sandbox, FUZZ_SECONDS each (clang;
+# installed if missing). Seeds: tests/fuzz/seeds, the example scenes and the shared models;
+# findings land in $(FUZZ_BUILD)/findings — add each (minimised) to tests/fuzz/regressions.
+fuzz: deps
+	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q "install ok installed" || \
+	  (DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends clang)
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOETHER_FUZZ=ON \
+	  -DNOETHER_BUILD_TESTS=OFF -DNOETHER_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	mkdir -p $(FUZZ_BUILD)/corpus/urdf $(FUZZ_BUILD)/corpus/lua $(FUZZ_BUILD)/findings
+	cp tests/fuzz/seeds/urdf/* tests/fuzz/regressions/urdf/* $(FUZZ_BUILD)/corpus/urdf/
+	cp tests/fuzz/seeds/lua/* tests/fuzz/regressions/lua/* scripts/examples/*.lua $(FUZZ_BUILD)/corpus/lua/
+	-find $(MODELS_DIR) -name '*.urdf' -size -64k -exec cp {} $(FUZZ_BUILD)/corpus/urdf/ \; 2>/dev/null
+	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_urdf corpus/urdf -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/urdf- -print_final_stats=1
+	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_lua corpus/lua -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=16384 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/lua- -print_final_stats=1
+
 bench: build
 	./$(BUILD)/bin/chain_scaling
 
@@ -51,4 +73,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
