@@ -144,6 +144,10 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
             }
             return args[++i];
         };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            std::exit(0);
+        }
         if (a == "--set") {
             const std::string kv = value();
             const std::size_t eq = kv.find('=');
@@ -204,7 +208,12 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
                         s.to_text().c_str());
         }
     }
-    if (r.worlds.empty()) std::fprintf(stderr, "noether: warning: the script made no world\n");
+    if (r.worlds.empty() && r.uncompiled == 0) std::fprintf(stderr, "noether: warning: the script made no world\n");
+    else if (r.uncompiled > 0)
+        std::fprintf(stderr,
+                     "noether: warning: %d world(s) of the script were never compiled or run (return the world, or "
+                     "call w:run{} or w:compile())\n",
+                     r.uncompiled);
     if (!summary_json.empty() && write_json(summary_json, r.worlds) != 0) return 2;
     if (r.exit_code == 1) {
         std::fprintf(stderr, "noether: %s\n", r.error.c_str());
@@ -235,6 +244,10 @@ int cmd_import(const std::vector<std::string>& args) {
             }
             return x;
         };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        }
         if (a == "--base") {
             base = value();
             if (base != "fixed" && base != "floating") {

@@ -34,7 +34,10 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     // aborted: the script raised an error; outputs of runs it had not finished stay .part.
     auto collect = [&](bool aborted) {
         for (const auto& w : ctx->worlds) {
-            if (!w->run) continue;
+            if (!w->run) {
+                ++result.uncompiled;
+                continue;
+            }
             std::vector<std::string> notes;
             if (aborted) w->run->abort("the script stopped with an error");
             w->run->finish(&notes);

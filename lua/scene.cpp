@@ -20,6 +20,7 @@ int l_world(lua_State* L) {
     *ud = w;
     luaL_setmetatable(L, kWorldMeta);
     w->origin = where(L);
+    w->spec.origin = w->origin;
     Fields f{L, 1, "noether.world"};
     f.only({"gravity", "dt", "integrator", "solver", "tolerance", "max_iterations", "max_halvings", "max_substeps",
             "plugin_dirs", "options", "duration", "max_steps"});

@@ -183,12 +183,13 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     Checker c;
     auto model = std::make_shared<Model>();
     Model& m = *model;
-    const Origin none;
+    const Origin none = spec.origin;  // options and world-level errors: where the world was declared
 
     for (const std::string& dir : spec.plugin_dirs)
         for (const PluginError& e : reg.load_directory(dir)) c.error(none, e.what());
 
     // World, options.
+    m.origin = spec.origin;
     m.gravity = spec.gravity;
     m.options = spec.options;
     if (!isfinite(spec.gravity)) c.error(none, "world: gravity must be finite, got " + vec(spec.gravity));
@@ -252,7 +253,12 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         if (ok && ji.a == ji.b) fail("joint from body '" + js.child + "' to itself");
         // Type.
         const JointType* type = reg.joint(js.type);
-        if (!type) fail("unknown joint type '" + js.type + "' (known types: " + list_names(reg.names(PluginKind::joint)) + ")");
+        if (!type) {
+            std::string refused;
+            for (const PluginError& e : reg.errors()) refused += std::string("; ") + e.what();
+            fail("unknown joint type '" + js.type + "' (known types: " + list_names(reg.names(PluginKind::joint)) + ")" +
+                 (refused.empty() ? std::string() : "; plugins that could not be loaded" + refused));
+        }
         if (type) {
             const std::vector<std::string> accepted = type->parameters();
             for (const auto& kv : js.params)
@@ -269,7 +275,15 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         const Pose b0 = m.bodies[ji.b].pose0;
         JointSetup setup(js, ji.a < 0, a0, b0);
         std::unique_ptr<JointModel> impl;
-        if (!setup.failed()) impl = type->compile(setup);
+        if (!setup.failed()) {
+            try {
+                impl = type->compile(setup);
+            } catch (const std::exception& e) {
+                fail("type '" + js.type + "' failed to build the joint: " + e.what());
+            } catch (...) {
+                fail("type '" + js.type + "' failed to build the joint (an exception of unknown type)");
+            }
+        }
         for (Diagnostic& d : setup.diagnostics()) c.diags.push_back(d);
         if (setup.failed() || !impl) {
             if (!setup.failed()) fail("type '" + js.type + "' could not build the joint");

@@ -109,7 +109,7 @@ public:
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
         if (kMethod != Method::dp45) return;
         const Dp45Options o = dp45_options(m);
-        const Origin none;
+        const Origin none = m.origin;
         auto positive = [&](const char* name, double v) {
             if (!(v > 0) || !std::isfinite(v))
                 out.push_back({Severity::error, none, std::string("options: dp45-projection option '") + name +

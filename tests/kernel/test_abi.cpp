@@ -147,18 +147,18 @@ BlockGraph 456/8
   total_size 104
   order 184
   loop_joints 232
-Model 832/8
-  gravity 0
-  options 24
-  bodies 216
-  joints 240
-  forces 264
-  graph 288
-  total_rows 744
-  total_dofs 748
-  integrator 752
-  solver 760
-  solver_name 768
+Model 904/8
+  gravity 72
+  options 96
+  bodies 288
+  joints 312
+  forces 336
+  graph 360
+  total_rows 816
+  total_dofs 820
+  integrator 824
+  solver 832
+  solver_name 840
 StepStats 32/8
 RunStats 80/8
   steps 0

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <fstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
 
 #include "scene_util.hpp"
 #include "util.hpp"
@@ -157,4 +160,46 @@ TEST_CASE("restore refuses a state with non-finite values", "[hardening]") {
     noether::Data e(m);
     CHECK_THROWS_WITH(e.restore(bytes), Contains("non-finite pose"));
     CHECK(e.step == 0);  // unchanged
+}
+
+TEST_CASE("errors in world options name the script line of the world", "[hardening]") {
+    const auto a = run(write_script("h_opt1.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ dt = 0.01, integrator = 'vi-maxiaml' }\n"
+                                                  "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                                                  "w:run{ steps = 1 }\n"));
+    CHECK(a.exit_code == 2);
+    CHECK_THAT(a.error, Contains("h_opt1.lua:2: options: unknown integrator 'vi-maxiaml'"));
+    const auto b = run(write_script("h_opt2.lua", "local noether = require('noether')\n"
+                                                  "local w = noether.world{ dt = 0.01, integrator = 'dp45-projection',\n"
+                                                  "                         options = { atol = -1 } }\n"
+                                                  "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                                                  "w:run{ steps = 1 }\n"));
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("h_opt2.lua:2: options: dp45-projection option 'atol' must be positive"));
+}
+
+TEST_CASE("the command: --help of a subcommand, import --dt 0, worlds never run", "[hardening][cli]") {
+    const std::string bin = std::string(NOETHER_BINARY_DIR) + "/bin/noether ";
+    auto status = [](const std::string& cmd) {
+        const int st = std::system((cmd + " >/dev/null 2>&1").c_str());
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    };
+    auto output = [](const std::string& cmd) {
+        std::string out;
+        if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
+            char buf[512];
+            while (std::fgets(buf, sizeof buf, p)) out += buf;
+            pclose(p);
+        }
+        return out;
+    };
+    CHECK(status(bin + "import --help") == 0);  // was an error
+    CHECK(status(bin + "run --help") == 0);
+    const std::string urdf = std::string(NOETHER_SOURCE_DIR) + "/tests/fuzz/seeds/urdf/slider.urdf";
+    const std::string dt0 = output(bin + "import " + urdf + " --dt 0 --simulate 1");
+    CHECK_THAT(dt0, Contains("--dt must be positive"));  // was an internal chunk name
+    const std::string lazy = write_script("h_lazy.lua", "local noether = require('noether')\n"
+                                                        "local w = noether.world{}\n"
+                                                        "w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n");
+    CHECK_THAT(output(bin + "run " + lazy), Contains("1 world(s) of the script were never compiled or run"));
 }

@@ -57,6 +57,7 @@ struct NOETHER_API ForceInfo {
 };
 
 struct NOETHER_API Model {
+    Origin origin;  // Spec::origin: where the world was declared (for errors in options)
     Vec3 gravity;
     Options options;
     std::vector<BodyInfo> bodies;

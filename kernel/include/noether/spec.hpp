@@ -90,6 +90,7 @@ struct NOETHER_API Options {
 };
 
 struct NOETHER_API Spec {
+    Origin origin;  // where the world was declared (for errors in gravity and options)
     Vec3 gravity{0, 0, -9.81};
     Options options;
     std::vector<BodySpec> bodies;

@@ -43,6 +43,7 @@ struct NOETHER_API ScriptResult {
     int exit_code = 0;   // 0 ok, 1 simulation failed, 2 bad input
     std::string error;   // message for exit codes 1 and 2
     std::vector<RunSummary> worlds;  // every world the script compiled, in order
+    int uncompiled = 0;              // worlds made but never compiled or run
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
