@@ -47,6 +47,12 @@ Origin where(lua_State* L) {
 
 std::string type_of(lua_State* L, int idx) { return luaL_typename(L, idx); }
 
+std::string g_str(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 bool is_vec3(lua_State* L, int idx, Vec3* out) {
     if (!lua_istable(L, idx) || lua_rawlen(L, idx) != 3) return false;
     for (int i = 0; i < 3; ++i) {

@@ -27,7 +27,7 @@ int l_world(lua_State* L) {
     Spec& s = w->spec;
     if (auto g = f.vec3("gravity")) s.gravity = *g;
     s.options.dt = f.number("dt", s.options.dt);
-    if (!(s.options.dt > 0)) fail(L, "noether.world: field 'dt' must be positive, got %s", std::to_string(s.options.dt));
+    if (!(s.options.dt > 0)) fail(L, "noether.world: field 'dt' must be positive, got %s", g_str(s.options.dt));
     s.options.integrator = f.string("integrator", s.options.integrator);
     s.options.solver = f.string("solver", s.options.solver);
     s.options.tolerance = f.number("tolerance", s.options.tolerance);

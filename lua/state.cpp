@@ -61,7 +61,7 @@ long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn) {
     if (f.has("steps")) return f.integer("steps", 0, 0);
     const double T = f.number("duration", 0, true);
     if (T < 0) fail(L, "%s: field 'duration' must be non-negative", fn);
-    if (T / m.options.dt > 9e15) fail(L, "%s: field 'duration' = %s s is too long for dt = %s s", fn, std::to_string(T), std::to_string(m.options.dt));
+    if (T / m.options.dt > 9e15) fail(L, "%s: field 'duration' = %s s is too long for dt = %s s", fn, g_str(T), g_str(m.options.dt));
     return std::llround(T / m.options.dt);
 }
 

@@ -45,12 +45,18 @@ void push_assembly(lua_State* L, const AssemblyReport& a) {
     lua_setfield(L, -2, "converged");
 }
 
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 AssemblyReport assemble_world(lua_State* L, World& w, const char* fn) {
     try {
         AssemblyReport a = assemble(w.spec);
         if (!a.converged)
             fail(L, "%s: the joints cannot all be satisfied: the assembly stopped at violation %s (from %s)", fn,
-                 std::to_string(a.final_violation), std::to_string(a.initial_violation));
+                 num(a.final_violation), num(a.initial_violation));
         return a;
     } catch (const ModelError& e) {
         throw LuaFail(e.what());
@@ -71,6 +77,13 @@ int l_urdf(lua_State* L, World& w) {
     if (!file.empty() && file[0] != '/') {
         const std::string dir = caller_dir(L);
         if (!dir.empty() && access((dir + "/" + file).c_str(), R_OK) == 0) file = dir + "/" + file;
+        else if (access(file.c_str(), R_OK) != 0) {
+            char cwd[4096];
+            fail(L, "%s: cannot open the file: looked in the script's directory '%s' and the working directory '%s'",
+                 f.who, dir.empty() ? std::string("?") : dir, getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string("?"));
+        }
+    } else if (access(file.c_str(), R_OK) != 0) {
+        fail(L, "%s: cannot open the file", f.who);
     }
     file = sandbox_path(L, file, false, "URDF file");
     urdf::Options opt;
@@ -106,7 +119,7 @@ int l_urdf(lua_State* L, World& w) {
     try {
         rep = urdf::import(trial, file, opt);
     } catch (const ModelError& e) {
-        throw LuaFail(e.what());
+        fail(L, "urdf: %s", e.what());  // the script line first, then the file's element and line
     }
     for (const BodySpec& b : trial.bodies)
         for (const BodySpec& o : w.spec.bodies)

@@ -81,6 +81,7 @@ void sandbox_check_time(lua_State* L);
 void call(lua_State* L, int nargs);
 Origin where(lua_State* L);
 std::string type_of(lua_State* L, int idx);
+std::string g_str(double v);  // a number as %g, for messages
 bool is_vec3(lua_State* L, int idx, Vec3* out);
 void check_table(lua_State* L, int idx, const char* fn);
 World& check_world(lua_State* L, int idx = 1);

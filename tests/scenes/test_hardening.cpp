@@ -203,3 +203,18 @@ TEST_CASE("the command: --help of a subcommand, import --dt 0, worlds never run"
                                                         "w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n");
     CHECK_THAT(output(bin + "run " + lazy), Contains("1 world(s) of the script were never compiled or run"));
 }
+
+TEST_CASE("URDF errors from a scene carry the script line, a missing file says where it looked", "[hardening]") {
+    const auto a = run(write_script("h_urdf1.lua", "local noether = require('noether')\n"
+                                                   "local w = noether.world{}\n"
+                                                   "w:urdf{ file = 'no_such_robot.urdf' }\n"));
+    CHECK(a.exit_code == 2);
+    CHECK_THAT(a.error, Contains("h_urdf1.lua:3: urdf 'no_such_robot.urdf': cannot open the file: looked in the "
+                                 "script's directory") && Contains("and the working directory"));
+    const std::string urdf = std::string(NOETHER_SOURCE_DIR) + "/tests/fuzz/seeds/urdf/slider.urdf";
+    const auto b = run(write_script("h_urdf2.lua", "local noether = require('noether')\n"
+                                                   "local w = noether.world{}\n"
+                                                   "w:urdf{ file = '" + urdf + "', base = 'fixed', positions = { knee = 1 } }\n"));
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("h_urdf2.lua:3: urdf: ") && Contains("initial position for joint 'knee': no such joint"));
+}
