@@ -312,7 +312,9 @@ private:
             std::swap(st.f, st.f_try);
             fn = fn_try;
             if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return done(out, fn);
-            if (stalled && fn < kFloor * st.fscale) return done(out, fn);  // at the round-off floor of large terms
+            // At the round-off floor of large terms: accepted only if the joints themselves meet the
+            // tolerance (a stalled step is never committed with its constraints violated).
+            if (stalled && fn < kFloor * st.fscale && joints_within(m, st, eps)) return done(out, fn);
             stalls = stalled && fn >= eps ? stalls + 1 : 0;
             if (stalls >= kMaxStalls) break;
             if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {
@@ -324,6 +326,17 @@ private:
         if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
         if (out.worst_node < 0) out.worst_node = worst_node(m, st.f);
         return out;
+    }
+
+    // Every constraint row of the last evaluated residual within eps (in units of g).
+    static bool joints_within(const Model& m, const State& st, double eps) {
+        const BlockGraph& g = m.graph;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const double* fj = &st.f[g.node_offset[m.nbodies() + j]];
+            for (int r = 0; r < m.joints[j].rows; ++r)
+                if (!(std::fabs(fj[r]) < eps * st.rhoJ)) return false;
+        }
+        return true;
     }
 
     static Solve done(Solve out, double fn) {
