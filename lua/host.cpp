@@ -63,14 +63,15 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         close_state(L);
         return result;
     }
-    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    // The script raised an error: exit 2 with its message; its runs are stopped and collected.
+    auto script_error = [&]() {
         result.exit_code = 2;
         result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
         collect(true);
-        result.exit_code = 2;
         close_state(L);
         return result;
-    }
+    };
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) return script_error();
     // Every --set value must have been read by noether.params (duration is the host's own).
     for (const auto& kv : options.params) {
         if (kv.first == "duration") continue;
@@ -118,14 +119,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             });
             lua_pushvalue(L, widx);
             lua_pushnumber(L, T);
-            if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-                result.exit_code = 2;
-                result.error = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
-                collect(true);
-                result.exit_code = 2;
-                close_state(L);
-                return result;
-            }
+            if (lua_pcall(L, 2, 0, 0) != LUA_OK) return script_error();
         }
     }
     collect(false);
