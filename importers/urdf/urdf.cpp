@@ -111,6 +111,10 @@ public:
         }
         if (e->Attribute("rpy")) {
             const auto v = numbers(e, "rpy", 3, who);
+            for (double a : v)
+                if (!(std::fabs(a) <= 1e6))  // beyond this an angle has lost its digits (ulp > 1e-10 rad)
+                    fail(e->GetLineNum(), who + ": <" + e->Name() + " rpy=\"" + e->Attribute("rpy") +
+                                              "\">: angles must be at most 1e6 rad in magnitude");
             p.q = quat_from_rpy(v[0], v[1], v[2]);
         }
         return p;

@@ -100,6 +100,11 @@ TEST_CASE("malformed files give errors with file:line and the element", "[urdf]"
     CHECK_THAT(import_error("e_number.urdf", "<robot name='r'>\n<link name='a'>\n<inertial><mass value='1a'/>"
                                              "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>\n</robot>\n"),
                Contains("e_number.urdf:3: link 'a': <mass value=\"1a\">: '1a' is not a number"));
+    // An angle of 1e300 rad has no digits left; it was reported as an inertia problem.
+    CHECK_THAT(import_error("e_rpy.urdf", "<robot name='r'>\n<link name='a'>\n<inertial><origin rpy='1e300 0 0'/>"
+                                          "<mass value='1'/><inertia ixx='1' iyy='2' izz='2.5' ixy='0' ixz='0' iyz='0'/>"
+                                          "</inertial></link>\n</robot>\n"),
+               Contains("e_rpy.urdf:3: link 'a': <origin rpy=\"1e300 0 0\">: angles must be at most 1e6 rad"));
     CHECK_THAT(import_error("e_cycle.urdf", "<robot name='r'>\n<link name='w'/>\n<link name='a'/>\n<link name='b'/>\n"
                                             "<joint name='ab' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
                                             "<joint name='ba' type='fixed'><parent link='b'/><child link='a'/></joint>\n</robot>\n"),
