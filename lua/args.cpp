@@ -47,6 +47,19 @@ Origin where(lua_State* L) {
 
 std::string type_of(lua_State* L, int idx) { return luaL_typename(L, idx); }
 
+std::string caller_dir(lua_State* L) {
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+        lua_getinfo(L, "S", &ar);
+        if (ar.source && ar.source[0] == '@') {
+            std::string p = ar.source + 1;
+            const std::size_t slash = p.rfind('/');
+            return slash == std::string::npos ? "." : p.substr(0, slash);
+        }
+    }
+    return "";
+}
+
 std::string g_str(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);

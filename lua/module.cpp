@@ -103,6 +103,23 @@ int l_quat_axis_angle(lua_State* L) {
     return 1;
 }
 
+// noether.here(path): a path next to the calling script (relative paths a scene names are
+// otherwise relative to the working directory).
+int l_here(lua_State* L) {
+    const std::string path = arg_string(L, 1, "noether.here", "the path");
+    if (!path.empty() && path[0] == '/') {
+        lua_pushstring(L, path.c_str());
+        return 1;
+    }
+    const std::string dir = caller_dir(L);
+    if (dir.empty()) {
+        lua_pushstring(L, path.c_str());
+        return 1;
+    }
+    lua_pushstring(L, (dir + "/" + path).c_str());
+    return 1;
+}
+
 int l_plugins(lua_State* L) {
     const auto list = Registry::global().list();
     lua_createtable(L, static_cast<int>(list.size()), 0);
@@ -150,7 +167,7 @@ int open_module(lua_State* L) {
         lua_setfield(L, -2, "__metatable");
     }
     lua_pop(L, 1);
-    static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {nullptr, nullptr}};
+    static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {"here", guard<l_here>}, {nullptr, nullptr}};
     luaL_newlib(L, module);
     static const luaL_Reg inertia[] = {{"box", guard<l_inertia_box>}, {"cylinder", guard<l_inertia_cylinder>},
                                        {"sphere", guard<l_inertia_sphere>}, {"rod", guard<l_inertia_rod>}, {nullptr, nullptr}};

@@ -14,18 +14,6 @@ namespace {
 // ---- w:urdf{} and w:assemble() ----------------------------------------------------------------
 
 // Directory of the script that called the current function ("" if unknown).
-std::string caller_dir(lua_State* L) {
-    lua_Debug ar;
-    for (int level = 1; lua_getstack(L, level, &ar); ++level) {
-        lua_getinfo(L, "S", &ar);
-        if (ar.source && ar.source[0] == '@') {
-            std::string p = ar.source + 1;
-            const std::size_t slash = p.rfind('/');
-            return slash == std::string::npos ? "." : p.substr(0, slash);
-        }
-    }
-    return "";
-}
 
 void push_assembly(lua_State* L, const AssemblyReport& a) {
     lua_createtable(L, 0, 6);
@@ -74,16 +62,14 @@ int l_urdf(lua_State* L, World& w) {
             "velocity", "angular_velocity"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
-    if (!file.empty() && file[0] != '/') {
-        const std::string dir = caller_dir(L);
-        if (!dir.empty() && access((dir + "/" + file).c_str(), R_OK) == 0) file = dir + "/" + file;
-        else if (access(file.c_str(), R_OK) != 0) {
-            char cwd[4096];
-            fail(L, "%s: cannot open the file: looked in the script's directory '%s' and the working directory '%s'",
-                 f.who, dir.empty() ? std::string("?") : dir, getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string("?"));
-        }
-    } else if (access(file.c_str(), R_OK) != 0) {
-        fail(L, "%s: cannot open the file", f.who);
+    if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
+        char cwd[4096];
+        fail(L, "%s: cannot open the file%s", f.who,
+             !file.empty() && file[0] == '/'
+                 ? std::string()
+                 : " (relative paths are relative to the working directory '" +
+                       std::string(getcwd(cwd, sizeof cwd) ? cwd : "?") +
+                       "'; for a file next to the script use noether.here('" + file + "'))");
     }
     file = sandbox_path(L, file, false, "URDF file");
     urdf::Options opt;

@@ -82,6 +82,8 @@ void call(lua_State* L, int nargs);
 Origin where(lua_State* L);
 std::string type_of(lua_State* L, int idx);
 std::string g_str(double v);  // a number as %g, for messages
+// Directory of the script file that called the current function ("" for chunks without a file).
+std::string caller_dir(lua_State* L);
 bool is_vec3(lua_State* L, int idx, Vec3* out);
 void check_table(lua_State* L, int idx, const char* fn);
 World& check_world(lua_State* L, int idx = 1);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -209,12 +210,47 @@ TEST_CASE("URDF errors from a scene carry the script line, a missing file says w
                                                    "local w = noether.world{}\n"
                                                    "w:urdf{ file = 'no_such_robot.urdf' }\n"));
     CHECK(a.exit_code == 2);
-    CHECK_THAT(a.error, Contains("h_urdf1.lua:3: urdf 'no_such_robot.urdf': cannot open the file: looked in the "
-                                 "script's directory") && Contains("and the working directory"));
+    CHECK_THAT(a.error, Contains("h_urdf1.lua:3: urdf 'no_such_robot.urdf': cannot open the file (relative paths are "
+                                 "relative to the working directory") && Contains("noether.here('no_such_robot.urdf')"));
     const std::string urdf = std::string(NOETHER_SOURCE_DIR) + "/tests/fuzz/seeds/urdf/slider.urdf";
     const auto b = run(write_script("h_urdf2.lua", "local noether = require('noether')\n"
                                                    "local w = noether.world{}\n"
                                                    "w:urdf{ file = '" + urdf + "', base = 'fixed', positions = { knee = 1 } }\n"));
     CHECK(b.exit_code == 2);
     CHECK_THAT(b.error, Contains("h_urdf2.lua:3: urdf: ") && Contains("initial position for joint 'knee': no such joint"));
+}
+
+TEST_CASE("one rule for paths: relative to the working directory; noether.here for files next to the script",
+          "[hardening]") {
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd));
+    const std::string out = std::string(cwd) + "/h_paths_out.csv";
+    std::remove(out.c_str());
+    // The scene lives in another directory than the working directory.
+    const std::string dir = std::string(NOETHER_BINARY_DIR) + "/tests/h_paths";
+    mkdir(dir.c_str(), 0755);
+    const std::string urdf = std::string(NOETHER_SOURCE_DIR) + "/tests/fuzz/seeds/urdf/slider.urdf";
+    {
+        std::ifstream in(urdf);
+        std::ofstream copy(dir + "/robot.urdf");
+        copy << in.rdbuf();
+    }
+    std::ofstream(dir + "/scene.lua") << "local noether = require('noether')\n"
+                                         "local w = noether.world{}\n"
+                                         "w:urdf{ file = noether.here('robot.urdf'), base = 'fixed' }\n"
+                                         "w:output{ file = 'h_paths_out.csv', channels = { 'time' } }\n"
+                                         "w:run{ steps = 3 }\n";
+    const auto a = run(dir + "/scene.lua");
+    INFO(a.error);
+    CHECK(a.exit_code == 0);
+    CHECK(exists(out));  // the output is relative to the working directory, not to the script
+    CHECK_FALSE(exists(dir + "/h_paths_out.csv"));
+    std::remove(out.c_str());
+    // Without noether.here the URDF is looked for in the working directory (where it is not).
+    std::ofstream(dir + "/scene2.lua") << "local noether = require('noether')\n"
+                                          "local w = noether.world{}\n"
+                                          "w:urdf{ file = 'robot.urdf', base = 'fixed' }\n";
+    const auto b = run(dir + "/scene2.lua");
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.error, Contains("relative to the working directory"));
 }

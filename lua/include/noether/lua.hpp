@@ -49,12 +49,13 @@ struct NOETHER_API ScriptResult {
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
 
 // The same for a script held in memory; `chunk_name` is what error messages call it and
-// `dir` where relative paths and require() look.
+// `dir` where require() looks (relative paths a scene names are relative to the working
+// directory, or in the sandbox to the sandbox directory).
 NOETHER_API ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,
                         const ScriptOptions& options);
 
 // Make require("noether") available in a host's own state. `params` become noether.params'
-// overrides; `script_dir` is where relative output paths and require() look.
+// overrides.
 NOETHER_API void open(lua_State* L, const ScriptOptions& options);
 
 }  // namespace lua
