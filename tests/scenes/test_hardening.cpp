@@ -220,7 +220,7 @@ TEST_CASE("URDF errors from a scene carry the script line, a missing file says w
     CHECK_THAT(b.error, Contains("h_urdf2.lua:3: urdf: ") && Contains("initial position for joint 'knee': no such joint"));
 }
 
-TEST_CASE("one rule for paths: relative to the working directory; noether.here for files next to the script",
+TEST_CASE("one rule for paths: relative to the working directory, noether.here for files next to the script",
           "[hardening]") {
     char cwd[4096];
     REQUIRE(getcwd(cwd, sizeof cwd));
