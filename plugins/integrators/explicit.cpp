@@ -182,6 +182,10 @@ public:
             }
         }
         r.work = r.projections;
+        // The loop rows the solver found dependent (so the degrees of freedom reported do not
+        // depend on the integrator).
+        r.redundant_rows = st.ws->redundant_rows;
+        r.redundant_joints = &st.ws->redundant_joints;
         return r;
     }
 
