@@ -170,12 +170,14 @@ public:
         st->J3b.assign(jr, 0.0);
         st->g.assign(m.total_rows, 0.0);
         st->pose3.assign(nb, Pose{});
-        st->prev_force.assign(nb, Vec3{});
-        st->prev_torque.assign(nb, Vec3{});
-        st->cur_force.assign(nb, Vec3{});
-        st->cur_torque.assign(nb, Vec3{});
-        st->prev_u.assign(m.total_dofs, 0.0);
-        st->cur_u.assign(m.total_dofs, 0.0);
+        if (midpoint_) {  // the previous interval's inputs: vi-midpoint only (and in its snapshots)
+            st->prev_force.assign(nb, Vec3{});
+            st->prev_torque.assign(nb, Vec3{});
+            st->cur_force.assign(nb, Vec3{});
+            st->cur_torque.assign(nb, Vec3{});
+            st->prev_u.assign(m.total_dofs, 0.0);
+            st->cur_u.assign(m.total_dofs, 0.0);
+        }
         return st;
     }
 
