@@ -2,7 +2,6 @@
 #include <lua.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -20,7 +19,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     // require() looks next to the script, in its parent (for lib.*) and in the shared scripts.
     options.lua_path.push_back(dir + "/..");
     options.lua_path.push_back(dir);
-    lua_State* L = new_state(options, dir);
+    lua_State* L = new_state(options);
     if (!L) {
         result.exit_code = 2;
         result.error = "cannot create a Lua state (out of memory)";
@@ -28,9 +27,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     }
     open(L, options);
     Context* ctx = context(L);
-    if (options.sandbox)
-        ctx->deadline = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() +
-                        options.sandbox_seconds;
+    sandbox_start_clock(*ctx);
     // aborted: the script raised an error; outputs of runs it had not finished stay .part.
     auto collect = [&](bool aborted) {
         for (const auto& w : ctx->worlds) {

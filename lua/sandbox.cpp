@@ -102,7 +102,7 @@ std::string real_dir(const std::string& dir) {
 
 }  // namespace
 
-lua_State* new_state(const ScriptOptions& options, const std::string& script_dir) {
+lua_State* new_state(const ScriptOptions& options) {
     if (!options.sandbox) {
         lua_State* L = luaL_newstate();
         if (L) luaL_openlibs(L);
@@ -169,7 +169,6 @@ lua_State* new_state(const ScriptOptions& options, const std::string& script_dir
     lua_rawseti(L, -2, 2);
     lua_setfield(L, -2, "searchers");
     lua_pop(L, 1);
-    (void)script_dir;
     lua_sethook(L, time_hook, LUA_MASKCOUNT, 100000);
     return L;
 }
@@ -203,6 +202,10 @@ std::string sandbox_path(lua_State* L, const std::string& path, bool write, cons
         fail(L, "sandbox: %s '%s' is outside the sandbox directory '%s'%s", what, path, box,
              write ? "" : " (and the script's directory)");
     return dir + "/" + base;
+}
+
+void sandbox_start_clock(Context& ctx) {
+    if (ctx.options.sandbox) ctx.deadline = now_s() + ctx.options.sandbox_seconds;
 }
 
 void sandbox_check_time(lua_State* L) {

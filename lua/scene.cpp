@@ -19,8 +19,7 @@ int l_world(lua_State* L) {
     World** ud = static_cast<World**>(lua_newuserdatauv(L, sizeof(World*), 1));
     *ud = w;
     luaL_setmetatable(L, kWorldMeta);
-    w->origin = where(L);
-    w->spec.origin = w->origin;
+    w->spec.origin = where(L);
     Fields f{L, 1, "noether.world"};
     f.only({"gravity", "dt", "integrator", "solver", "tolerance", "max_iterations", "max_halvings", "max_substeps",
             "plugin_dirs", "options", "duration", "max_steps"});

@@ -33,18 +33,12 @@ void push_assembly(lua_State* L, const AssemblyReport& a) {
     lua_setfield(L, -2, "converged");
 }
 
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
-
 AssemblyReport assemble_world(lua_State* L, World& w, const char* fn) {
     try {
         AssemblyReport a = assemble(w.spec);
         if (!a.converged)
             fail(L, "%s: the joints cannot all be satisfied: the assembly stopped at violation %s (from %s)", fn,
-                 num(a.final_violation), num(a.initial_violation));
+                 g_str(a.final_violation), g_str(a.initial_violation));
         return a;
     } catch (const ModelError& e) {
         throw LuaFail(e.what());

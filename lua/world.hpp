@@ -27,8 +27,7 @@ struct LuaFail : std::runtime_error {
 };
 
 struct World {
-    Spec spec;
-    Origin origin;
+    Spec spec;  // spec.origin: where noether.world{} was called
     double duration = -1;  // default duration when the host runs a returned world
     long long max_steps = Run::kDefaultMaxSteps;  // guard on the steps of one run call
     std::vector<OutputSpec> outputs;   // declared outputs (added to the run at compile)
@@ -63,12 +62,14 @@ bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool prog
 
 // A fresh Lua state for the options: the full standard libraries, or in a sandbox the safe ones
 // with a memory-limited allocator and a time-limit hook. Null if no state could be made.
-lua_State* new_state(const ScriptOptions& options, const std::string& script_dir);
+lua_State* new_state(const ScriptOptions& options);
 // lua_close, then free what new_state() made for the state.
 void close_state(lua_State* L);
 // Sandbox: the path a script names for writing (what) must lie below the sandbox directory;
 // for reading also below the script's directory. Returns the path to use; raises LuaFail if not.
 std::string sandbox_path(lua_State* L, const std::string& path, bool write, const char* what);
+// Sandbox: the wall-time limit starts now (no-op outside the sandbox).
+void sandbox_start_clock(Context& ctx);
 // Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).
 void sandbox_check_time(lua_State* L);
 
