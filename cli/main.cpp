@@ -45,27 +45,6 @@ void usage(FILE* out) {
                  "environment: NOETHER_PLUGIN_PATH (':'-separated extra plugin directories)\n");
 }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        switch (c) {
-            case '"': o += "\\\""; break;
-            case '\\': o += "\\\\"; break;
-            case '\n': o += "\\n"; break;
-            case '\t': o += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    o += buf;
-                } else {
-                    o += c;
-                }
-        }
-    }
-    return o;
-}
-
 int cmd_plugins(const std::vector<std::string>& args) {
     bool json = false;
     for (const std::string& a : args) {
@@ -81,13 +60,13 @@ int cmd_plugins(const std::vector<std::string>& args) {
         std::printf("{\"plugins\": [");
         for (std::size_t i = 0; i < list.size(); ++i) {
             const auto& p = list[i];
-            std::printf("%s\n  {\"kind\": \"%s\", \"name\": \"%s\", \"description\": \"%s\", \"path\": \"%s\"}",
-                        i ? "," : "", noether::kind_name(p.kind), json_escape(p.name).c_str(),
-                        json_escape(p.description).c_str(), json_escape(p.path).c_str());
+            std::printf("%s\n  {\"kind\": \"%s\", \"name\": %s, \"description\": %s, \"path\": %s}", i ? "," : "",
+                        noether::kind_name(p.kind), noether::json_quote(p.name).c_str(),
+                        noether::json_quote(p.description).c_str(), noether::json_quote(p.path).c_str());
         }
         std::printf("\n], \"errors\": [");
         for (std::size_t i = 0; i < reg.errors().size(); ++i)
-            std::printf("%s\n  \"%s\"", i ? "," : "", json_escape(reg.errors()[i].what()).c_str());
+            std::printf("%s\n  %s", i ? "," : "", noether::json_quote(reg.errors()[i].what()).c_str());
         std::printf("\n]}\n");
     } else {
         std::printf("%-11s %-18s %s\n", "KIND", "NAME", "DESCRIPTION / PATH");

@@ -19,19 +19,6 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string json_str(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else o += c;
-    }
-    return o + "\"";
-}
 
 std::string json_num(double v) {
     if (!std::isfinite(v)) return "null";
@@ -44,10 +31,24 @@ std::string json_num(double v) {
 std::string json_value_I(long long v) { return std::to_string(v); }
 std::string json_value_D(double v) { return json_num(v); }
 std::string json_value_DN(double v) { return json_num(v); }
-std::string json_value_S(const std::string& v) { return json_str(v); }
+std::string json_value_S(const std::string& v) { return json_quote(v); }
 std::string json_value_B(bool v) { return v ? "true" : "false"; }
 
 }  // namespace
+
+std::string json_quote(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\', o += c;
+        else if (c == '\n') o += "\\n";
+        else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else o += c;
+    }
+    return o + "\"";
+}
 
 // ---- channels ----------------------------------------------------------------------------------
 
@@ -96,7 +97,7 @@ std::string RunSummary::to_json() const {
     NOETHER_SUMMARY_FIELDS(NOETHER_X)
 #undef NOETHER_X
     o << "\"warnings\": [";
-    for (std::size_t i = 0; i < warnings.size(); ++i) o << (i ? ", " : "") << json_str(warnings[i]);
+    for (std::size_t i = 0; i < warnings.size(); ++i) o << (i ? ", " : "") << json_quote(warnings[i]);
     o << "]}";
     return o.str();
 }

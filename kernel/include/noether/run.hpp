@@ -72,6 +72,8 @@ struct NOETHER_API RunSummary {
 };
 // One object for one summary, else an array.
 NOETHER_API std::string summaries_json(const std::vector<RunSummary>& runs);
+// A string as a JSON string literal (quoted and escaped).
+NOETHER_API std::string json_quote(const std::string& s);
 // The block graph, elimination order and options of a Model, as text.
 NOETHER_API std::string graph_text(const Model& m);
 
