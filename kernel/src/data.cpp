@@ -429,8 +429,7 @@ void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Tw
     applied_wrenches(m, d, d.inputs(), poses, twists, out);
 }
 
-void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
-                      Wrench* out) {
+void body_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out) {
     const int nb = m.nbodies();
     for (int i = 0; i < nb; ++i) {
         out[i].force = in.force[i];
@@ -444,6 +443,11 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
         out[f.body].torque += Tb;
         if (f.has_point) out[f.body].torque += cross(f.point, rotate_inv(q, Fw));
     }
+}
+
+void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
+                      Wrench* out) {
+    body_wrenches(m, in, poses, out);
     double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
@@ -480,6 +484,26 @@ void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
             d.rate[j.dof_offset + k] = coordinate_rate(j, Ca, Cb, k, twists);
         }
     }
+}
+
+Monitors discrete_monitors(const Model& m, const Data& d, double dt) {
+    Monitors mon;
+    for (int i = 0; i < m.nbodies(); ++i) {
+        const BodyInfo& b = m.bodies[i];
+        const Vec3& v1 = d.twist[i].v;
+        const Vec3& w1 = d.twist[i].w;
+        const Vec3 Jw = b.inertia * w1;
+        mon.kinetic += 0.5 * b.mass * dot(v1, v1) + 0.5 * dot(w1, Jw);
+        mon.potential -= b.mass * dot(m.gravity, d.pose[i].x - (0.5 * dt) * v1);  // interval midpoint
+        mon.momentum += b.mass * v1;
+        const double sq = 4.0 / (dt * dt) - dot(w1, w1);
+        const Vec3 pi = (0.5 * dt) * ((sq > 0 ? std::sqrt(sq) : 0.0) * Jw - cross(w1, Jw));
+        mon.angular_momentum += cross(d.pose[i].x, b.mass * v1) + rotate(d.pose[i].q, pi);
+    }
+    mon.potential += spring_energy(m, d.coord.data());
+    mon.total = mon.kinetic + mon.potential;
+    mon.max_violation = max_violation(m, d.pose.data(), &mon.worst_joint);
+    return mon;
 }
 
 }  // namespace noether

@@ -233,23 +233,7 @@ public:
     Monitors monitors(const Model& m, const Data& d) const override {
         const State& st = static_cast<const State&>(*d.integrator_state);
         if (midpoint_ && !st.started) return default_monitors(m, d);  // before the first step: the continuous values
-        const double dt = st.dt_prev;
-        Monitors mon;
-        for (int i = 0; i < m.nbodies(); ++i) {
-            const BodyInfo& b = m.bodies[i];
-            const Vec3& v1 = d.twist[i].v;
-            const Vec3& w1 = d.twist[i].w;
-            const Vec3 Jw = b.inertia * w1;
-            mon.kinetic += 0.5 * b.mass * dot(v1, v1) + 0.5 * dot(w1, Jw);
-            mon.potential -= b.mass * dot(m.gravity, d.pose[i].x - (0.5 * dt) * v1);  // interval midpoint
-            mon.momentum += b.mass * v1;
-            const Vec3 pi = (0.5 * dt) * (s_of(w1, dt) * Jw - cross(w1, Jw));
-            mon.angular_momentum += cross(d.pose[i].x, b.mass * v1) + rotate(d.pose[i].q, pi);
-        }
-        mon.potential += spring_energy(m, d.coord.data());
-        mon.total = mon.kinetic + mon.potential;
-        mon.max_violation = max_violation(m, d.pose.data(), &mon.worst_joint);
-        return mon;
+        return discrete_monitors(m, d, st.dt_prev);
     }
 
 private:

@@ -174,6 +174,12 @@ struct NOETHER_API Monitors {
 };
 NOETHER_API Monitors monitors(const Model& m, const Data& d);
 
+// The monitors of maximal-vi.md §6 for a state in the variational layout (Data::twist = the
+// discrete velocity v1, ω1 of the interval of length dt that ended at Data::pose): kinetic
+// energy of the interval, potential at the interval midpoint, the discrete momenta, spring
+// energy and the joint violation. vi-maximal, vi-midpoint and riqn report these.
+NOETHER_API Monitors discrete_monitors(const Model& m, const Data& d, double dt);
+
 // ---- kernel services for integrators ------------------------------------------------------
 
 // Sum of the applied wrenches on every body at the given configuration and velocities,
@@ -183,6 +189,11 @@ NOETHER_API Monitors monitors(const Model& m, const Data& d);
 NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out);
 NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
                       Wrench* out);
+
+// The body part of applied_wrenches(): the Model's constant forces and the inputs' forces and
+// torques, without joint actuation, springs and dampers (which minimal-coordinate integrators
+// apply in joint space).
+NOETHER_API void body_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out);
 
 // Recompute Data::coord and Data::rate from Data::pose and the given velocities (unwrapping
 // angles against the previous coordinates).

@@ -1,0 +1,384 @@
+// The tree view of a Model (noether/tree.hpp): links in parents-first order, fixed joints merged,
+// each 1-DOF joint as a screw and a rest pose, and the maps between coordinates and body poses.
+#include "noether/tree.hpp"
+
+#include <cmath>
+
+#include "noether/model.hpp"
+
+namespace noether {
+
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586;
+
+// Ad_g applied to a twist [ω; v]: [R ω; p × (R ω) + R v].
+void ad_apply(const Frame& g, const double* in, double* out) {
+    const Vec3 w = g.R * Vec3{in[0], in[1], in[2]};
+    const Vec3 v = cross(g.p, w) + g.R * Vec3{in[3], in[4], in[5]};
+    out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = v.x, out[4] = v.y, out[5] = v.z;
+}
+
+// The screw of a joint's minimal description, in the spec parent body frame.
+void minimal_screw(const MinimalJoint& mj, double* S) {
+    const Vec3 a = normalized(mj.axis);
+    Vec3 w, v;
+    switch (mj.kind) {
+        case MinimalJoint::Kind::prismatic: v = a; break;
+        case MinimalJoint::Kind::revolute: w = a, v = cross(mj.point, a); break;
+        case MinimalJoint::Kind::helical: w = a, v = cross(mj.point, a) + mj.pitch * a; break;
+    }
+    S[0] = w.x, S[1] = w.y, S[2] = w.z, S[3] = v.x, S[4] = v.y, S[5] = v.z;
+}
+
+bool rotational(const TreeLink& l) { return l.kind != MinimalJoint::Kind::prismatic; }
+
+}  // namespace
+
+Frame screw_exp(const double* A, double q) {
+    const Vec3 w{A[0], A[1], A[2]}, v{A[3], A[4], A[5]};
+    Frame f;
+    if (dot(w, w) < 0.25) {  // pure translation
+        f.p = q * v;
+        return f;
+    }
+    // Rodrigues for the unit axis w, angle q.
+    const double s = std::sin(q), c = std::cos(q);
+    const Mat3 K = skew(w);
+    f.R = Mat3::identity() + s * K + (1 - c) * (K * K);
+    f.p = (Mat3::identity() - f.R) * cross(w, v) + (dot(w, v) * q) * w;
+    return f;
+}
+
+Frame link_transform(const TreeLink& l, double q) { return screw_exp(l.A, q) * l.M; }
+
+bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors) {
+    const BlockGraph& g = m.graph;
+    const int nb = m.nbodies();
+    const std::size_t before = errors.size();
+    const std::string who = std::string(integrator) + ": ";
+    const std::string use = "; use vi-maximal or vi-midpoint (maximal coordinates take any joint and closed loops)";
+    for (int j = 0; j < m.njoints(); ++j) {
+        const JointInfo& ji = m.joints[j];
+        if (g.is_loop[j]) {
+            errors.push_back({Severity::error, ji.origin,
+                              who + "joint '" + ji.name + "' closes a kinematic loop; minimal coordinates take trees only" + use});
+        } else if (ji.dofs > 1) {
+            errors.push_back({Severity::error, ji.origin,
+                              who + "joint '" + ji.name + "' (" + ji.type + ") has " + std::to_string(ji.dofs) +
+                                  " degrees of freedom; " + integrator +
+                                  " takes 1-DOF joints (revolute, prismatic, helical) and fixed joints" + use});
+        } else if (ji.dofs == 0 && ji.rows != 6) {
+            errors.push_back({Severity::error, ji.origin,
+                              who + "joint '" + ji.name + "' (" + ji.type + ") has no degrees of freedom but " +
+                                  std::to_string(ji.rows) + " rows (not a weld)" + use});
+        } else if (ji.dofs == 1) {
+            MinimalJoint mj;
+            if (!ji.impl->minimal(&mj))
+                errors.push_back({Severity::error, ji.origin,
+                                  who + "joint '" + ji.name + "' (" + ji.type +
+                                      ") gives no minimal-coordinate description (JointModel::minimal)" + use});
+        }
+    }
+    for (std::size_t c = 0; c < g.roots.size(); ++c) {
+        if (!g.floating[c]) continue;
+        const int root = g.roots[c];
+        const std::string name = g.is_body(root) ? m.bodies[root].name : std::string("?");
+        errors.push_back({Severity::error, g.is_body(root) ? m.bodies[root].origin : m.origin,
+                          who + "body '" + name + "' has no joint path to the world (a floating base); " + integrator +
+                              " takes mechanisms attached to the world" + use});
+    }
+    if (errors.size() != before) return false;
+
+    // Pass 1: link membership in parents-first order (the elimination list read backwards).
+    out = TreeView{};
+    out.body_link.assign(nb, -1);
+    out.body_offset.assign(nb, Frame{});
+    std::vector<int> via(nb, -1);  // the tree joint that reaches each body
+    for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
+        const int n = *it;
+        if (!g.is_body(n)) continue;
+        const int j = g.parent[n] - nb;
+        via[n] = j;
+        const JointInfo& ji = m.joints[j];
+        const int other = ji.b == n ? ji.a : ji.b;
+        if (ji.dofs == 0) {
+            out.body_link[n] = other >= 0 ? out.body_link[other] : -1;
+            continue;
+        }
+        TreeLink l;
+        l.parent = other >= 0 ? out.body_link[other] : -1;
+        l.joint = j;
+        l.dof = ji.dof_offset;
+        l.body = n;
+        l.damping = ji.damping.empty() ? 0 : ji.damping[0];
+        l.stiffness = ji.stiffness.empty() ? 0 : ji.stiffness[0];
+        l.rest = (ji.rest.empty() ? 0 : ji.rest[0]) - (ji.offset.empty() ? 0 : ji.offset[0]);
+        out.body_link[n] = out.size();
+        out.links.push_back(l);
+    }
+
+    // Pass 2: composite mass and inertia; body offsets in their link frames.
+    for (int b = 0; b < nb; ++b)
+        if (out.body_link[b] < 0) out.body_offset[b] = frame_of(m.bodies[b].pose0);
+    for (int i = 0; i < out.size(); ++i) {
+        TreeLink& l = out.links[i];
+        const Frame top_inv = inverse(frame_of(m.bodies[l.body].pose0));
+        Vec3 c;
+        for (int b = 0; b < nb; ++b) {
+            if (out.body_link[b] != i) continue;
+            const Frame rel = top_inv * frame_of(m.bodies[b].pose0);
+            out.body_offset[b] = rel;
+            l.mass += m.bodies[b].mass;
+            c += m.bodies[b].mass * rel.p;
+        }
+        c = c / l.mass;
+        for (int b = 0; b < nb; ++b) {
+            if (out.body_link[b] != i) continue;
+            Frame& o = out.body_offset[b];
+            o.p -= c;
+            const double mb = m.bodies[b].mass;
+            l.inertia = l.inertia + o.R * m.bodies[b].inertia * transpose(o.R) +
+                        mb * (dot(o.p, o.p) * Mat3::identity() - outer(o.p, o.p));
+        }
+    }
+
+    // Pass 3: each link's joint as a screw and a rest pose in the parent link frame.
+    for (int i = 0; i < out.size(); ++i) {
+        TreeLink& l = out.links[i];
+        const JointInfo& ji = m.joints[l.joint];
+        MinimalJoint mj;
+        ji.impl->minimal(&mj);
+        l.kind = mj.kind;
+        double S0[6];
+        minimal_screw(mj, S0);
+        // Body transform of the spec child in the spec parent: exp(S0 (c − c0)) · rest, c0 the raw
+        // coordinate at the initial poses; N = exp(−S0 c0) · rest.
+        const Pose a0 = ji.a >= 0 ? m.bodies[ji.a].pose0 : Pose{};
+        double c0 = 0;
+        ji.impl->coordinates(a0, m.bodies[ji.b].pose0, nullptr, &c0);
+        const Frame N = screw_exp(S0, -c0) * Frame{rotation(mj.rest.q), mj.rest.x};
+        const Frame Oa = ji.a >= 0 ? out.body_offset[ji.a] : Frame{};
+        const Frame Ob = out.body_offset[ji.b];
+        if (ji.b == l.body) {  // tree direction = spec direction
+            ad_apply(Oa, S0, l.A);
+            l.M = Oa * N * inverse(Ob);
+        } else {  // the link is the spec parent: pose of a in b is N⁻¹ exp(−S0 q)
+            const Frame Ni = inverse(N);
+            double t[6];
+            ad_apply(Ni, S0, t);
+            ad_apply(Ob, t, l.A);
+            for (double& x : l.A) x = -x;
+            l.M = Ob * Ni * inverse(Oa);
+        }
+        ad_apply(inverse(l.M), l.A, l.S);
+    }
+    return true;
+}
+
+void tree_link_poses(const TreeView& t, const double* q, Frame* g) {
+    for (int i = 0; i < t.size(); ++i) {
+        const TreeLink& l = t.links[i];
+        const Frame T = link_transform(l, q[i]);
+        g[i] = l.parent >= 0 ? g[l.parent] * T : T;
+    }
+}
+
+void tree_body_poses(const TreeView& t, const Frame* link_g, const Pose* sign_ref, Pose* out) {
+    for (std::size_t b = 0; b < t.body_link.size(); ++b) {
+        const int L = t.body_link[b];
+        const Frame f = L >= 0 ? link_g[L] * t.body_offset[b] : t.body_offset[b];
+        Quat q = quat_from_matrix(f.R);
+        if (sign_ref) {
+            const Quat r = sign_ref[b].q;
+            if (q.w * r.w + q.x * r.x + q.y * r.y + q.z * r.z < 0) q = {-q.w, -q.x, -q.y, -q.z};
+        }
+        out[b] = {f.p, q};
+    }
+}
+
+void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* prev, double* q) {
+    auto link_pose = [&](int L) {
+        const int b = t.links[L].body;
+        return frame_of(body_poses[b]) * inverse(t.body_offset[b]);
+    };
+    for (int i = 0; i < t.size(); ++i) {
+        const TreeLink& l = t.links[i];
+        const Frame gi = link_pose(i);
+        const Frame rel = inverse(l.parent >= 0 ? link_pose(l.parent) * l.M : l.M) * gi;  // = exp(S q)
+        const Vec3 w{l.S[0], l.S[1], l.S[2]}, v{l.S[3], l.S[4], l.S[5]};
+        if (!rotational(l)) {
+            q[i] = dot(v, rel.p);
+            continue;
+        }
+        const Mat3& R = rel.R;
+        const Vec3 s{0.5 * (R(2, 1) - R(1, 2)), 0.5 * (R(0, 2) - R(2, 0)), 0.5 * (R(1, 0) - R(0, 1))};
+        double a = std::atan2(dot(w, s), 0.5 * (R(0, 0) + R(1, 1) + R(2, 2) - 1));
+        double near = 0;
+        bool have = false;
+        if (prev) near = prev[i], have = true;
+        else if (l.kind == MinimalJoint::Kind::helical && dot(w, v) != 0) near = dot(w, rel.p) / dot(w, v), have = true;
+        if (have) a += kTwoPi * std::round((near - a) / kTwoPi);
+        q[i] = a;
+    }
+}
+
+void tree_link_twists(const TreeView& t, const double* q, const double* qdot, double (*V)[6]) {
+    for (int i = 0; i < t.size(); ++i) {
+        const TreeLink& l = t.links[i];
+        double* Vi = V[i];
+        if (l.parent >= 0) {
+            const Frame T = link_transform(l, q[i]);
+            const double* Vp = V[l.parent];
+            const Vec3 wp{Vp[0], Vp[1], Vp[2]}, vp{Vp[3], Vp[4], Vp[5]};
+            const Mat3 Rt = transpose(T.R);
+            const Vec3 w = Rt * wp, v = Rt * (vp - cross(T.p, wp));
+            Vi[0] = w.x, Vi[1] = w.y, Vi[2] = w.z, Vi[3] = v.x, Vi[4] = v.y, Vi[5] = v.z;
+        } else {
+            for (int k = 0; k < 6; ++k) Vi[k] = 0;
+        }
+        for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * qdot[i];
+    }
+}
+
+// ---- articulated-body passes ------------------------------------------------------------------
+
+namespace {
+
+inline double dot6(const double* a, const double* b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+// Ad_{T⁻¹}ᵀ: a wrench in the child frame at pose T → the parent frame.
+inline void wrench_to_parent(const Frame& T, const double* w, double* o) {
+    const Vec3 f = T.R * Vec3{w[3], w[4], w[5]};
+    const Vec3 n = T.R * Vec3{w[0], w[1], w[2]} + cross(T.p, f);
+    o[0] = n.x, o[1] = n.y, o[2] = n.z, o[3] = f.x, o[4] = f.y, o[5] = f.z;
+}
+// Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
+inline void twist_to_child(const Frame& T, const double* V, double* o) {
+    const Mat3 Rt = transpose(T.R);
+    const Vec3 w{V[0], V[1], V[2]};
+    const Vec3 a = Rt * w, b = Rt * (Vec3{V[3], V[4], V[5]} - cross(T.p, w));
+    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
+}
+void spatial_inertia(const TreeLink& l, double* G) {
+    for (int k = 0; k < 36; ++k) G[k] = 0;
+    for (int a = 0; a < 3; ++a) {
+        for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
+        G[6 * (a + 3) + a + 3] = l.mass;
+    }
+}
+// P += Xᵀ I X (6×6, row-major).
+void add_congruence(const double* X, const double* I, double* P) {
+    double IX[36];
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double s = 0;
+            for (int k = 0; k < 6; ++k) s += I[6 * a + k] * X[6 * k + b];
+            IX[6 * a + b] = s;
+        }
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double s = 0;
+            for (int k = 0; k < 6; ++k) s += X[6 * k + a] * IX[6 * k + b];
+            P[6 * a + b] += s;
+        }
+}
+void ad_inv_matrix(const Frame& T, double* X) {
+    const Mat3 Rt = transpose(T.R);
+    const Mat3 B = -1.0 * (Rt * skew(T.p));
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            X[i * 6 + j] = Rt(i, j);
+            X[i * 6 + j + 3] = 0;
+            X[(i + 3) * 6 + j] = B(i, j);
+            X[(i + 3) * 6 + j + 3] = Rt(i, j);
+        }
+}
+
+}  // namespace
+
+void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI& w) {
+    const std::size_t n = static_cast<std::size_t>(t.size());
+    if (w.D.size() != n) {
+        w.X.assign(36 * n, 0.0);
+        w.IA.assign(36 * n, 0.0);
+        w.U.assign(6 * n, 0.0);
+        w.P.assign(6 * n, 0.0);
+        w.dV.assign(6 * n, 0.0);
+        w.D.assign(n, 0.0);
+        w.u.assign(n, 0.0);
+    }
+    for (int i = 0; i < t.size(); ++i) {
+        spatial_inertia(t.links[i], &w.IA[36 * i]);
+        ad_inv_matrix(T[i], &w.X[36 * i]);
+    }
+    for (int i = t.size() - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const double* IA = &w.IA[36 * i];
+        double* U = &w.U[6 * i];
+        for (int a = 0; a < 6; ++a) U[a] = dot6(&IA[6 * a], l.S);
+        w.D[i] = dot6(l.S, U) + (k ? k[i] : 0.0);
+        if (l.parent >= 0) {
+            double Ia[36];
+            for (int a = 0; a < 6; ++a)
+                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] / w.D[i];
+            add_congruence(&w.X[36 * i], Ia, &w.IA[36 * l.parent]);
+        }
+    }
+}
+
+void tree_abi_solve(const TreeView& t, const Frame* T, TreeABI& w, const double* u, double* dq) {
+    const int n = t.size();
+    for (double& x : w.P) x = 0;
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const double* P = &w.P[6 * i];
+        const double* U = &w.U[6 * i];
+        w.u[i] = u[i] - dot6(l.S, P);  // ũ_i
+        if (l.parent >= 0) {
+            double z[6], o[6];
+            const double s = w.u[i] / w.D[i];
+            for (int k = 0; k < 6; ++k) z[k] = P[k] + U[k] * s;
+            wrench_to_parent(T[i], z, o);
+            double* Pp = &w.P[6 * l.parent];
+            for (int k = 0; k < 6; ++k) Pp[k] += o[k];
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        double* dV = &w.dV[6 * i];
+        if (l.parent >= 0) twist_to_child(T[i], &w.dV[6 * l.parent], dV);
+        else for (int k = 0; k < 6; ++k) dV[k] = 0;
+        dq[i] = (w.u[i] - dot6(&w.U[6 * i], dV)) / w.D[i];
+        for (int k = 0; k < 6; ++k) dV[k] += l.S[k] * dq[i];
+    }
+}
+
+void tree_mass_matrix(const TreeView& t, const double* q, double* M) {
+    const int n = t.size();
+    std::vector<Frame> T(n);
+    std::vector<double> Ic(36 * static_cast<std::size_t>(n)), X(36 * static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        T[i] = link_transform(t.links[i], q[i]);
+        spatial_inertia(t.links[i], &Ic[36 * i]);
+        ad_inv_matrix(T[i], &X[36 * i]);
+    }
+    for (int i = n - 1; i >= 0; --i)  // composite inertias
+        if (t.links[i].parent >= 0) add_congruence(&X[36 * i], &Ic[36 * i], &Ic[36 * t.links[i].parent]);
+    for (int i = 0; i < n; ++i) {
+        double F[6], o[6];
+        const double* I = &Ic[36 * i];
+        for (int a = 0; a < 6; ++a) F[a] = dot6(&I[6 * a], t.links[i].S);
+        M[i * n + i] = dot6(t.links[i].S, F);
+        int j = i;
+        while (t.links[j].parent >= 0) {  // carry the composite wrench up the ancestors
+            wrench_to_parent(T[j], F, o);
+            for (int k = 0; k < 6; ++k) F[k] = o[k];
+            j = t.links[j].parent;
+            M[i * n + j] = M[j * n + i] = dot6(t.links[j].S, F);
+        }
+    }
+}
+
+}  // namespace noether

@@ -1,0 +1,757 @@
+// riqn: the linear-time variational integrator in joint coordinates (paper 001, Lee, Liu, Park &
+// Srinivasa, WAFR 2016), restated with its verified formulas in docs/design/riqn.md.
+//
+// The mechanism is seen through the kernel's tree view (noether/tree.hpp): links in parents-first
+// order, fixed joints merged, each 1-DOF joint a screw. Per step (riqn.md §3–§7):
+//   setup at q_k   link transforms T_i^k, link poses, forcing h·F_i (gravity, body forces),
+//                  the impulse articulated-body inertias of M(q_k) + (h/2)·D            O(n)
+//   guess          IG3: one continuous forward-dynamics pass (ABA)                      O(n)
+//   iterate        r = DRNEA(q⁺) (forward: f_i, μ_i; backward: Γ_i, r_i)                 O(n)
+//                  Δq = −h (M + (h/2)D)⁻¹ r by the impulse ABA pass (RIQN)               O(n)
+//                  or the dense exact Newton step (option newton = "exact", §5.4)      O(n³)
+//                  until ‖r‖ ≤ tolerance or max|Δq| ≤ step_tolerance (§5.5)
+//   commit         π_i ← Ad_{f_i}ᵀ μ_i, Qminus, q_{k−1} ← q_k, q_k ← q⁺
+// The first step starts from the continuous state by the discrete Legendre transform (§7.2).
+// A failed step is retaken from the kernel's snapshot as 2, 4, … substeps in momentum form
+// (§5.5). After each step the body poses of the Model and the discrete twists of the interval
+// are written back in the maximal layout (§7.3), so monitors, outputs and joint coordinates are
+// shared with the maximal-coordinate integrators; if a host moves the bodies between steps,
+// the integrator restarts from the Data as from a continuous state.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "noether/data.hpp"
+#include "noether/integrator.hpp"
+#include "noether/plugin.hpp"
+#include "noether/tree.hpp"
+
+namespace {
+
+using namespace noether;
+
+using V6 = double[6];
+
+// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches -----------------------------------
+
+inline Vec3 top(const double* a) { return {a[0], a[1], a[2]}; }
+inline Vec3 bot(const double* a) { return {a[3], a[4], a[5]}; }
+inline void set6(double* o, const Vec3& a, const Vec3& b) {
+    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
+}
+inline double dot6(const double* a, const double* b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+// Ad_{T⁻¹}ᵀ: a wrench in the frame of a child at pose T (in the parent) → the parent frame.
+inline void wrench_to_parent(const Frame& T, const double* w, double* o) {
+    const Vec3 f = T.R * bot(w);
+    set6(o, T.R * top(w) + cross(T.p, f), f);
+}
+// Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
+inline void twist_to_child(const Frame& T, const double* V, double* o) {
+    const Mat3 Rt = transpose(T.R);
+    const Vec3 w = top(V);
+    set6(o, Rt * w, Rt * (bot(V) - cross(T.p, w)));
+}
+// Ad_fᵀ: a wrench in the frame at g_k → the frame at g_{k+1} = g_k f.
+inline void wrench_to_next(const Frame& f, const double* w, double* o) {
+    const Mat3 Rt = transpose(f.R);
+    const Vec3 F = bot(w);
+    set6(o, Rt * (top(w) - cross(f.p, F)), Rt * F);
+}
+// log of a rotation (riqn.md §1.2).
+Vec3 so3_log(const Mat3& R, double& theta) {
+    const Vec3 s{0.5 * (R(2, 1) - R(1, 2)), 0.5 * (R(0, 2) - R(2, 0)), 0.5 * (R(1, 0) - R(0, 1))};
+    const double c = 0.5 * (R(0, 0) + R(1, 1) + R(2, 2) - 1), sn = norm(s);
+    theta = std::atan2(sn, c);
+    if (sn < 1e-6 && c > 0) return (1 + theta * theta / 6) * s;
+    if (c < -0.9) {  // near π: the axis from the symmetric part
+        const Mat3 A = 0.5 * (R + transpose(R)) - c * Mat3::identity();
+        int k = 0;
+        if (A(1, 1) > A(k, k)) k = 1;
+        if (A(2, 2) > A(k, k)) k = 2;
+        Vec3 axis = normalized(A.col(k));
+        if (dot(axis, s) < 0) axis = -axis;
+        return theta * axis;
+    }
+    return (theta / sn) * s;
+}
+
+// x = log(f) on SE(3): [φ; Jl(φ)⁻¹ p]. Returns the rotation angle.
+double se3_log(const Frame& f, double* x) {
+    double th;
+    const Vec3 phi = so3_log(f.R, th);
+    double c;
+    if (th < 0.1) {
+        const double t2 = th * th;
+        c = 1.0 / 12 + t2 * (1.0 / 720 + t2 * (1.0 / 30240 + t2 / 1209600));
+    } else {
+        const double h = 0.5 * th;
+        c = (1 - h * std::cos(h) / std::sin(h)) / (th * th);
+    }
+    const Vec3 pxp = cross(phi, f.p);
+    set6(x, phi, f.p - 0.5 * pxp + c * cross(phi, pxp));
+    return th;
+}
+
+// a(θ), b(θ) of the exact dexp⁻¹ = I − ½ad + a·ad² + b·ad⁴ (riqn.md §1.4). T is double or complex.
+template <class T>
+void dexpinv_coeffs(const T& th, T& a, T& b) {
+    using std::cos;
+    using std::sin;
+    if (std::real(th) >= 0.5) {
+        const T h = th / 2.0, cot = cos(h) / sin(h), sh = sin(h);
+        const T k = h * cot, d = th / (4.0 * sh * sh) - 0.5 * cot;
+        const T t2 = th * th;
+        a = (2.0 * (1.0 - k) - th * d / 2.0) / t2;
+        b = (1.0 - k - th * d / 2.0) / (t2 * t2);
+        return;
+    }
+    static const double c[8] = {0, 1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                                -691.0 / 1307674368000.0, 1.0 / 74724249600.0};
+    const T u = -th * th;
+    // a = c1 − Σ_{n=3..7} (n−2) c_n u^{n−1};  b = Σ_{n=2..7} (n−1) c_n u^{n−2}
+    T pa = T(0), pb = T(0);
+    for (int n = 7; n >= 3; --n) pa = pa * u + double(n - 2) * c[n];
+    for (int n = 7; n >= 2; --n) pb = pb * u + double(n - 1) * c[n];
+    a = c[1] - pa * u * u;
+    b = pb;
+}
+
+// ad_xᵀ w for x = [φ; ρ], w = [n; f]: [−φ×n − ρ×f; −φ×f].
+template <class T>
+void adT(const T* x, const T* w, T* o) {
+    auto cr = [](const T* a, const T* b, T* r) {
+        r[0] = a[1] * b[2] - a[2] * b[1];
+        r[1] = a[2] * b[0] - a[0] * b[2];
+        r[2] = a[0] * b[1] - a[1] * b[0];
+    };
+    T t1[3], t2[3], t3[3];
+    cr(x, w, t1);
+    cr(x + 3, w + 3, t2);
+    cr(x, w + 3, t3);
+    for (int k = 0; k < 3; ++k) {
+        o[k] = -t1[k] - t2[k];
+        o[k + 3] = -t3[k];
+    }
+}
+
+// μ = dexp⁻¹(x)ᵀ G x / h with G = diag(J, m I) (riqn.md §3.1).
+template <class T>
+void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
+    T w[6], t1[6], t2[6], t3[6], t4[6];
+    for (int i = 0; i < 3; ++i) {
+        w[i] = J(i, 0) * x[0] + J(i, 1) * x[1] + J(i, 2) * x[2];
+        w[i + 3] = mass * x[i + 3];
+    }
+    adT(x, w, t1);
+    adT(x, t1, t2);
+    adT(x, t2, t3);
+    adT(x, t3, t4);
+    using std::sqrt;
+    const T th = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    T a, b;
+    dexpinv_coeffs(th, a, b);
+    for (int i = 0; i < 6; ++i) mu[i] = (w[i] - 0.5 * t1[i] + a * t2[i] + b * t4[i]) / h;
+}
+
+// ---- options --------------------------------------------------------------------------------
+
+enum class Guess { position, velocity, acceleration };
+struct RiqnOptions {
+    bool exact = false;
+    Guess guess = Guess::acceleration;
+    double step_tolerance = 1e-12;
+};
+
+const std::string* string_option(const Model& m, const char* key) {
+    auto it = m.options.extra_lists.find(key);
+    if (it == m.options.extra_lists.end() || it->second.size() != 1) return nullptr;
+    return &it->second[0];
+}
+
+RiqnOptions riqn_options(const Model& m) {
+    RiqnOptions o;
+    if (const std::string* s = string_option(m, "newton")) o.exact = *s == "exact";
+    if (const std::string* s = string_option(m, "guess"))
+        o.guess = *s == "position" ? Guess::position : *s == "velocity" ? Guess::velocity : Guess::acceleration;
+    auto it = m.options.extra.find("step_tolerance");
+    if (it != m.options.extra.end()) o.step_tolerance = it->second;
+    return o;
+}
+
+// ---- state ----------------------------------------------------------------------------------
+
+struct State final : IntegratorState {
+    // Carried between steps (saved).
+    bool started = false;
+    double dt_prev = 0;                 // length of the interval q_{k−1} → q_k
+    std::vector<double> q, qm, Qminus;  // q_k, q_{k−1}, carried joint impulse
+    std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
+
+    // Setup and workspaces (sized once).
+    TreeView tree;
+    RiqnOptions opt;
+    std::vector<Frame> T, g, f;                 // T_i^k, link poses at q_k, f_i of the last DRNEA
+    std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled)
+    TreeABI abi;                                     // impulse ABI of M(q_k) + (h/2)·D
+    std::vector<double> kd, u, dV;
+    std::vector<double> V, c, pA, fdI, fdU, fdD, fdu;  // forward dynamics (IG3)
+    std::vector<Pose> bp, bpm;
+    std::vector<Wrench> bw;
+    // Exact Newton: link poses at q⁺, the matrix, Jacobian columns, the factorisation.
+    std::vector<Frame> gp;
+    Eigen::MatrixXd K, Jk, Jp;
+    Eigen::VectorXd kr;
+    Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+
+    void save(std::string& out) const override {
+        const char st = started ? 1 : 0;
+        out.append(&st, 1);
+        out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi})
+            if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
+    }
+    bool restore(const char*& p, const char* end) override {
+        const std::size_t need = 1 + sizeof dt_prev + sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size());
+        if (static_cast<std::size_t>(end - p) < need) return false;
+        started = *p++ != 0;
+        std::memcpy(&dt_prev, p, sizeof dt_prev);
+        p += sizeof dt_prev;
+        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) {
+            if (!v->empty()) std::memcpy(v->data(), p, sizeof(double) * v->size());
+            p += sizeof(double) * v->size();
+        }
+        return true;
+    }
+};
+
+struct Solve {
+    StepStatus status = StepStatus::ok;
+    int iterations = 0;
+    double residual = 0;
+    int worst_node = -1;
+};
+
+class Riqn final : public Integrator {
+public:
+    Scheme scheme() const override { return Scheme::implicit_fixed; }
+    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance"}; }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override {
+        TreeView t;
+        build_tree_view(m, "riqn", t, out);
+        const Origin none = m.origin;
+        auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
+            std::string list;
+            for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
+            if (m.options.extra.count(key)) {
+                out.push_back({Severity::error, none, std::string("options: riqn option '") + key +
+                                                          "' must be a string (one of " + list + "), got a number"});
+                return;
+            }
+            auto it = m.options.extra_lists.find(key);
+            if (it == m.options.extra_lists.end()) return;
+            bool ok = it->second.size() == 1;
+            if (ok) {
+                ok = false;
+                for (const char* a : allowed) ok |= it->second[0] == a;
+            }
+            if (!ok)
+                out.push_back({Severity::error, none,
+                               std::string("options: riqn option '") + key + "' must be one of " + list + ", got '" +
+                                   (it->second.empty() ? std::string("") : it->second[0]) +
+                                   (it->second.size() > 1 ? "', …" : "'")});
+        };
+        one_of("newton", {"riqn", "exact"});
+        one_of("guess", {"position", "velocity", "acceleration"});
+        if (m.options.extra_lists.count("step_tolerance"))
+            out.push_back({Severity::error, none, "options: riqn option 'step_tolerance' must be a number"});
+        const RiqnOptions o = riqn_options(m);
+        if (!(o.step_tolerance > 0) || !std::isfinite(o.step_tolerance)) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "options: riqn option 'step_tolerance' must be positive and finite, got %g",
+                          o.step_tolerance);
+            out.push_back({Severity::error, none, buf});
+        }
+    }
+
+    std::unique_ptr<IntegratorState> create_state(const Model& m) const override {
+        auto st = std::make_unique<State>();
+        std::vector<Diagnostic> errors;
+        if (!build_tree_view(m, "riqn", st->tree, errors)) throw ModelError(errors);
+        st->opt = riqn_options(m);
+        const int n = st->tree.size(), nb = m.nbodies();
+        st->dt_prev = m.options.dt;
+        for (std::vector<double>* v : {&st->q, &st->qm, &st->Qminus, &st->r, &st->qp, &st->dq, &st->tau, &st->kd, &st->u, &st->fdD, &st->fdu})
+            v->assign(n, 0.0);
+        for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA, &st->fdU})
+            v->assign(6 * static_cast<std::size_t>(n), 0.0);
+        st->fdI.assign(36 * static_cast<std::size_t>(n), 0.0);
+        st->T.assign(n, Frame{});
+        st->g.assign(n, Frame{});
+        st->f.assign(n, Frame{});
+        st->bp.assign(nb, Pose{});
+        st->bpm.assign(nb, Pose{});
+        st->bw.assign(nb, Wrench{});
+        if (st->opt.exact) {
+            st->gp.assign(n, Frame{});
+            st->K.resize(n, n);
+            st->Jk.resize(6, n);
+            st->Jp.resize(6, n);
+            st->kr.resize(n);
+            st->lu = Eigen::PartialPivLU<Eigen::MatrixXd>(n);
+        }
+        return st;
+    }
+
+    StepReport advance(const Model& m, Data& d) const override {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double h = m.options.dt;
+        StepReport report;
+        Solve total;
+        for (int k = 1; k <= m.options.max_substeps; k *= 2) {
+            if (k > 1) d.rollback_step();
+            report.attempts = k;
+            total = Solve{};
+            if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
+            const double hs = h / k;
+            if (k > 1) shift_momentum(m, d, st, h - hs);  // keep p⁻ = π + (h/2)F across the change of h
+            for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
+                const Solve s = substep(m, d, st, hs);
+                report.work += s.iterations;
+                total.status = s.status;
+                total.iterations += s.iterations;
+                total.residual = s.residual;
+                total.worst_node = s.worst_node;
+            }
+            if (total.status == StepStatus::ok) {
+                if (k > 1) shift_momentum(m, d, st, hs - h);
+                report.substeps = k;
+                break;
+            }
+        }
+        report.status = total.status;
+        report.iterations = total.iterations;
+        report.residual = total.residual;
+        report.worst_node = total.worst_node;
+        report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
+        if (report.status == StepStatus::ok) write_back(m, d, st);
+        return report;
+    }
+
+    Monitors monitors(const Model& m, const Data& d) const override {
+        const State& st = static_cast<const State&>(*d.integrator_state);
+        if (!st.started) return default_monitors(m, d);  // before the first step: the continuous state
+        return discrete_monitors(m, d, st.dt_prev);
+    }
+
+private:
+    // ---- configuration-k setup -----------------------------------------------------------
+
+    // T_i^k, link poses g, body poses bp (quaternion signs continuous with Data::pose).
+    static void kinematics(const Model& m, const Data& d, State& st) {
+        const TreeView& t = st.tree;
+        for (int i = 0; i < t.size(); ++i) {
+            const TreeLink& l = t.links[i];
+            st.T[i] = link_transform(l, st.q[i]);
+            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+        }
+        (void)m;
+        tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+    }
+
+    // Link wrenches at configuration k (link frame, about the link CoM): gravity and the body
+    // forces of the Model and the inputs. Needs kinematics().
+    static void forces(const Model& m, const Data& d, State& st) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const Vec3 fg = t.links[i].mass * (transpose(st.g[i].R) * m.gravity);
+            set6(&st.F[6 * i], Vec3{}, fg);
+        }
+        if (m.forces.empty() && !any_input(m, d)) return;
+        body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
+        for (int b = 0; b < m.nbodies(); ++b) {
+            const int L = t.body_link[b];
+            if (L < 0) continue;
+            const Frame& o = t.body_offset[b];
+            const Vec3 f = transpose(st.g[L].R) * st.bw[b].force;
+            const Vec3 n_ = o.R * st.bw[b].torque + cross(o.p, f);
+            double* F = &st.F[6 * L];
+            F[0] += n_.x, F[1] += n_.y, F[2] += n_.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
+        }
+    }
+    static bool any_input(const Model& m, const Data& d) {
+        for (int b = 0; b < m.nbodies(); ++b) {
+            const Vec3& f = d.applied_force[b];
+            const Vec3& tq = d.applied_torque[b];
+            if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
+        }
+        return false;
+    }
+
+    // Did the host move the bodies since the last step? (Data::pose differs from the pose at q_k.)
+    static bool moved_by_host(const Model& m, const Data& d, State& st) {
+        kinematics(m, d, st);
+        for (int b = 0; b < m.nbodies(); ++b)
+            if (std::memcmp(&st.bp[b], &d.pose[b], sizeof(Pose)) != 0) return true;
+        return false;
+    }
+
+    // Discrete Legendre start from the continuous state of Data (riqn.md §7.2).
+    static void start(const Model& m, const Data& d, State& st, double h) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) st.qm[i] = d.coord[t.links[i].dof] - offset(m, t.links[i]);  // unwrap reference
+        tree_coordinates(t, d.pose.data(), st.qm.data(), st.q.data());
+        for (int i = 0; i < n; ++i) st.dq[i] = d.rate[t.links[i].dof];
+        tree_link_twists(t, st.q.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));
+        kinematics(m, d, st);
+        forces(m, d, st);
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            const double* Vi = &st.V[6 * i];
+            const Vec3 Jw = l.inertia * top(Vi);
+            double* p = &st.pi[6 * i];
+            set6(p, Jw, l.mass * bot(Vi));
+            for (int k = 0; k < 6; ++k) p[k] -= 0.5 * h * st.F[6 * i + k];
+            st.qm[i] = st.q[i] - h * st.dq[i];
+            st.Qminus[i] = 0;
+        }
+        st.dt_prev = h;
+        st.started = true;
+    }
+    static double offset(const Model& m, const TreeLink& l) {
+        const JointInfo& j = m.joints[l.joint];
+        return j.offset.empty() ? 0 : j.offset[0];
+    }
+
+    // π ← π + δ·F(q_k) (the change of step length in momentum form, riqn.md §5.5).
+    static void shift_momentum(const Model& m, const Data& d, State& st, double delta) {
+        kinematics(m, d, st);
+        forces(m, d, st);
+        for (std::size_t k = 0; k < st.pi.size(); ++k) st.pi[k] += delta * st.F[k];
+    }
+
+    // ---- one step of length h ------------------------------------------------------------
+
+    Solve substep(const Model& m, const Data& d, State& st, double h) const {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        kinematics(m, d, st);
+        forces(m, d, st);
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            st.tau[i] = d.actuation[l.dof];
+            st.kd[i] = 0.5 * h * l.damping;
+        }
+        tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
+        guess(st, h);
+        Solve out;
+        const double tol = m.options.tolerance;
+        for (int it = 0;; ++it) {
+            const double rn = drnea(m, st, h, &out.worst_node);
+            out.residual = rn;
+            out.iterations = it;
+            if (!std::isfinite(rn)) {
+                out.status = rn == INFINITY ? StepStatus::rotation_limit : StepStatus::non_finite;
+                return out;
+            }
+            if (rn <= tol) break;
+            double far = 0;
+            for (int i = 0; i < n; ++i) far = std::max(far, std::fabs(st.qp[i] - st.q[i]));
+            if (it == m.options.max_iterations || far > 3) {
+                out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
+                return out;
+            }
+            if (st.opt.exact) {
+                if (!exact_step(st, h)) {
+                    out.status = StepStatus::singular;
+                    return out;
+                }
+            } else {
+                for (int i = 0; i < n; ++i) st.u[i] = -h * st.r[i];
+                tree_abi_solve(t, st.T.data(), st.abi, st.u.data(), st.dq.data());
+            }
+            double step = 0;
+            for (int i = 0; i < n; ++i) {
+                st.qp[i] += st.dq[i];
+                step = std::max(step, std::fabs(st.dq[i]));
+            }
+            if (step <= st.opt.step_tolerance) {  // the residual is at its round-off floor
+                out.iterations = it + 1;
+                out.residual = drnea(m, st, h, &out.worst_node);
+                if (!std::isfinite(out.residual)) {
+                    out.status = StepStatus::non_finite;
+                    return out;
+                }
+                break;
+            }
+        }
+        out.worst_node = -1;
+        commit(st, h);
+        return out;
+    }
+
+    // DRNEA (riqn.md §4): the residual r(q⁺) into st.r, f_i and μ_i kept for the commit.
+    // Returns ‖r‖₂, or +inf when a link would turn by π or more in one step.
+    double drnea(const Model& m, State& st, double h, int* worst) const {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            const Frame Tp = link_transform(l, st.qp[i]);
+            const Frame Ti = inverse(st.T[i]);
+            st.f[i] = l.parent >= 0 ? Ti * st.f[l.parent] * Tp : Ti * Tp;
+            double x[6];
+            const double th = se3_log(st.f[i], x);
+            if (!(th < 3.1)) return INFINITY;
+            double* mu = &st.mu[6 * i];
+            momentum(x, l.inertia, l.mass, h, mu);
+            double* G = &st.Gam[6 * i];
+            for (int k = 0; k < 6; ++k) G[k] = mu[k] - st.pi[6 * i + k] - h * st.F[6 * i + k];
+        }
+        double rn = 0, worst_r = -1;
+        for (int i = n - 1; i >= 0; --i) {
+            const TreeLink& l = t.links[i];
+            const double* G = &st.Gam[6 * i];
+            const double spring = -l.stiffness * (st.q[i] - l.rest);
+            const double ri = dot6(l.S, G) - st.Qminus[i] - 0.5 * h * st.tau[i] - h * spring +
+                              0.5 * l.damping * (st.qp[i] - st.q[i]);
+            st.r[i] = ri;
+            rn += ri * ri;
+            if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = m.nbodies() + l.joint;
+            if (l.parent >= 0) {
+                double w[6];
+                wrench_to_parent(st.T[i], G, w);
+                double* Gp = &st.Gam[6 * l.parent];
+                for (int k = 0; k < 6; ++k) Gp[k] += w[k];
+            }
+        }
+        return std::sqrt(rn);
+    }
+
+    // Initial guess for q⁺ (riqn.md §6).
+    static void guess(State& st, double h) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        if (st.opt.guess == Guess::position) {
+            st.qp = st.q;
+            return;
+        }
+        for (int i = 0; i < n; ++i) st.dq[i] = (st.q[i] - st.qm[i]) / st.dt_prev;  // q̇_k
+        if (st.opt.guess == Guess::velocity) {
+            for (int i = 0; i < n; ++i) st.qp[i] = st.q[i] + h * st.dq[i];
+            return;
+        }
+        forward_dynamics(st);  // q̈ into st.u
+        for (int i = 0; i < n; ++i) st.qp[i] = st.q[i] + h * (st.dq[i] + h * st.u[i]);
+    }
+
+    // Continuous forward dynamics at (q_k, q̇_k = st.dq): q̈ into st.u. The articulated-body
+    // algorithm in link frames; forcing: gravity and body forces (st.F), joint inputs, springs and
+    // dampers (explicit here: this is only the initial guess).
+    static void forward_dynamics(State& st) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            double* Vi = &st.V[6 * i];
+            if (l.parent >= 0) twist_to_child(st.T[i], &st.V[6 * l.parent], Vi);
+            else std::fill(Vi, Vi + 6, 0.0);
+            const Vec3 wp = top(Vi), vp = bot(Vi);  // the part carried from the parent
+            for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * st.dq[i];
+            // c_i = ad_{V_i} S_i q̇_i (= ad of the carried part, since ad_S S = 0)
+            const Vec3 sw = st.dq[i] * top(l.S), sv = st.dq[i] * bot(l.S);
+            set6(&st.c[6 * i], cross(wp, sw), cross(vp, sw) + cross(wp, sv));
+            // bias wrench −ad_Vᵀ G V − F
+            const Vec3 w = top(Vi), v = bot(Vi);
+            const Vec3 Jw = l.inertia * w, mv = l.mass * v;
+            double* p = &st.pA[6 * i];
+            set6(p, cross(w, Jw) + cross(v, mv), cross(w, mv));
+            for (int k = 0; k < 6; ++k) p[k] -= st.F[6 * i + k];
+            spatial_inertia(l, &st.fdI[36 * i]);
+        }
+        for (int i = n - 1; i >= 0; --i) {
+            const TreeLink& l = t.links[i];
+            double* Ii = &st.fdI[36 * i];
+            double* U = &st.fdU[6 * i];
+            mat6_vec(Ii, l.S, U);
+            const double Di = dot6(l.S, U);
+            const double tau = st.tau[i] - l.stiffness * (st.q[i] - l.rest) - l.damping * st.dq[i];
+            const double ui = tau - dot6(l.S, &st.pA[6 * i]);
+            st.fdD[i] = Di;
+            st.fdu[i] = ui;
+            if (l.parent >= 0) {
+                double Ia[36], pa[6], Ic[6], o[6];
+                for (int a = 0; a < 6; ++a)
+                    for (int b = 0; b < 6; ++b) Ia[6 * a + b] = Ii[6 * a + b] - U[a] * U[b] / Di;
+                mat6_vec(Ia, &st.c[6 * i], Ic);
+                for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + Ic[k] + U[k] * ui / Di;
+                add_congruence(&st.abi.X[36 * i], Ia, &st.fdI[36 * l.parent]);
+                wrench_to_parent(st.T[i], pa, o);
+                for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
+            }
+        }
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            double* a = &st.dV[6 * i];
+            if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
+            else std::fill(a, a + 6, 0.0);
+            for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
+            const double qdd = (st.fdu[i] - dot6(&st.fdU[6 * i], a)) / st.fdD[i];
+            st.u[i] = qdd;
+            for (int k = 0; k < 6; ++k) a[k] += l.S[k] * qdd;
+        }
+    }
+
+    // Exact Newton step (riqn.md §5.4): Δq = −(∂r/∂q⁺)⁻¹ r into st.dq, with
+    //   ∂r/∂q⁺ = Σ_i J_i(q_k)ᵀ B_i J_i(q⁺) + D/2,   B_i = (∂μ_i/∂x_i) · dexp⁻¹_{x_i} · Ad_{f_i},
+    // J_i the body Jacobian of link i, ∂μ/∂x by complex-step differentiation (exact to round-off).
+    // Dense, O(n·depth²) to build and O(n³) to solve: for comparison, not for speed.
+    static bool exact_step(State& st, double h) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            const Frame Tp = link_transform(l, st.qp[i]);
+            st.gp[i] = l.parent >= 0 ? st.gp[l.parent] * Tp : Tp;
+        }
+        st.K.setZero();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& li = t.links[i];
+            double x[6];
+            se3_log(st.f[i], x);
+            Eigen::Matrix<double, 6, 6> dmu, ad, Dinv, Adf;
+            constexpr double eps = 1e-30;
+            for (int k = 0; k < 6; ++k) {
+                std::complex<double> xc[6], mc[6];
+                for (int a = 0; a < 6; ++a) xc[a] = x[a];
+                xc[k] += std::complex<double>(0, eps);
+                momentum(xc, li.inertia, li.mass, h, mc);
+                for (int a = 0; a < 6; ++a) dmu(a, k) = mc[a].imag() / eps;
+            }
+            const Mat3 P = skew(top(x)), Q = skew(bot(x));
+            ad.setZero();
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) {
+                    ad(a, b) = ad(a + 3, b + 3) = P(a, b);
+                    ad(a + 3, b) = Q(a, b);
+                }
+            double th = norm(top(x)), ca, cb;
+            dexpinv_coeffs(th, ca, cb);
+            const Eigen::Matrix<double, 6, 6> ad2 = ad * ad;
+            Dinv = Eigen::Matrix<double, 6, 6>::Identity() - 0.5 * ad + ca * ad2 + cb * ad2 * ad2;
+            const Frame& f = st.f[i];
+            const Mat3 pR = skew(f.p) * f.R;
+            Adf.setZero();
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) {
+                    Adf(a, b) = Adf(a + 3, b + 3) = f.R(a, b);
+                    Adf(a + 3, b) = pR(a, b);
+                }
+            const Eigen::Matrix<double, 6, 6> B = dmu * Dinv * Adf;
+            // Jacobian columns of the ancestors j of i (and i): Ad_{g_i⁻¹ g_j} S_j at q_k and at q⁺.
+            const Frame gi_k = inverse(st.g[i]), gi_p = inverse(st.gp[i]);
+            for (int j = i; j >= 0; j = t.links[j].parent) {
+                double ck[6], cp[6];
+                ad_apply(gi_k * st.g[j], t.links[j].S, ck);
+                ad_apply(gi_p * st.gp[j], t.links[j].S, cp);
+                Eigen::Map<const Eigen::Matrix<double, 6, 1>> Ck(ck), Cp(cp);
+                st.Jk.col(j) = Ck;
+                st.Jp.col(j) = Cp;
+            }
+            for (int j = i; j >= 0; j = t.links[j].parent) {
+                const Eigen::Matrix<double, 1, 6> row = st.Jk.col(j).transpose() * B;
+                for (int k = i; k >= 0; k = t.links[k].parent) st.K(j, k) += row.dot(st.Jp.col(k));
+            }
+        }
+        for (int i = 0; i < n; ++i) {
+            st.K(i, i) += 0.5 * t.links[i].damping;
+            st.kr(i) = -st.r[i];
+        }
+        st.lu.compute(st.K);
+        const double rc = st.lu.rcond();
+        if (!(rc > 1e-15)) return false;
+        Eigen::Map<Eigen::VectorXd>(st.dq.data(), n) = st.lu.solve(st.kr);
+        return true;
+    }
+    static void ad_apply(const Frame& g, const double* in, double* out) {
+        const Vec3 w = g.R * top(in);
+        set6(out, w, cross(g.p, w) + g.R * bot(in));
+    }
+
+    static void commit(State& st, double h) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            wrench_to_next(st.f[i], &st.mu[6 * i], &st.pi[6 * i]);
+            const TreeLink& l = t.links[i];
+            st.Qminus[i] = 0.5 * h * st.tau[i] - 0.5 * l.damping * (st.qp[i] - st.q[i]);
+        }
+        st.qm.swap(st.q);
+        st.q = st.qp;
+        st.dt_prev = h;
+    }
+
+    // Body poses at q_k and the discrete twists of the interval (q_{k−1}, q_k) into Data
+    // (riqn.md §7.3).
+    static void write_back(const Model& m, Data& d, State& st) {
+        const TreeView& t = st.tree;
+        const double h = st.dt_prev;
+        tree_link_poses(t, st.qm.data(), st.g.data());
+        tree_body_poses(t, st.g.data(), d.pose.data(), st.bpm.data());
+        tree_link_poses(t, st.q.data(), st.g.data());
+        tree_body_poses(t, st.g.data(), d.pose.data(), d.pose.data());
+        for (int b = 0; b < m.nbodies(); ++b) {
+            const Pose& p2 = d.pose[b];
+            Quat q1 = st.bpm[b].q;
+            if (q1.w * p2.q.w + q1.x * p2.q.x + q1.y * p2.q.y + q1.z * p2.q.z < 0) q1 = {-q1.w, -q1.x, -q1.y, -q1.z};
+            const Quat rel = conj(q1) * p2.q;
+            d.twist[b].v = (p2.x - st.bpm[b].x) / h;
+            d.twist[b].w = (2.0 / h) * rel.vec();
+            d.twist_guess[b] = d.twist[b];
+        }
+    }
+
+    // ---- small dense helpers ---------------------------------------------------------------
+
+    static void spatial_inertia(const TreeLink& l, double* G) {
+        std::fill(G, G + 36, 0.0);
+        for (int a = 0; a < 3; ++a) {
+            for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
+            G[6 * (a + 3) + a + 3] = l.mass;
+        }
+    }
+    static void mat6_vec(const double* A, const double* x, double* y) {
+        for (int a = 0; a < 6; ++a) y[a] = dot6(&A[6 * a], x);
+    }
+    // P += Xᵀ I X (all 6×6, row-major).
+    static void add_congruence(const double* X, const double* I, double* P) {
+        double IX[36];
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double s = 0;
+                for (int k = 0; k < 6; ++k) s += I[6 * a + k] * X[6 * k + b];
+                IX[6 * a + b] = s;
+            }
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double s = 0;
+                for (int k = 0; k < 6; ++k) s += X[6 * k + a] * IX[6 * k + b];
+                P[6 * a + b] += s;
+            }
+    }
+};
+
+}  // namespace
+
+NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "riqn",
+               "second-order variational integrator in joint coordinates, linear time per iteration (paper 001)", Riqn)
