@@ -322,7 +322,7 @@ public:
             total = Solve{};
             if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
             const double hs = h / k;
-            if (k > 1) shift_momentum(m, d, st, h - hs);  // keep p⁻ = π + (h/2)F across the change of h
+            if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
             for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
                 const Solve s = substep(m, d, st, hs);
                 report.work += s.iterations;
@@ -332,7 +332,7 @@ public:
                 total.worst_node = s.worst_node;
             }
             if (total.status == StepStatus::ok) {
-                if (k > 1) shift_momentum(m, d, st, hs - h);
+                if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
                 report.substeps = k;
                 break;
             }
@@ -344,6 +344,29 @@ public:
         report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
         if (report.status == StepStatus::ok) write_back(m, d, st);
         return report;
+    }
+
+    // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
+    // are q⁺, one per link of the tree view (TreeView order), and f = r; no Newton matrix (A must
+    // be null). The integrator state is left as it was.
+    bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
+        if (A) return false;
+        State& st = static_cast<State&>(*d.integrator_state);
+        std::string saved;
+        st.save(saved);
+        const double h = m.options.dt;
+        if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
+        kinematics(m, d, st);
+        forces(m, d, st);
+        const int n = st.tree.size();
+        for (int i = 0; i < n; ++i) st.tau[i] = d.actuation[st.tree.links[i].dof];
+        std::copy(s, s + n, st.qp.begin());
+        int worst = -1;
+        drnea(m, st, h, &worst);
+        std::copy(st.r.begin(), st.r.end(), f);
+        const char* p = saved.data();
+        st.restore(p, saved.data() + saved.size());
+        return true;
     }
 
     Monitors monitors(const Model& m, const Data& d) const override {
@@ -433,11 +456,17 @@ private:
         return j.offset.empty() ? 0 : j.offset[0];
     }
 
-    // π ← π + δ·F(q_k) (the change of step length in momentum form, riqn.md §5.5).
+    // A change of step length h → h' at node k in momentum form (riqn.md §5.5): the node takes
+    // (h/2 + h'/2) of its forcing, so the carried terms move by δ = (h − h')/2 of the node's
+    // forcing: π ← π + δ·F(q_k) (gravity, body forces), Qminus ← Qminus + δ·τ_spring(q_k).
     static void shift_momentum(const Model& m, const Data& d, State& st, double delta) {
         kinematics(m, d, st);
         forces(m, d, st);
         for (std::size_t k = 0; k < st.pi.size(); ++k) st.pi[k] += delta * st.F[k];
+        for (int i = 0; i < st.tree.size(); ++i) {
+            const TreeLink& l = st.tree.links[i];
+            st.Qminus[i] += delta * (-l.stiffness * (st.q[i] - l.rest));
+        }
     }
 
     // ---- one step of length h ------------------------------------------------------------

@@ -1,0 +1,549 @@
+// riqn (paper 001, docs/design/riqn.md): the DRNEA residual against the gradient of an
+// independently coded discrete action, its Jacobian against the mass matrix, second order,
+// bounded energy, discrete Noether, damping, agreement with the maximal integrators, the
+// write-back, failure handling and options.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "noether/tree.hpp"
+#include "util.hpp"
+
+using namespace noether;
+using namespace testutil;
+using Catch::Matchers::Contains;
+
+namespace {
+
+TreeView view_of(const Model& m) {
+    TreeView t;
+    std::vector<Diagnostic> errors;
+    REQUIRE(build_tree_view(m, "test", t, errors));
+    return t;
+}
+
+void run(const Model& m, Data& d, int steps) {
+    for (int i = 0; i < steps; ++i) REQUIRE(step(m, d) == StepStatus::ok);
+}
+
+// A branched tree of revolute and prismatic joints with a fixed joint inside (riqn.md §9's
+// random tree: branching, every third joint prismatic, random axes, attachments and inertias).
+Spec random_tree_spec(unsigned seed = 4) {
+    Rng r(seed);
+    Spec s;
+    s.options.integrator = "riqn";
+    const int parent[7] = {-1, 0, 0, 1, 1, 2, 2};
+    for (int i = 0; i < 7; ++i) {
+        BodySpec& b = s.add_body("T" + std::to_string(i));
+        b.mass = r.uniform(0.5, 2);
+        const Mat3 R = rotation(r.quat());
+        b.inertia = R * box_inertia(b.mass, r.uniform(0.2, 1), r.uniform(0.2, 1), r.uniform(0.2, 1)) * transpose(R);
+        b.position = (parent[i] < 0 ? Vec3{0, 0, -0.5} : s.bodies[parent[i]].position + Vec3{0.3, 0, -0.6}) + r.vec(0.2);
+        b.orientation = r.quat();
+    }
+    for (int i = 0; i < 7; ++i) {
+        const char* type = i == 5 ? "fixed" : (i % 3 == 2 ? "prismatic" : "revolute");
+        JointSpec& j = s.add_joint("q" + std::to_string(i), type, parent[i] < 0 ? "world" : "T" + std::to_string(parent[i]),
+                                   "T" + std::to_string(i));
+        j.anchor = s.bodies[i].position + Vec3{0, 0, 0.3} + r.vec(0.1);
+        if (std::string(type) != "fixed") j.axis = r.unit();
+    }
+    return s;
+}
+
+// The pose of the interval start g_{k−1} from the written-back state (riqn.md §7.3):
+// x1 = x2 − h v1, q1 = q2 ⊗ f(ω1)†, f(ω) = (h/2)[√(4/h² − |ω|²); ω].
+std::vector<Pose> previous_poses(const Data& d, double h) {
+    std::vector<Pose> out(d.pose.size());
+    for (std::size_t b = 0; b < d.pose.size(); ++b) {
+        const Vec3& w = d.twist[b].w;
+        const Quat f{0.5 * h * std::sqrt(4 / (h * h) - dot(w, w)), 0.5 * h * w.x, 0.5 * h * w.y, 0.5 * h * w.z};
+        out[b] = {d.pose[b].x - h * d.twist[b].v, d.pose[b].q * conj(f)};
+    }
+    return out;
+}
+
+// An independent discrete Lagrangian over the Model's bodies (not the tree's links):
+// L_d(g_a, g_b) = Σ_bodies h·½ ξᵀGξ − (h/2)(U(g_a) + U(g_b)),  ξ = log(g_a⁻¹ g_b)/h,
+// with log on SE(3) from the quaternion rotation vector and Jl(φ)⁻¹.
+double discrete_lagrangian(const Model& m, const std::vector<Pose>& a, const std::vector<Pose>& b, double h) {
+    double L = 0;
+    for (int i = 0; i < m.nbodies(); ++i) {
+        const Vec3 phi = rotvec_from_quat(conj(a[i].q) * b[i].q);
+        const Vec3 p = rotate_inv(a[i].q, b[i].x - a[i].x);
+        const double th = norm(phi);
+        const double c = th < 1e-3 ? 1.0 / 12 + th * th / 720 : (1 - 0.5 * th / std::tan(0.5 * th)) / (th * th);
+        const Vec3 rho = p - 0.5 * cross(phi, p) + c * cross(phi, cross(phi, p));
+        const Vec3 w = phi / h, v = rho / h;
+        const BodyInfo& B = m.bodies[i];
+        L += h * (0.5 * dot(w, B.inertia * w) + 0.5 * B.mass * dot(v, v));
+        L += 0.5 * h * B.mass * (dot(m.gravity, a[i].x) + dot(m.gravity, b[i].x));  // −(h/2)(U_a + U_b)
+    }
+    return L;
+}
+
+std::vector<Pose> poses_at(const Model& m, const TreeView& t, const std::vector<double>& q) {
+    std::vector<Frame> g(t.size());
+    std::vector<Pose> p(m.nbodies());
+    tree_link_poses(t, q.data(), g.data());
+    tree_body_poses(t, g.data(), nullptr, p.data());
+    return p;
+}
+
+// Tree coordinates of the committed state (q_k) and of the interval start (q_{k−1}).
+void state_coordinates(const Model& m, const Data& d, const TreeView& t, std::vector<double>& qk, std::vector<double>& qm) {
+    const int n = t.size();
+    qk.resize(n);
+    qm.resize(n);
+    std::vector<double> prev(n);
+    for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof];
+    tree_coordinates(t, d.pose.data(), prev.data(), qk.data());
+    const std::vector<Pose> p1 = previous_poses(d, m.options.dt);
+    tree_coordinates(t, p1.data(), qk.data(), qm.data());
+}
+
+// ‖h·∂r/∂q⁺ − M(q_k)‖ / ‖M‖ at the committed state (riqn.md §5.1).
+double jacobian_vs_mass(const Model& m, Data& d) {
+    const TreeView t = view_of(m);
+    const int n = t.size();
+    const double h = m.options.dt;
+    std::vector<double> qk, qm;
+    state_coordinates(m, d, t, qk, qm);
+    std::vector<double> s(n), fp(n), fm(n);
+    for (int i = 0; i < n; ++i) s[i] = 2 * qk[i] - qm[i];  // near the solution
+    MatX J(n, n);
+    const double e = 1e-7;
+    for (int k = 0; k < n; ++k) {
+        std::vector<double> sp = s, sm = s;
+        sp[k] += e;
+        sm[k] -= e;
+        REQUIRE(m.integrator->step_system(m, d, sp.data(), fp.data(), nullptr));
+        m.integrator->step_system(m, d, sm.data(), fm.data(), nullptr);
+        for (int i = 0; i < n; ++i) J(i, k) = (fp[i] - fm[i]) / (2 * e);
+    }
+    MatX M(n, n);
+    tree_mass_matrix(t, qk.data(), M.data());
+    return (h * J - M).norm() / M.norm();
+}
+
+Spec chain_riqn(int n, double dt) {
+    Spec s = chain_spec(n, "revolute", "riqn");
+    s.options.dt = dt;
+    return s;
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+    double e = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(a[i] - b[i]));
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("riqn DRNEA residual is minus the gradient of an independently coded discrete action", "[riqn]") {
+    for (double h : {0.01, 0.05}) {
+        Spec s = random_tree_spec();
+        s.options.dt = h;
+        Rng r(9);
+        for (int i = 0; i < 7; ++i) s.bodies[i].velocity = s.bodies[i].angular_velocity = Vec3{};
+        auto m = compile(s);
+        Data d(m);
+        const TreeView t = view_of(*m);
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = r.uniform(-3, 3);  // joint rates for the start
+        run(*m, d, 5);
+        std::vector<double> qk, qm;
+        state_coordinates(*m, d, t, qk, qm);
+        std::vector<double> qp(n), res(n);
+        for (int i = 0; i < n; ++i) qp[i] = 2 * qk[i] - qm[i] + r.uniform(-0.01, 0.01);
+        REQUIRE(m->integrator->step_system(*m, d, qp.data(), res.data(), nullptr));
+        // −∂/∂q_k [L_d(q_{k−1}, q_k) + L_d(q_k, q⁺)] by 4th-order central differences.
+        const std::vector<Pose> Pm = poses_at(*m, t, qm), Pp = poses_at(*m, t, qp);
+        auto action = [&](const std::vector<double>& q) {
+            const std::vector<Pose> P = poses_at(*m, t, q);
+            return discrete_lagrangian(*m, Pm, P, h) + discrete_lagrangian(*m, P, Pp, h);
+        };
+        const double e = 1e-4;
+        double worst = 0, scale = 0;
+        for (int k = 0; k < n; ++k) {
+            std::vector<double> q1 = qk, q2 = qk, q3 = qk, q4 = qk;
+            q1[k] += e, q2[k] -= e, q3[k] += 2 * e, q4[k] -= 2 * e;
+            const double grad = (8 * (action(q1) - action(q2)) - (action(q3) - action(q4))) / (12 * e);
+            worst = std::max(worst, std::fabs(res[k] + grad));
+            scale = std::max(scale, std::fabs(res[k]));
+        }
+        INFO("h = " << h << ": max |r| = " << scale << ", max |r + dS/dq| = " << worst);
+        CHECK(scale > 0.05);  // a residual worth comparing (q⁺ is off the solution)
+        CHECK(worst < 1e-8);
+    }
+}
+
+TEST_CASE("riqn: h times the residual Jacobian tends to the mass matrix at first order in h", "[riqn]") {
+    double err[2];
+    int k = 0;
+    for (double h : {1e-2, 1e-3}) {
+        auto m = compile(chain_riqn(10, h));
+        Data d(m);
+        run(*m, d, static_cast<int>(std::lround(1.0 / h)));  // the chain at t = 1 s
+        err[k++] = jacobian_vs_mass(*m, d);
+    }
+    INFO("h = 1e-2: " << err[0] << ", h = 1e-3: " << err[1]);  // riqn.md §5.1: 2.7e-3, 2.8e-4
+    CHECK(err[0] < 5e-3);
+    CHECK(err[1] < 5e-4);
+    CHECK(err[0] / err[1] > 5);
+}
+
+TEST_CASE("riqn converges at second order, with damping and joint torques", "[riqn]") {
+    // riqn.md §9.7: q(1 s) against a tight dp45 solution, at h = 0.02 … 0.0025: the 10-link chain
+    // from rest (reference 2.10e-3, 5.38e-4, 1.36e-4, 3.41e-5), and a 3-link chain with d = 0.5
+    // and τ = (1, −0.5, 0.2).
+    auto final_coords = [](int n, bool forced, const std::string& integrator, double h) {
+        Spec s = chain_spec(n, "revolute", integrator);
+        if (forced)
+            for (JointSpec& j : s.joints) j.damping = {0.5};
+        s.options.dt = h;
+        if (integrator == "dp45-projection") s.options.extra = {{"atol", 1e-12}, {"rtol", 1e-12}};
+        auto m = compile(s);
+        Data d(m);
+        const double tau[3] = {1, -0.5, 0.2};
+        if (forced)
+            for (int i = 0; i < 3; ++i) d.actuation[i] = tau[i];
+        run(*m, d, static_cast<int>(std::lround(1.0 / h)));
+        return d.coord;
+    };
+    const double hs[4] = {0.02, 0.01, 0.005, 0.0025};
+    for (int n : {10, 3}) {
+        const bool forced = n == 3;
+        const std::vector<double> ref = final_coords(n, forced, "dp45-projection", 0.01);
+        double e[4];
+        for (int i = 0; i < 4; ++i) e[i] = max_abs_diff(final_coords(n, forced, "riqn", hs[i]), ref);
+        INFO(n << " links: errors " << e[0] << " " << e[1] << " " << e[2] << " " << e[3]);
+        for (int i = 0; i < 3; ++i) CHECK(std::log2(e[i] / e[i + 1]) == Approx(2).margin(0.1));
+        if (n == 10) CHECK(e[1] == Approx(5.38e-4).epsilon(0.05));
+    }
+}
+
+TEST_CASE("riqn agrees with vi-maximal and dp45-projection at small steps on one scene", "[riqn]") {
+    auto final_state = [](const std::string& integrator, double h) {
+        Spec s = random_tree_spec();
+        s.options.integrator = integrator;
+        s.options.dt = h;
+        if (integrator == "dp45-projection") s.options.extra = {{"atol", 1e-11}, {"rtol", 1e-11}};
+        auto m = compile(s);
+        Data d(m);
+        run(*m, d, static_cast<int>(std::lround(0.5 / h)));
+        return d.coord;
+    };
+    const std::vector<double> ref = final_state("dp45-projection", 0.01);
+    const double e_riqn = max_abs_diff(final_state("riqn", 1e-3), ref);
+    const double e_mid = max_abs_diff(final_state("vi-midpoint", 1e-3), ref);
+    const double e_max = max_abs_diff(final_state("vi-maximal", 1e-3), ref);
+    INFO("riqn " << e_riqn << ", vi-midpoint " << e_mid << ", vi-maximal " << e_max);
+    CHECK(e_riqn < 1e-5);  // second order at h = 1e-3
+    CHECK(e_mid < 1e-5);
+    CHECK(e_max < 1e-2);   // first order
+    CHECK(e_max > 10 * e_riqn);
+}
+
+TEST_CASE("riqn energy stays bounded: double pendulum at h = 0.01 for 600 s", "[riqn]") {
+    // riqn.md §9.8: maximal monitor in [−0.030, 0.278] J, 10-s means −0.0004 / 0.0055 J.
+    Spec s = chain_riqn(2, 0.01);
+    auto m = compile(s);
+    Data d(m);
+    double lo = 1e9, hi = -1e9, first = 0, last = 0;
+    const int steps = 60000, window = 1000;
+    for (int i = 1; i <= steps; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        const double E = m->integrator->monitors(*m, d).total;
+        lo = std::min(lo, E), hi = std::max(hi, E);
+        if (i <= window) first += E / window;
+        if (i > steps - window) last += E / window;
+    }
+    INFO("E in [" << lo << ", " << hi << "], 10-s means " << first << " / " << last);
+    CHECK(hi - lo < 0.35);
+    CHECK(std::fabs(last - first) < 0.05);
+    CHECK(d.stats.subdivided_steps == 0);
+    CHECK(double(d.stats.newton_total) / d.stats.steps < 6);
+}
+
+TEST_CASE("riqn conserves the discrete angular momentum about a symmetry axis (discrete Noether)", "[riqn]") {
+    // riqn.md §9.10: root joint about world z at the origin, 4 more revolute bodies, random start.
+    Rng r(10);
+    Spec s;
+    s.options.integrator = "riqn";
+    s.options.dt = 0.005;
+    s.options.tolerance = 1e-12;
+    for (int i = 0; i < 5; ++i) {
+        BodySpec& b = s.add_body("b" + std::to_string(i));
+        b.mass = r.uniform(0.5, 2);
+        b.inertia = box_inertia(b.mass, r.uniform(0.2, 1), r.uniform(0.2, 1), r.uniform(0.2, 1));
+        b.position = {0.5 + 0.6 * i, 0.1 * i, -0.3 * i};
+        b.orientation = r.quat();
+    }
+    for (int i = 0; i < 5; ++i) {
+        JointSpec& j = s.add_joint("j" + std::to_string(i), "revolute", i == 0 ? "world" : "b" + std::to_string(i - 1),
+                                   "b" + std::to_string(i));
+        j.anchor = i == 0 ? Vec3{0, 0, 0} : Vec3{0.2 + 0.6 * i, 0.1 * i, -0.3 * i + 0.1};
+        j.axis = i == 0 ? Vec3{0, 0, 1} : r.unit();
+    }
+    auto m = compile(s);
+    Data d(m);
+    for (int i = 0; i < 5; ++i) d.rate[i] = r.uniform(-2, 2);
+    // The discrete momentum of interval k (g_k → g_{k+1}), world frame about the origin, summed over
+    // the Model's bodies: Ad_{g_k⁻¹}ᵀ μ_k with μ = dexp⁻¹(x)ᵀ G x / h, computed here from the poses.
+    const double h = s.options.dt;
+    auto world_momentum = [&](const std::vector<Pose>& a, const std::vector<Pose>& b) {
+        Vec3 L, Lin;
+        for (int i = 0; i < m->nbodies(); ++i) {
+            // μ by differentiating L_d of this body with respect to a right perturbation of g_k: the
+            // exact dexp⁻¹ is what riqn implements, so compare through the action instead.
+            const BodyInfo& B = m->bodies[i];
+            double g[6];
+            for (int k = 0; k < 6; ++k) {
+                auto Ld = [&](double e) {
+                    Pose p = a[i];
+                    Vec3 dv;
+                    dv[k % 3] = e;
+                    if (k < 3) p.q = p.q * quat_from_rotvec(dv);
+                    else p.x += rotate(a[i].q, dv);
+                    std::vector<Pose> pa{p}, pb{b[i]};
+                    Model one;
+                    one.gravity = {0, 0, 0};
+                    one.bodies = {B};
+                    return discrete_lagrangian(one, pa, pb, h);
+                };
+                const double e = 1e-5;
+                g[k] = -(8 * (Ld(e) - Ld(-e)) - (Ld(2 * e) - Ld(-2 * e))) / (12 * e);  // μ = −∂L_d/∂g_k
+            }
+            const Vec3 n{g[0], g[1], g[2]}, f{g[3], g[4], g[5]};
+            const Vec3 fw = rotate(a[i].q, f);
+            L += rotate(a[i].q, n) + cross(a[i].x, fw);
+            Lin += fw;
+        }
+        return L;
+    };
+    std::vector<Pose> prev = d.pose;
+    double Lz0 = 0, worst = 0, spread_x = 0, Lx0 = 0;
+    for (int k = 0; k < 400; ++k) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        if (k == 0) {
+            prev = d.pose;
+            continue;
+        }
+        const Vec3 L = world_momentum(prev, d.pose);
+        if (k == 1) Lz0 = L.z, Lx0 = L.x;
+        worst = std::max(worst, std::fabs(L.z - Lz0));
+        spread_x = std::max(spread_x, std::fabs(L.x - Lx0));
+        prev = d.pose;
+    }
+    INFO("L_z = " << Lz0 << ", largest change " << worst << "; L_x varies by " << spread_x);
+    CHECK(std::fabs(Lz0) > 0.1);
+    CHECK(worst < 1e-7 * std::max(1.0, std::fabs(Lz0)));
+    CHECK(spread_x > 0.1);  // not conserved: the test can tell
+}
+
+TEST_CASE("riqn damping removes exactly the dissipated energy", "[riqn]") {
+    // riqn.md §9.11: 3-link chain, d = 0.5, h = 1e-3, 2 s: drop = Σ h·d·q̇² (central differences).
+    Spec s = chain_riqn(3, 1e-3);
+    for (JointSpec& j : s.joints) j.damping = {0.5};
+    auto m = compile(s);
+    Data d(m);
+    const double E0 = m->integrator->monitors(*m, d).total;
+    std::vector<double> qm = d.coord, q;
+    run(*m, d, 1);
+    q = d.coord;
+    double dissipated = 0;
+    for (int k = 1; k < 2000; ++k) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        for (int i = 0; i < 3; ++i) {
+            const double rate = (d.coord[i] - qm[i]) / 2e-3;
+            dissipated += 1e-3 * 0.5 * rate * rate;
+        }
+        qm = q;
+        q = d.coord;
+    }
+    const double drop = E0 - m->integrator->monitors(*m, d).total;
+    INFO("drop " << drop << " J, dissipated " << dissipated << " J");  // riqn.md: 6.9478 J
+    CHECK(drop == Approx(dissipated).epsilon(0.01));
+    CHECK(drop == Approx(6.9478).epsilon(0.01));
+}
+
+TEST_CASE("riqn exact Newton and the RIQN update find the same trajectory", "[riqn]") {
+    auto final_state = [](const char* newton, double* updates) {
+        Spec s = random_tree_spec();
+        s.options.dt = 0.005;
+        s.options.tolerance = 1e-12;
+        s.options.extra_lists["newton"] = {newton};
+        auto m = compile(s);
+        Data d(m);
+        run(*m, d, 200);
+        *updates = double(d.stats.newton_total) / d.stats.steps;
+        return d.coord;
+    };
+    double u_riqn = 0, u_exact = 0;
+    const std::vector<double> a = final_state("riqn", &u_riqn), b = final_state("exact", &u_exact);
+    INFO("updates per step: riqn " << u_riqn << ", exact " << u_exact);
+    CHECK(max_abs_diff(a, b) < 1e-10);
+    CHECK(u_exact < u_riqn);  // quadratic against linear convergence
+    CHECK(u_exact <= 3.5);
+}
+
+TEST_CASE("riqn initial guesses: the acceleration guess saves updates (riqn.md §6)", "[riqn]") {
+    auto updates = [](const char* guess, double h) {
+        Spec s = chain_riqn(10, h);
+        s.options.tolerance = 1e-9;
+        s.options.extra_lists["guess"] = {guess};
+        auto m = compile(s);
+        Data d(m);
+        run(*m, d, static_cast<int>(std::lround(1.0 / h)));
+        return double(d.stats.newton_total) / d.stats.steps;
+    };
+    const double ig1 = updates("position", 1e-3), ig2 = updates("velocity", 1e-3), ig3 = updates("acceleration", 1e-3);
+    INFO("h = 1e-3: IG1 " << ig1 << ", IG2 " << ig2 << ", IG3 " << ig3);  // riqn.md: 4.15, 3.45, 2.45
+    CHECK(ig3 < ig2);
+    CHECK(ig2 < ig1);
+    CHECK(ig3 < 3.5);
+    CHECK(ig1 < 5.5);  // the update is h·M⁻¹r: with h² it would take thousands
+}
+
+TEST_CASE("riqn writes a maximal state that satisfies every joint and that vi-maximal continues", "[riqn]") {
+    Spec s = random_tree_spec();
+    s.options.dt = 0.005;
+    auto m = compile(s);
+    Data d(m);
+    run(*m, d, 100);
+    int worst = -1;
+    CHECK(max_violation(*m, d.pose.data(), &worst) < 1e-13);
+    // The shared monitor reads the written-back state; riqn's own poses agree with it.
+    const TreeView t = view_of(*m);
+    std::vector<double> qk, qm;
+    state_coordinates(*m, d, t, qk, qm);
+    const std::vector<Pose> back = poses_at(*m, t, qm);
+    const std::vector<Pose> p1 = previous_poses(d, s.options.dt);
+    for (int b = 0; b < m->nbodies(); ++b) CHECK(norm(back[b].x - p1[b].x) < 1e-12);
+    // vi-maximal continues from it.
+    Spec sv = s;
+    sv.options.integrator = "vi-maximal";
+    auto mv = compile(sv);
+    Data dv(mv);
+    dv.pose = d.pose;
+    dv.twist = d.twist;
+    dv.twist_guess = d.twist;
+    dv.coord = d.coord;
+    for (int k = 0; k < 50; ++k) {
+        REQUIRE(step(*mv, dv) == StepStatus::ok);
+        CHECK(dv.last.iterations <= 5);
+    }
+    CHECK(max_violation(*mv, dv.pose.data(), &worst) < 1e-13);
+}
+
+TEST_CASE("riqn: a merged fixed joint moves like the same body built merged by hand", "[riqn]") {
+    // Link 2 of a double pendulum split into two halves welded together, against the one box.
+    Spec whole = chain_riqn(2, 0.005);
+    Spec split = whole;
+    split.bodies[1].mass = 0.5;
+    split.bodies[1].inertia = box_inertia(0.5, 0.5, 0.1, 0.1);
+    split.bodies[1].position = {1.25, 0, 0};
+    BodySpec& b = split.add_body("link2b");
+    b.mass = 0.5;
+    b.inertia = box_inertia(0.5, 0.5, 0.1, 0.1);
+    b.position = {1.75, 0, 0};
+    split.add_joint("weld", "fixed", "link2", "link2b").anchor = Vec3{1.5, 0, 0};
+    auto mw = compile(whole), ms = compile(split);
+    Data dw(mw), ds(ms);
+    for (Data* d : {&dw, &ds}) d->rate[0] = 1.0;
+    run(*mw, dw, 400);
+    run(*ms, ds, 400);
+    CHECK(std::fabs(dw.coord[0] - ds.coord[0]) < 1e-11);
+    CHECK(std::fabs(dw.coord[1] - ds.coord[1]) < 1e-11);
+    CHECK(norm(0.5 * (ds.pose[1].x + ds.pose[2].x) - dw.pose[1].x) < 1e-11);
+}
+
+TEST_CASE("riqn: failures leave the Data at the last good step, save and restore are exact", "[riqn]") {
+    Spec s = chain_riqn(10, 0.01);
+    s.options.max_iterations = 1;
+    s.options.max_substeps = 1;
+    auto m = compile(s);
+    Data d(m);
+    const std::string before = d.save();
+    CHECK(step(*m, d) == StepStatus::not_converged);
+    CHECK(d.stats.failed_steps == 1);
+    Data fresh(m);
+    CHECK(d.pose.size() == fresh.pose.size());
+    for (int b = 0; b < m->nbodies(); ++b) CHECK(std::memcmp(&d.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
+    // Subdivision recovers where one step at dt does not.
+    Spec s2 = chain_riqn(10, 0.01);
+    s2.options.max_iterations = 4;
+    auto m2 = compile(s2);
+    Data d2(m2);
+    for (int i = 0; i < 100; ++i) {
+        INFO("step " << i << ": " << (d2.warnings.empty() ? std::string() : d2.warnings.back().message));
+        REQUIRE(step(*m2, d2) == StepStatus::ok);
+    }
+    CHECK(d2.stats.subdivided_steps > 50);
+    // Subdivided steps carry the momentum across each change of step length: the run stays on
+    // the second-order trajectory (a missing factor ½ in that transfer moved the tip by 3e-2).
+    Spec s3 = chain_riqn(10, 0.0025);
+    auto m3 = compile(s3);
+    Data d3(m3);
+    run(*m3, d3, 400);
+    CHECK(max_abs_diff(d2.coord, d3.coord) < 2e-4);
+    // Save, continue, restore, continue: bit for bit.
+    const std::string mid = d3.save();
+    run(*m3, d3, 50);
+    const std::string a = d3.save();
+    d3.restore(mid);
+    run(*m3, d3, 50);
+    CHECK(d3.save() == a);
+}
+
+TEST_CASE("riqn restarts from the Data when a host moves the bodies between steps", "[riqn]") {
+    auto m = compile(chain_riqn(3, 0.01));
+    Data moved(m), fresh(m);
+    run(*m, moved, 30);
+    // The host puts the chain back to its initial state at rest: the next step is the first step
+    // of a fresh run, bit for bit (the integrator notices that the poses are not its own).
+    moved.pose = fresh.pose;
+    moved.coord = fresh.coord;
+    for (Twist& t : moved.twist) t = Twist{};
+    for (double& r : moved.rate) r = 0;
+    run(*m, moved, 1);
+    run(*m, fresh, 1);
+    for (int b = 0; b < m->nbodies(); ++b) {
+        CHECK(std::memcmp(&moved.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
+        CHECK(std::memcmp(&moved.twist[b], &fresh.twist[b], sizeof(Twist)) == 0);
+    }
+    // Without the host's change, the run continues on its own state.
+    Data a(m), b(m);
+    run(*m, a, 31);
+    run(*m, b, 30);
+    b.twist[0].v.x += 1;  // velocities are not read back mid-run: only poses count
+    run(*m, b, 1);
+    CHECK(std::memcmp(&a.pose[2], &b.pose[2], sizeof(Pose)) == 0);
+}
+
+TEST_CASE("riqn options are validated with clear errors", "[riqn]") {
+    auto error_of = [](const std::function<void(Spec&)>& edit) {
+        Spec s = chain_riqn(2, 0.01);
+        edit(s);
+        try {
+            compile(s);
+        } catch (const ModelError& e) {
+            return std::string(e.what());
+        }
+        return std::string("compiled");
+    };
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["newton"] = {"fast"}; }),
+               Contains("riqn option 'newton' must be one of 'riqn', 'exact', got 'fast'"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["newton"] = 1; }),
+               Contains("riqn option 'newton' must be a string"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["guess"] = {"zero"}; }),
+               Contains("'guess' must be one of 'position', 'velocity', 'acceleration'"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["step_tolerance"] = -1; }),
+               Contains("'step_tolerance' must be positive"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["tol"] = 1; }),
+               Contains("'tol' is not an option of integrator 'riqn'"));
+    CHECK_THAT(error_of([](Spec& s) { s.joints[1].type = "spherical"; s.joints[1].axis.reset(); }),
+               Contains("riqn: joint 'j2' (spherical) has 3 degrees of freedom"));
+}
