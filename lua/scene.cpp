@@ -58,6 +58,8 @@ int l_world(lua_State* L) {
             const std::string key = lua_tostring(L, -2);
             if (lua_type(L, -1) == LUA_TNUMBER) {
                 s.options.extra[key] = lua_tonumber(L, -1);
+            } else if (lua_type(L, -1) == LUA_TSTRING) {
+                s.options.extra_lists[key] = {lua_tostring(L, -1)};  // one word, e.g. newton = "exact"
             } else if (lua_istable(L, -1)) {
                 std::vector<std::string> items;
                 for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
@@ -68,7 +70,7 @@ int l_world(lua_State* L) {
                 }
                 s.options.extra_lists[key] = items;
             } else {
-                fail(L, "noether.world: option '%s' must be a number or a list of strings, got %s", key, type_of(L, -1));
+                fail(L, "noether.world: option '%s' must be a number, a string or a list of strings, got %s", key, type_of(L, -1));
             }
             lua_pop(L, 1);
         }

@@ -707,9 +707,11 @@ private:
             st.kr(i) = -st.r[i];
         }
         st.lu.compute(st.K);
-        const double rc = st.lu.rcond();
-        if (!(rc > 1e-15)) return false;
-        Eigen::Map<Eigen::VectorXd>(st.dq.data(), n) = st.lu.solve(st.kr);
+        // Singular or not finite: judged from the pivots (rcond() would allocate in the step).
+        const auto piv = st.lu.matrixLU().diagonal().cwiseAbs();
+        if (!(piv.minCoeff() > 1e-14 * piv.maxCoeff())) return false;
+        Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), n);
+        dq.noalias() = st.lu.solve(st.kr);
         return true;
     }
     static void ad_apply(const Frame& g, const double* in, double* out) {

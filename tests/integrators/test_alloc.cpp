@@ -78,3 +78,21 @@ TEST_CASE("no heap allocation while stepping closed loops (dense-loop, redundant
     CHECK(allocations_in_steps(testutil::closed_loop_spec("revolute"), 200) == 0);
     CHECK(allocations_in_steps(testutil::every_joint_spec(), 50) == 0);
 }
+
+TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, subdivision)", "[alloc][riqn]") {
+    Spec s = testutil::chain_spec(32, "revolute", "riqn");
+    s.joints[3].stiffness = {2.0};
+    s.joints[3].damping = {0.1};
+    CHECK(allocations_in_steps(s, 200) == 0);
+    s.options.extra_lists["newton"] = {"exact"};
+    CHECK(allocations_in_steps(s, 50) == 0);
+    Spec sub = testutil::chain_spec(10, "revolute", "riqn");
+    sub.options.max_iterations = 4;  // most steps are retaken as substeps
+    auto m = compile(sub);
+    Data d(m);
+    while (d.stats.subdivided_steps == 0) REQUIRE(step(*m, d) == StepStatus::ok);  // past the one-time warning
+    const long before = g_allocs.load();
+    for (int i = 0; i < 50; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK(g_allocs.load() - before == 0);
+    CHECK(d.stats.subdivided_steps > 25);
+}

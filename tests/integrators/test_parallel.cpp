@@ -7,7 +7,10 @@
 using namespace noether;
 
 TEST_CASE("four Data stepping in parallel threads on one Model match the serial run", "[parallel]") {
-    auto m = compile(testutil::closed_loop_spec("revolute"));
+    Spec tree = testutil::chain_spec(16, "revolute", "riqn");
+    for (const Spec& spec : {testutil::closed_loop_spec("revolute"), tree}) {
+    INFO(spec.options.integrator);
+    auto m = compile(spec);
     Data serial(m);
     for (int i = 0; i < 300; ++i) REQUIRE(step(*m, serial) == StepStatus::ok);
     const std::string expected = serial.save();
@@ -24,5 +27,6 @@ TEST_CASE("four Data stepping in parallel threads on one Model match the serial 
     for (int k = 0; k < 4; ++k) {
         CHECK(ok[k] == 1);
         CHECK(runs[k]->save() == expected);
+    }
     }
 }

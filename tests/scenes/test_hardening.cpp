@@ -177,6 +177,22 @@ TEST_CASE("errors in world options name the script line of the world", "[hardeni
                                                   "w:run{ steps = 1 }\n"));
     CHECK(b.exit_code == 2);
     CHECK_THAT(b.error, Contains("h_opt2.lua:2: options: dp45-projection option 'atol' must be positive"));
+    // A one-word option (riqn's newton = "exact") is a string; a wrong word is named.
+    const char* riqn_scene = "local noether = require('noether')\n"
+                             "local w = noether.world{ dt = 0.01, integrator = 'riqn', options = { newton = '%s' } }\n"
+                             "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1}, position = {1, 0, 0} }\n"
+                             "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0},\n"
+                             "         axis = {0, 1, 0} }\n"
+                             "w:run{ steps = 10 }\n";
+    char text[640];
+    std::snprintf(text, sizeof text, riqn_scene, "exact");
+    const auto c = run(write_script("h_opt3.lua", text));
+    INFO(c.error);
+    CHECK(c.exit_code == 0);
+    std::snprintf(text, sizeof text, riqn_scene, "quick");
+    const auto d = run(write_script("h_opt4.lua", text));
+    CHECK(d.exit_code == 2);
+    CHECK_THAT(d.error, Contains("h_opt4.lua:2: options: riqn option 'newton' must be one of 'riqn', 'exact', got 'quick'"));
 }
 
 TEST_CASE("the command: --help of a subcommand, import --dt 0, worlds never run", "[hardening][cli]") {
