@@ -16,8 +16,14 @@
 // against n for n ≥ 64 (per step and per Newton iteration) and the smallest n whose run needed
 // subdivision.
 //
+// With --integrators riqn (joint coordinates, paper 001) the solver list does not apply: riqn
+// solves its own O(n) articulated-body systems and reports "solver":"tree"; ball chains are
+// skipped (riqn takes 1-DOF joints). --dts runs every case at each step size; the JSON lines
+// carry "integrator" and "dt", and Newton iterations are riqn's updates.
+//
 // usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball]
 //                      [--solvers sparse-ldu,dense-loop,schur,dense-lu] [--dense-max-n N]
+//                      [--integrators vi-maximal,riqn] [--dts 0.01,0.001]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,9 +48,11 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-Spec chain(int n, bool ball, const std::string& solver) {
+Spec chain(int n, bool ball, const std::string& solver, const std::string& integrator, double dt) {
     Spec s;
-    s.options.solver = solver;
+    s.options.integrator = integrator;
+    s.options.dt = dt;
+    if (integrator != "riqn") s.options.solver = solver;
     for (int i = 0; i < n; ++i) {
         BodySpec& b = s.add_body("link" + std::to_string(i + 1));
         b.mass = 1;
@@ -104,6 +112,7 @@ int main(int argc, char** argv) {
     int max_n = 1024, repeats = 3, steps = 1000, dense_max_n = 16;
     std::vector<std::string> joints = {"revolute", "ball"};
     std::vector<std::string> solvers = {"sparse-ldu", "dense-loop", "schur", "dense-lu"};
+    std::vector<std::string> integrators = {"vi-maximal"}, dts = {"0.01"};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -119,22 +128,30 @@ int main(int argc, char** argv) {
         else if (a == "--dense-max-n") dense_max_n = std::atoi(next().c_str());
         else if (a == "--joints") joints = split(next());
         else if (a == "--solvers") solvers = split(next());
+        else if (a == "--integrators") integrators = split(next());
+        else if (a == "--dts") dts = split(next());
         else {
             std::fprintf(stderr, "usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball] "
-                                 "[--solvers LIST] [--dense-max-n N]\n");
+                                 "[--solvers LIST] [--dense-max-n N] [--integrators LIST] [--dts LIST]\n");
             return 2;
         }
     }
+    for (const std::string& integrator : integrators)
+    for (const std::string& dt_text : dts)
     for (const std::string& joint : joints) {
         const bool ball = joint == "ball";
-        for (const std::string& solver : solvers) {
+        const bool tree = integrator == "riqn";
+        if (tree && ball) continue;
+        const double dt = std::atof(dt_text.c_str());
+        for (const std::string& solver_name : tree ? std::vector<std::string>{"tree"} : solvers) {
+            const std::string& solver = solver_name;
             std::vector<double> ln, lt, lit;
             int first_subdivided = -1;
             for (int n = 1; n <= max_n; n *= 2) {
                 if (solver == "dense-lu" && n > dense_max_n) break;
                 std::shared_ptr<const Model> m;
                 try {
-                    m = compile(chain(n, ball, solver));
+                    m = compile(chain(n, ball, solver, integrator, dt));
                 } catch (const Error& e) {
                     std::fprintf(stderr, "chain_scaling: %s\n", e.what());
                     return 2;
@@ -144,12 +161,12 @@ int main(int argc, char** argv) {
                 std::sort(rs.begin(), rs.end(), [](const Result& a, const Result& b) { return a.us_per_step < b.us_per_step; });
                 const Result& r = rs[rs.size() / 2];
                 if (r.subdivided > 0 && first_subdivided < 0) first_subdivided = n;
-                std::printf("{\"bench\":\"chain_scaling\",\"joint\":\"%s\",\"solver\":\"%s\",\"n\":%d,\"steps\":%d,"
+                std::printf("{\"bench\":\"chain_scaling\",\"integrator\":\"%s\",\"dt\":%g,\"joint\":\"%s\",\"solver\":\"%s\",\"n\":%d,\"steps\":%d,"
                             "\"us_per_step\":%.3f,\"us_per_link_step\":%.4f,\"us_per_link_iteration\":%.4f,"
                             "\"newton_mean\":%.3f,\"newton_max\":%d,\"newton_all_per_step\":%.3f,"
                             "\"subdivided_steps\":%lld,\"failed_steps\":%lld,\"max_violation\":%.3g,"
                             "\"max_energy_dev\":%.4g,\"max_rel_energy_error\":%.4g}\n",
-                            joint.c_str(), solver.c_str(), n, steps, r.us_per_step, r.us_per_step / n,
+                            integrator.c_str(), dt, joint.c_str(), solver.c_str(), n, steps, r.us_per_step, r.us_per_step / n,
                             r.us_per_iteration / n, r.newton_mean, r.newton_max, r.us_per_step / r.us_per_iteration,
                             r.subdivided, r.failed, r.vmax, r.edev, r.erel);
                 std::fflush(stdout);
@@ -168,9 +185,9 @@ int main(int argc, char** argv) {
                 for (std::size_t i = 0; i < ln.size(); ++i) sxy += (ln[i] - mx) * (ly[i] - my), sxx += (ln[i] - mx) * (ln[i] - mx);
                 return std::to_string(sxy / sxx);
             };
-            std::printf("{\"bench\":\"chain_scaling_summary\",\"joint\":\"%s\",\"solver\":\"%s\",\"slope_n_ge_64\":%s,"
+            std::printf("{\"bench\":\"chain_scaling_summary\",\"integrator\":\"%s\",\"dt\":%g,\"joint\":\"%s\",\"solver\":\"%s\",\"slope_n_ge_64\":%s,"
                         "\"slope_per_iteration_n_ge_64\":%s,\"first_subdivided_n\":%d}\n",
-                        joint.c_str(), solver.c_str(), fit(lt).c_str(), fit(lit).c_str(), first_subdivided);
+                        integrator.c_str(), dt, joint.c_str(), solver.c_str(), fit(lt).c_str(), fit(lit).c_str(), first_subdivided);
             std::fflush(stdout);
         }
     }
