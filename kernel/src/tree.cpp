@@ -42,10 +42,12 @@ Frame screw_exp(const double* A, double q) {
         f.p = q * v;
         return f;
     }
-    // Rodrigues for the unit axis w, angle q.
-    const double s = std::sin(q), c = std::cos(q);
-    const Mat3 K = skew(w);
-    f.R = Mat3::identity() + s * K + (1 - c) * (K * K);
+    // Rodrigues for the unit axis w, angle q: R = c I + s [w]× + (1 − c) w wᵀ.
+    const double s = std::sin(q), c = std::cos(q), t = 1 - c;
+    const double w0 = w.x, w1 = w.y, w2 = w.z;
+    f.R.m[0][0] = c + t * w0 * w0, f.R.m[0][1] = t * w0 * w1 - s * w2, f.R.m[0][2] = t * w0 * w2 + s * w1;
+    f.R.m[1][0] = t * w1 * w0 + s * w2, f.R.m[1][1] = c + t * w1 * w1, f.R.m[1][2] = t * w1 * w2 - s * w0;
+    f.R.m[2][0] = t * w2 * w0 - s * w1, f.R.m[2][1] = t * w2 * w1 + s * w0, f.R.m[2][2] = c + t * w2 * w2;
     f.p = (Mat3::identity() - f.R) * cross(w, v) + (dot(w, v) * q) * w;
     return f;
 }
@@ -268,6 +270,30 @@ void spatial_inertia(const TreeLink& l, double* G) {
         G[6 * (a + 3) + a + 3] = l.mass;
     }
 }
+// P += Xᵀ I X for X = Ad_{T⁻¹} = [[Rᵀ, 0], [B, Rᵀ]] (B = −Rᵀ p^), I symmetric 6×6: by 3×3 blocks.
+void add_congruence_ad(const Frame& T, const double* I, double* P) {
+    Mat3 A, Bm, C;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            A.m[a][b] = I[6 * a + b];
+            Bm.m[a][b] = I[6 * a + b + 3];
+            C.m[a][b] = I[6 * (a + 3) + b + 3];
+        }
+    const Mat3& R = T.R;
+    const Mat3 Rt = transpose(R), Bk = -1.0 * (Rt * skew(T.p)), Bkt = transpose(Bk);
+    const Mat3 BtRt_CBk = transpose(Bm) * Rt + C * Bk;  // lower-left block of I X
+    const Mat3 P11 = R * (A * Rt + Bm * Bk) + Bkt * BtRt_CBk;
+    const Mat3 CRt = C * Rt;
+    const Mat3 P12 = R * (Bm * Rt) + Bkt * CRt;
+    const Mat3 P22 = R * CRt;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            P[6 * a + b] += P11.m[a][b];
+            P[6 * a + b + 3] += P12.m[a][b];
+            P[6 * (a + 3) + b] += P12.m[b][a];
+            P[6 * (a + 3) + b + 3] += P22.m[a][b];
+        }
+}
 // P += Xᵀ I X (6×6, row-major).
 void add_congruence(const double* X, const double* I, double* P) {
     double IX[36];
@@ -323,7 +349,7 @@ void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI&
             double Ia[36];
             for (int a = 0; a < 6; ++a)
                 for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] / w.D[i];
-            add_congruence(&w.X[36 * i], Ia, &w.IA[36 * l.parent]);
+            add_congruence_ad(T[i], Ia, &w.IA[36 * l.parent]);
         }
     }
 }

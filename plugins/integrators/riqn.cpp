@@ -126,20 +126,13 @@ void dexpinv_coeffs(const T& th, T& a, T& b) {
 
 // ad_xᵀ w for x = [φ; ρ], w = [n; f]: [−φ×n − ρ×f; −φ×f].
 template <class T>
-void adT(const T* x, const T* w, T* o) {
-    auto cr = [](const T* a, const T* b, T* r) {
-        r[0] = a[1] * b[2] - a[2] * b[1];
-        r[1] = a[2] * b[0] - a[0] * b[2];
-        r[2] = a[0] * b[1] - a[1] * b[0];
-    };
-    T t1[3], t2[3], t3[3];
-    cr(x, w, t1);
-    cr(x + 3, w + 3, t2);
-    cr(x, w + 3, t3);
-    for (int k = 0; k < 3; ++k) {
-        o[k] = -t1[k] - t2[k];
-        o[k + 3] = -t3[k];
-    }
+inline __attribute__((always_inline)) void adT(const T* x, const T* w, T* o) {
+    o[0] = -(x[1] * w[2] - x[2] * w[1]) - (x[4] * w[5] - x[5] * w[4]);
+    o[1] = -(x[2] * w[0] - x[0] * w[2]) - (x[5] * w[3] - x[3] * w[5]);
+    o[2] = -(x[0] * w[1] - x[1] * w[0]) - (x[3] * w[4] - x[4] * w[3]);
+    o[3] = -(x[1] * w[5] - x[2] * w[4]);
+    o[4] = -(x[2] * w[3] - x[0] * w[5]);
+    o[5] = -(x[0] * w[4] - x[1] * w[3]);
 }
 
 // μ = dexp⁻¹(x)ᵀ G x / h with G = diag(J, m I) (riqn.md §3.1).
@@ -191,6 +184,7 @@ RiqnOptions riqn_options(const Model& m) {
 struct State final : IntegratorState {
     // Carried between steps (saved).
     bool started = false;
+    bool fresh = false;  // T, Ti, g, bp are those of the current q (not saved: recomputed after a restore)
     double dt_prev = 0;                 // length of the interval q_{k−1} → q_k
     std::vector<double> q, qm, Qminus;  // q_k, q_{k−1}, carried joint impulse
     std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
@@ -198,12 +192,12 @@ struct State final : IntegratorState {
     // Setup and workspaces (sized once).
     TreeView tree;
     RiqnOptions opt;
-    std::vector<Frame> T, g, f;                 // T_i^k, link poses at q_k, f_i of the last DRNEA
+    std::vector<Frame> T, Ti, g, f;             // T_i^k, its inverse, link poses at q_k, f_i of the last DRNEA
     std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled)
     TreeABI abi;                                     // impulse ABI of M(q_k) + (h/2)·D
     std::vector<double> kd, u, dV;
-    std::vector<double> V, c, pA, fdI, fdU, fdD, fdu;  // forward dynamics (IG3)
-    std::vector<Pose> bp, bpm;
+    std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
+    std::vector<Pose> bp, prev_pose;
     std::vector<Wrench> bw;
     // Exact Newton: link poses at q⁺, the matrix, Jacobian columns, the factorisation.
     std::vector<Frame> gp;
@@ -222,6 +216,7 @@ struct State final : IntegratorState {
         const std::size_t need = 1 + sizeof dt_prev + sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size());
         if (static_cast<std::size_t>(end - p) < need) return false;
         started = *p++ != 0;
+        fresh = false;
         std::memcpy(&dt_prev, p, sizeof dt_prev);
         p += sizeof dt_prev;
         for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) {
@@ -289,16 +284,16 @@ public:
         st->opt = riqn_options(m);
         const int n = st->tree.size(), nb = m.nbodies();
         st->dt_prev = m.options.dt;
-        for (std::vector<double>* v : {&st->q, &st->qm, &st->Qminus, &st->r, &st->qp, &st->dq, &st->tau, &st->kd, &st->u, &st->fdD, &st->fdu})
+        for (std::vector<double>* v : {&st->q, &st->qm, &st->Qminus, &st->r, &st->qp, &st->dq, &st->tau, &st->kd, &st->u, &st->fdu})
             v->assign(n, 0.0);
-        for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA, &st->fdU})
+        for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA})
             v->assign(6 * static_cast<std::size_t>(n), 0.0);
-        st->fdI.assign(36 * static_cast<std::size_t>(n), 0.0);
         st->T.assign(n, Frame{});
+        st->Ti.assign(n, Frame{});
         st->g.assign(n, Frame{});
         st->f.assign(n, Frame{});
         st->bp.assign(nb, Pose{});
-        st->bpm.assign(nb, Pose{});
+        st->prev_pose.assign(nb, Pose{});
         st->bw.assign(nb, Wrench{});
         if (st->opt.exact) {
             st->gp.assign(n, Frame{});
@@ -384,10 +379,12 @@ private:
         for (int i = 0; i < t.size(); ++i) {
             const TreeLink& l = t.links[i];
             st.T[i] = link_transform(l, st.q[i]);
+            st.Ti[i] = inverse(st.T[i]);
             st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
         }
         (void)m;
         tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+        st.fresh = true;
     }
 
     // Link wrenches at configuration k (link frame, about the link CoM): gravity and the body
@@ -474,7 +471,7 @@ private:
     Solve substep(const Model& m, const Data& d, State& st, double h) const {
         const TreeView& t = st.tree;
         const int n = t.size();
-        kinematics(m, d, st);
+        if (!st.fresh) kinematics(m, d, st);
         forces(m, d, st);
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
@@ -537,8 +534,8 @@ private:
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
             const Frame Tp = link_transform(l, st.qp[i]);
-            const Frame Ti = inverse(st.T[i]);
-            st.f[i] = l.parent >= 0 ? Ti * st.f[l.parent] * Tp : Ti * Tp;
+            const Frame& Ti = st.Ti[i];
+            st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
             double x[6];
             const double th = se3_log(st.f[i], x);
             if (!(th < 3.1)) return INFINITY;
@@ -606,25 +603,22 @@ private:
             double* p = &st.pA[6 * i];
             set6(p, cross(w, Jw) + cross(v, mv), cross(w, mv));
             for (int k = 0; k < 6; ++k) p[k] -= st.F[6 * i + k];
-            spatial_inertia(l, &st.fdI[36 * i]);
         }
+        // The articulated inertias are those of the impulse ABI already built for this step
+        // (M(q_k) + (h/2)·D: with dampers the guess's acceleration is that of an implicit damper).
         for (int i = n - 1; i >= 0; --i) {
             const TreeLink& l = t.links[i];
-            double* Ii = &st.fdI[36 * i];
-            double* U = &st.fdU[6 * i];
-            mat6_vec(Ii, l.S, U);
-            const double Di = dot6(l.S, U);
+            const double* U = &st.abi.U[6 * i];
+            const double Di = st.abi.D[i];
             const double tau = st.tau[i] - l.stiffness * (st.q[i] - l.rest) - l.damping * st.dq[i];
             const double ui = tau - dot6(l.S, &st.pA[6 * i]);
-            st.fdD[i] = Di;
             st.fdu[i] = ui;
             if (l.parent >= 0) {
-                double Ia[36], pa[6], Ic[6], o[6];
-                for (int a = 0; a < 6; ++a)
-                    for (int b = 0; b < 6; ++b) Ia[6 * a + b] = Ii[6 * a + b] - U[a] * U[b] / Di;
-                mat6_vec(Ia, &st.c[6 * i], Ic);
-                for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + Ic[k] + U[k] * ui / Di;
-                add_congruence(&st.abi.X[36 * i], Ia, &st.fdI[36 * l.parent]);
+                const double* IA = &st.abi.IA[36 * i];
+                const double* c = &st.c[6 * i];
+                const double Uc = dot6(U, c);
+                double pa[6], o[6];
+                for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c) + U[k] * (ui - Uc) / Di;
                 wrench_to_parent(st.T[i], pa, o);
                 for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
             }
@@ -635,7 +629,7 @@ private:
             if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
             else std::fill(a, a + 6, 0.0);
             for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
-            const double qdd = (st.fdu[i] - dot6(&st.fdU[6 * i], a)) / st.fdD[i];
+            const double qdd = (st.fdu[i] - dot6(&st.abi.U[6 * i], a)) / st.abi.D[i];
             st.u[i] = qdd;
             for (int k = 0; k < 6; ++k) a[k] += l.S[k] * qdd;
         }
@@ -730,55 +724,25 @@ private:
         st.qm.swap(st.q);
         st.q = st.qp;
         st.dt_prev = h;
+        st.prev_pose.swap(st.bp);  // the body poses at the new q_{k−1}, for the write-back
+        st.fresh = false;
     }
 
     // Body poses at q_k and the discrete twists of the interval (q_{k−1}, q_k) into Data
     // (riqn.md §7.3).
     static void write_back(const Model& m, Data& d, State& st) {
-        const TreeView& t = st.tree;
         const double h = st.dt_prev;
-        tree_link_poses(t, st.qm.data(), st.g.data());
-        tree_body_poses(t, st.g.data(), d.pose.data(), st.bpm.data());
-        tree_link_poses(t, st.q.data(), st.g.data());
-        tree_body_poses(t, st.g.data(), d.pose.data(), d.pose.data());
+        kinematics(m, d, st);  // poses at the new q_k (signs continuous with the old ones)
         for (int b = 0; b < m.nbodies(); ++b) {
+            d.pose[b] = st.bp[b];
             const Pose& p2 = d.pose[b];
-            Quat q1 = st.bpm[b].q;
+            Quat q1 = st.prev_pose[b].q;
             if (q1.w * p2.q.w + q1.x * p2.q.x + q1.y * p2.q.y + q1.z * p2.q.z < 0) q1 = {-q1.w, -q1.x, -q1.y, -q1.z};
             const Quat rel = conj(q1) * p2.q;
-            d.twist[b].v = (p2.x - st.bpm[b].x) / h;
+            d.twist[b].v = (p2.x - st.prev_pose[b].x) / h;
             d.twist[b].w = (2.0 / h) * rel.vec();
             d.twist_guess[b] = d.twist[b];
         }
-    }
-
-    // ---- small dense helpers ---------------------------------------------------------------
-
-    static void spatial_inertia(const TreeLink& l, double* G) {
-        std::fill(G, G + 36, 0.0);
-        for (int a = 0; a < 3; ++a) {
-            for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
-            G[6 * (a + 3) + a + 3] = l.mass;
-        }
-    }
-    static void mat6_vec(const double* A, const double* x, double* y) {
-        for (int a = 0; a < 6; ++a) y[a] = dot6(&A[6 * a], x);
-    }
-    // P += Xᵀ I X (all 6×6, row-major).
-    static void add_congruence(const double* X, const double* I, double* P) {
-        double IX[36];
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double s = 0;
-                for (int k = 0; k < 6; ++k) s += I[6 * a + k] * X[6 * k + b];
-                IX[6 * a + b] = s;
-            }
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double s = 0;
-                for (int k = 0; k < 6; ++k) s += X[6 * k + a] * IX[6 * k + b];
-                P[6 * a + b] += s;
-            }
     }
 };
 
