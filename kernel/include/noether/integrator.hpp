@@ -65,6 +65,8 @@ public:
     // state of d, then evaluate the step equations f(s) at the unknowns s (laid out by
     // BlockGraph::node_offset) and, if A is not null, the Newton matrix ∂f/∂s into A. Returns
     // false if the method has no such system (explicit methods). Does not change the state of d.
+    // Minimal-coordinate methods (riqn) take s = the next joint coordinates, one per link of the
+    // tree view (noether/tree.hpp, TreeView order), return their residual in f, and no matrix.
     virtual bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
         (void)m; (void)d; (void)s; (void)f; (void)A;
         return false;
