@@ -2,6 +2,7 @@
 // each 1-DOF joint as a screw and a rest pose, and the maps between coordinates and body poses.
 #include "noether/tree.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "noether/model.hpp"
@@ -383,6 +384,8 @@ void tree_abi_solve(const TreeView& t, const Frame* T, TreeABI& w, const double*
 
 void tree_mass_matrix(const TreeView& t, const double* q, double* M) {
     const int n = t.size();
+    // Entries of links on different branches are zero and never visited below.
+    std::fill(M, M + static_cast<std::size_t>(n) * n, 0.0);
     std::vector<Frame> T(n);
     std::vector<double> Ic(36 * static_cast<std::size_t>(n)), X(36 * static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {

@@ -2,6 +2,7 @@
 // poses that reproduce the joint plugins' coordinates and constraints, the mass matrix and the
 // articulated-body solve, and the refusals.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "noether/tree.hpp"
 #include "util.hpp"
@@ -132,8 +133,11 @@ TEST_CASE("tree view: the mass matrix is the kinetic energy of the Model's bodie
     Rng r(11);
     std::vector<double> q(n), qd(n);
     for (int i = 0; i < n; ++i) q[i] = r.uniform(-2, 2), qd[i] = r.uniform(-1, 1);
-    MatX M(n, n);
+    // Filled with NaN first: every entry must be written, including the zeros between branches
+    // (left unset, they made this test depend on whatever the heap held).
+    MatX M = MatX::Constant(n, n, std::numeric_limits<double>::quiet_NaN());
     tree_mass_matrix(t, q.data(), M.data());
+    CHECK(M.allFinite());
     CHECK((M - M.transpose()).norm() < 1e-14 * M.norm());
     // ½ q̇ᵀ M q̇ against the kinetic energy of every Model body, velocities by central differences
     // of the body poses (no twists, no composites).

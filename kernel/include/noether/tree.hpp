@@ -98,7 +98,8 @@ struct NOETHER_API TreeABI {
 };
 NOETHER_API void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI& w);
 NOETHER_API void tree_abi_solve(const TreeView& t, const Frame* T, TreeABI& w, const double* u, double* dq);
-// The dense joint-space mass matrix M(q) (n×n, row-major) by the composite-rigid-body algorithm.
+// The dense joint-space mass matrix M(q) (n×n, row-major) by the composite-rigid-body algorithm;
+// every entry is written (zero between links on different branches).
 NOETHER_API void tree_mass_matrix(const TreeView& t, const double* q, double* M);
 
 }  // namespace noether
