@@ -137,6 +137,31 @@ inline Spec free_body_spec() {
     return s;
 }
 
+// A floating tree (no joint to the world, no gravity): a base with a plate welded on, a ball
+// joint to an arm (spec direction arm → base, the reverse of the tree's) and a hinge to a tip.
+inline Spec floating_tree_spec(unsigned seed = 12, const std::string& integrator = "none") {
+    Rng r(seed);
+    Spec s;
+    s.options.integrator = integrator;
+    s.gravity = {0, 0, 0};
+    const char* names[4] = {"base", "arm", "tip", "plate"};
+    const Vec3 at[4] = {{0, 0, 0}, {0.6, 0, 0.1}, {1.2, 0.1, 0}, {-0.2, 0.3, 0}};
+    for (int i = 0; i < 4; ++i) {
+        BodySpec& b = s.add_body(names[i]);
+        b.mass = r.uniform(0.5, 2);
+        const Mat3 R = rotation(r.quat());
+        b.inertia = R * box_inertia(b.mass, r.uniform(0.2, 0.6), r.uniform(0.2, 0.6), r.uniform(0.2, 0.6)) * transpose(R);
+        b.position = at[i] + r.vec(0.05);
+        b.orientation = r.quat();
+    }
+    s.add_joint("ball", "spherical", "arm", "base").anchor = Vec3{0.3, 0, 0.05};
+    JointSpec& h = s.add_joint("hinge", "revolute", "arm", "tip");
+    h.anchor = Vec3{0.9, 0.05, 0.05};
+    h.axis = r.unit();
+    s.add_joint("weld", "fixed", "base", "plate").anchor = Vec3{-0.1, 0.15, 0};
+    return s;
+}
+
 // Recipe 2: nine bodies, every joint type, a body-body loop and a second world joint.
 inline Spec every_joint_spec(unsigned seed = 21) {
     Rng r(seed);

@@ -471,6 +471,22 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
     }
 }
 
+void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int jid, Wrench* out) {
+    const JointInfo& j = m.joints[jid];
+    if (j.dofs == 0) return;
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs], prev[kMaxJointDofs];
+    const Pose a = j.a >= 0 ? poses[j.a] : Pose{};
+    j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+    for (int k = 0; k < j.dofs; ++k) u[k] = in.actuation[j.dof_offset + k];
+    if (j.has_force_element) {
+        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
+        j.impl->coordinates(a, poses[j.b], prev, c);
+        for (int k = 0; k < j.dofs; ++k) u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]);
+    }
+    add_generalized(Cb, u, j.dofs, out[j.b]);
+    if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
+}
+
 void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
     double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], prev[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {

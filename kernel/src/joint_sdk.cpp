@@ -348,6 +348,7 @@ Pose minimal_transform(const MinimalJoint& mj, double c) {
             out.q = Q * mj.rest.q;
             break;
         }
+        case MinimalJoint::Kind::spherical: out = mj.rest; break;
     }
     return out;
 }

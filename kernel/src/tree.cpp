@@ -1,5 +1,6 @@
 // The tree view of a Model (noether/tree.hpp): links in parents-first order, fixed joints merged,
-// each 1-DOF joint as a screw and a rest pose, and the maps between coordinates and body poses.
+// each 1-DOF joint as a screw and a rest pose, ball joints and free roots on their groups, and the
+// maps between coordinates and body poses.
 #include "noether/tree.hpp"
 
 #include <algorithm>
@@ -28,13 +29,61 @@ void minimal_screw(const MinimalJoint& mj, double* S) {
         case MinimalJoint::Kind::prismatic: v = a; break;
         case MinimalJoint::Kind::revolute: w = a, v = cross(mj.point, a); break;
         case MinimalJoint::Kind::helical: w = a, v = cross(mj.point, a) + mj.pitch * a; break;
+        case MinimalJoint::Kind::spherical: break;  // not a screw
     }
     S[0] = w.x, S[1] = w.y, S[2] = w.z, S[3] = v.x, S[4] = v.y, S[5] = v.z;
 }
 
 bool rotational(const TreeLink& l) { return l.kind != MinimalJoint::Kind::prismatic; }
 
+Quat quat_at(const double* q) { return {q[0], q[1], q[2], q[3]}; }
+void put_quat(const Quat& Q, double* q) { q[0] = Q.w, q[1] = Q.x, q[2] = Q.y, q[3] = Q.z; }
+// The sign of Q closest to the reference quaternion at ref (w ≥ 0 without one).
+Quat signed_like(Quat Q, const double* ref) {
+    const double s = ref ? Q.w * ref[0] + Q.x * ref[1] + Q.y * ref[2] + Q.z * ref[3] : Q.w;
+    if (s < 0) Q = {-Q.w, -Q.x, -Q.y, -Q.z};
+    return Q;
+}
+
 }  // namespace
+
+void link_motion(const TreeLink& l, int k, double* s) {
+    switch (l.type) {
+        case TreeJoint::screw:
+            for (int a = 0; a < 6; ++a) s[a] = l.S[a];
+            return;
+        case TreeJoint::ball: {  // [e_k; c × e_k]
+            Vec3 e;
+            (k == 0 ? e.x : k == 1 ? e.y : e.z) = 1;
+            const Vec3 v = cross(l.centre, e);
+            s[0] = e.x, s[1] = e.y, s[2] = e.z, s[3] = v.x, s[4] = v.y, s[5] = v.z;
+            return;
+        }
+        case TreeJoint::free:
+            for (int a = 0; a < 6; ++a) s[a] = a == k ? 1.0 : 0.0;
+            return;
+    }
+}
+
+Frame se3_exp(const double* x) {
+    const Vec3 phi{x[0], x[1], x[2]}, rho{x[3], x[4], x[5]};
+    const double th = norm(phi);
+    Frame f;
+    f.R = rotation(quat_from_rotvec(phi));
+    double B, C;  // Jl = I + B φ× + C φ×²
+    if (th < 0.1) {
+        const double t2 = th * th;
+        B = 0.5 - t2 * (1.0 / 24 - t2 * (1.0 / 720 - t2 / 40320));
+        C = 1.0 / 6 - t2 * (1.0 / 120 - t2 * (1.0 / 5040 - t2 / 362880));
+    } else {
+        const double sh = std::sin(0.5 * th);
+        B = 2 * sh * sh / (th * th);
+        C = (th - std::sin(th)) / (th * th * th);
+    }
+    const Vec3 pr = cross(phi, rho);
+    f.p = rho + B * pr + C * cross(phi, pr);
+    return f;
+}
 
 Frame screw_exp(const double* A, double q) {
     const Vec3 w{A[0], A[1], A[2]}, v{A[3], A[4], A[5]};
@@ -55,68 +104,134 @@ Frame screw_exp(const double* A, double q) {
 
 Frame link_transform(const TreeLink& l, double q) { return screw_exp(l.A, q) * l.M; }
 
+Frame link_transform(const TreeLink& l, const double* q) {
+    switch (l.type) {
+        case TreeJoint::screw: return link_transform(l, q[0]);
+        case TreeJoint::ball: {
+            const Mat3 E = rotation(quat_at(q));
+            return l.M * Frame{E, l.centre - E * l.centre};
+        }
+        case TreeJoint::free: return {rotation(quat_at(q + 3)), Vec3{q[0], q[1], q[2]}};
+    }
+    return {};
+}
+
+void link_retract(const TreeLink& l, const double* q, const double* v, double* out) {
+    switch (l.type) {
+        case TreeJoint::screw: out[0] = q[0] + v[0]; return;
+        case TreeJoint::ball: put_quat(qnormalized(quat_at(q) * quat_from_rotvec({v[0], v[1], v[2]})), out); return;
+        case TreeJoint::free: {
+            const Quat Q = quat_at(q + 3);
+            const Vec3 dp = rotation(Q) * se3_exp(v).p;
+            out[0] = q[0] + dp.x, out[1] = q[1] + dp.y, out[2] = q[2] + dp.z;
+            put_quat(qnormalized(Q * quat_from_rotvec({v[0], v[1], v[2]})), out + 3);
+            return;
+        }
+    }
+}
+
+void link_difference(const TreeLink& l, const double* q0, const double* q1, double* v) {
+    switch (l.type) {
+        case TreeJoint::screw: v[0] = q1[0] - q0[0]; return;
+        case TreeJoint::ball: {
+            const Vec3 r = rotvec_from_quat(conj(quat_at(q0)) * quat_at(q1));
+            v[0] = r.x, v[1] = r.y, v[2] = r.z;
+            return;
+        }
+        case TreeJoint::free: {  // log(g0⁻¹ g1) = [φ; Jl(φ)⁻¹ p]
+            const Quat Q0 = quat_at(q0 + 3);
+            const Vec3 phi = rotvec_from_quat(conj(Q0) * quat_at(q1 + 3));
+            const Vec3 p = rotate_inv(Q0, Vec3{q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]});
+            const double th = norm(phi);
+            double c;
+            if (th < 0.1) {
+                const double t2 = th * th;
+                c = 1.0 / 12 + t2 * (1.0 / 720 + t2 * (1.0 / 30240 + t2 / 1209600));
+            } else {
+                c = (1 - 0.5 * th * std::cos(0.5 * th) / std::sin(0.5 * th)) / (th * th);
+            }
+            const Vec3 pp = cross(phi, p);
+            const Vec3 rho = p - 0.5 * pp + c * cross(phi, pp);
+            v[0] = phi.x, v[1] = phi.y, v[2] = phi.z, v[3] = rho.x, v[4] = rho.y, v[5] = rho.z;
+            return;
+        }
+    }
+}
+
+void link_neutral(const TreeLink& l, double* q) {
+    for (int k = 0; k < l.nq; ++k) q[k] = 0;
+    if (l.type == TreeJoint::ball) q[0] = 1;
+    if (l.type == TreeJoint::free) q[3] = 1;
+}
+
 bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors) {
     const BlockGraph& g = m.graph;
     const int nb = m.nbodies();
     const std::size_t before = errors.size();
     const std::string who = std::string(integrator) + ": ";
     const std::string use = "; use vi-maximal or vi-midpoint (maximal coordinates take any joint and closed loops)";
+    const std::string kinds = " takes revolute, prismatic, helical, spherical and fixed joints";
     for (int j = 0; j < m.njoints(); ++j) {
         const JointInfo& ji = m.joints[j];
+        MinimalJoint mj;
         if (g.is_loop[j]) {
             errors.push_back({Severity::error, ji.origin,
                               who + "joint '" + ji.name + "' closes a kinematic loop; minimal coordinates take trees only" + use});
-        } else if (ji.dofs > 1) {
-            errors.push_back({Severity::error, ji.origin,
-                              who + "joint '" + ji.name + "' (" + ji.type + ") has " + std::to_string(ji.dofs) +
-                                  " degrees of freedom; " + integrator +
-                                  " takes 1-DOF joints (revolute, prismatic, helical) and fixed joints" + use});
         } else if (ji.dofs == 0 && ji.rows != 6) {
             errors.push_back({Severity::error, ji.origin,
                               who + "joint '" + ji.name + "' (" + ji.type + ") has no degrees of freedom but " +
                                   std::to_string(ji.rows) + " rows (not a weld)" + use});
-        } else if (ji.dofs == 1) {
-            MinimalJoint mj;
-            if (!ji.impl->minimal(&mj))
-                errors.push_back({Severity::error, ji.origin,
-                                  who + "joint '" + ji.name + "' (" + ji.type +
-                                      ") gives no minimal-coordinate description (JointModel::minimal)" + use});
+        } else if (ji.dofs > 0 && !ji.impl->minimal(&mj)) {
+            errors.push_back({Severity::error, ji.origin,
+                              who + "joint '" + ji.name + "' (" + ji.type + ", " + std::to_string(ji.dofs) +
+                                  (ji.dofs == 1 ? " degree of freedom" : " degrees of freedom") +
+                                  ") gives no minimal-coordinate description (JointModel::minimal); " + integrator +
+                                  kinds + use});
+        } else if (ji.dofs > 0 && (mj.kind == MinimalJoint::Kind::spherical) != (ji.dofs == 3)) {
+            errors.push_back({Severity::error, ji.origin,
+                              who + "joint '" + ji.name + "' (" + ji.type + ") has " + std::to_string(ji.dofs) +
+                                  " degrees of freedom but describes itself as " +
+                                  (ji.dofs == 3 ? "a 1-DOF joint" : "a spherical joint") + use});
         }
-    }
-    for (std::size_t c = 0; c < g.roots.size(); ++c) {
-        if (!g.floating[c]) continue;
-        const int root = g.roots[c];
-        const std::string name = g.is_body(root) ? m.bodies[root].name : std::string("?");
-        errors.push_back({Severity::error, g.is_body(root) ? m.bodies[root].origin : m.origin,
-                          who + "body '" + name + "' has no joint path to the world (a floating base); " + integrator +
-                              " takes mechanisms attached to the world" + use});
     }
     if (errors.size() != before) return false;
 
-    // Pass 1: link membership in parents-first order (the elimination list read backwards).
+    // Pass 1: link membership in parents-first order (the elimination list read backwards). The
+    // root body of a floating component starts a free link.
     out = TreeView{};
     out.body_link.assign(nb, -1);
     out.body_offset.assign(nb, Frame{});
-    std::vector<int> via(nb, -1);  // the tree joint that reaches each body
     for (auto it = g.order.rbegin(); it != g.order.rend(); ++it) {
         const int n = *it;
         if (!g.is_body(n)) continue;
-        const int j = g.parent[n] - nb;
-        via[n] = j;
-        const JointInfo& ji = m.joints[j];
-        const int other = ji.b == n ? ji.a : ji.b;
-        if (ji.dofs == 0) {
-            out.body_link[n] = other >= 0 ? out.body_link[other] : -1;
-            continue;
-        }
         TreeLink l;
-        l.parent = other >= 0 ? out.body_link[other] : -1;
-        l.joint = j;
-        l.dof = ji.dof_offset;
         l.body = n;
-        l.damping = ji.damping.empty() ? 0 : ji.damping[0];
-        l.stiffness = ji.stiffness.empty() ? 0 : ji.stiffness[0];
-        l.rest = (ji.rest.empty() ? 0 : ji.rest[0]) - (ji.offset.empty() ? 0 : ji.offset[0]);
+        if (g.parent[n] < 0) {
+            l.type = TreeJoint::free;
+            l.nq = 7, l.nv = 6;
+        } else {
+            const int j = g.parent[n] - nb;
+            const JointInfo& ji = m.joints[j];
+            const int other = ji.b == n ? ji.a : ji.b;
+            if (ji.dofs == 0) {
+                out.body_link[n] = other >= 0 ? out.body_link[other] : -1;
+                continue;
+            }
+            l.parent = other >= 0 ? out.body_link[other] : -1;
+            l.joint = j;
+            l.dof = ji.dof_offset;
+            if (ji.dofs == 3) {
+                l.type = TreeJoint::ball;
+                l.nq = 4, l.nv = 3;
+            } else {
+                l.damping = ji.damping.empty() ? 0 : ji.damping[0];
+                l.stiffness = ji.stiffness.empty() ? 0 : ji.stiffness[0];
+                l.rest = (ji.rest.empty() ? 0 : ji.rest[0]) - (ji.offset.empty() ? 0 : ji.offset[0]);
+            }
+        }
+        l.iq = out.nq, l.iv = out.nv, l.id = out.nd;
+        out.nq += l.nq, out.nv += l.nv, out.nd += l.nv * l.nv;
+        out.screws_only = out.screws_only && l.type == TreeJoint::screw;
         out.body_link[n] = out.size();
         out.links.push_back(l);
     }
@@ -146,13 +261,29 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
         }
     }
 
-    // Pass 3: each link's joint as a screw and a rest pose in the parent link frame.
+    // Pass 3: each link's joint in the parent link frame: a screw and a rest pose, or a ball's
+    // rest pose and centre. Free links have neither (their pose is their coordinate).
     for (int i = 0; i < out.size(); ++i) {
         TreeLink& l = out.links[i];
+        if (l.type == TreeJoint::free) continue;
         const JointInfo& ji = m.joints[l.joint];
         MinimalJoint mj;
         ji.impl->minimal(&mj);
         l.kind = mj.kind;
+        const Frame Oa = ji.a >= 0 ? out.body_offset[ji.a] : Frame{};
+        const Frame Ob = out.body_offset[ji.b];
+        if (l.type == TreeJoint::ball) {
+            // Spec child in spec parent at zero coordinates: N, the centre at mj.point in a.
+            const Frame N{rotation(mj.rest.q), mj.rest.x};
+            if (ji.b == l.body) {
+                l.M = Oa * N * inverse(Ob);
+                l.centre = Ob.R * (inverse(N).R * mj.point + inverse(N).p) + Ob.p;
+            } else {
+                l.M = Ob * inverse(N) * inverse(Oa);
+                l.centre = Oa.R * mj.point + Oa.p;
+            }
+            continue;
+        }
         double S0[6];
         minimal_screw(mj, S0);
         // Body transform of the spec child in the spec parent: exp(S0 (c − c0)) · rest, c0 the raw
@@ -161,8 +292,6 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
         double c0 = 0;
         ji.impl->coordinates(a0, m.bodies[ji.b].pose0, nullptr, &c0);
         const Frame N = screw_exp(S0, -c0) * Frame{rotation(mj.rest.q), mj.rest.x};
-        const Frame Oa = ji.a >= 0 ? out.body_offset[ji.a] : Frame{};
-        const Frame Ob = out.body_offset[ji.b];
         if (ji.b == l.body) {  // tree direction = spec direction
             ad_apply(Oa, S0, l.A);
             l.M = Oa * N * inverse(Ob);
@@ -182,7 +311,7 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
 void tree_link_poses(const TreeView& t, const double* q, Frame* g) {
     for (int i = 0; i < t.size(); ++i) {
         const TreeLink& l = t.links[i];
-        const Frame T = link_transform(l, q[i]);
+        const Frame T = link_transform(l, q + l.iq);
         g[i] = l.parent >= 0 ? g[l.parent] * T : T;
     }
 }
@@ -207,11 +336,22 @@ void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* p
     };
     for (int i = 0; i < t.size(); ++i) {
         const TreeLink& l = t.links[i];
+        double* qi = q + l.iq;
+        const double* pi = prev ? prev + l.iq : nullptr;
         const Frame gi = link_pose(i);
+        if (l.type == TreeJoint::free) {
+            qi[0] = gi.p.x, qi[1] = gi.p.y, qi[2] = gi.p.z;
+            put_quat(signed_like(quat_from_matrix(gi.R), pi ? pi + 3 : nullptr), qi + 3);
+            continue;
+        }
         const Frame rel = inverse(l.parent >= 0 ? link_pose(l.parent) * l.M : l.M) * gi;  // = exp(S q)
+        if (l.type == TreeJoint::ball) {  // rel = [E, c − E c]
+            put_quat(signed_like(quat_from_matrix(rel.R), pi), qi);
+            continue;
+        }
         const Vec3 w{l.S[0], l.S[1], l.S[2]}, v{l.S[3], l.S[4], l.S[5]};
         if (!rotational(l)) {
-            q[i] = dot(v, rel.p);
+            qi[0] = dot(v, rel.p);
             continue;
         }
         const Mat3& R = rel.R;
@@ -219,10 +359,10 @@ void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* p
         double a = std::atan2(dot(w, s), 0.5 * (R(0, 0) + R(1, 1) + R(2, 2) - 1));
         double near = 0;
         bool have = false;
-        if (prev) near = prev[i], have = true;
+        if (pi) near = pi[0], have = true;
         else if (l.kind == MinimalJoint::Kind::helical && dot(w, v) != 0) near = dot(w, rel.p) / dot(w, v), have = true;
         if (have) a += kTwoPi * std::round((near - a) / kTwoPi);
-        q[i] = a;
+        qi[0] = a;
     }
 }
 
@@ -231,7 +371,7 @@ void tree_link_twists(const TreeView& t, const double* q, const double* qdot, do
         const TreeLink& l = t.links[i];
         double* Vi = V[i];
         if (l.parent >= 0) {
-            const Frame T = link_transform(l, q[i]);
+            const Frame T = link_transform(l, q + l.iq);
             const double* Vp = V[l.parent];
             const Vec3 wp{Vp[0], Vp[1], Vp[2]}, vp{Vp[3], Vp[4], Vp[5]};
             const Mat3 Rt = transpose(T.R);
@@ -240,7 +380,15 @@ void tree_link_twists(const TreeView& t, const double* q, const double* qdot, do
         } else {
             for (int k = 0; k < 6; ++k) Vi[k] = 0;
         }
-        for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * qdot[i];
+        if (l.type == TreeJoint::screw) {
+            for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * qdot[l.iv];
+            continue;
+        }
+        for (int c = 0; c < l.nv; ++c) {
+            double s[6];
+            link_motion(l, c, s);
+            for (int k = 0; k < 6; ++k) Vi[k] += s[k] * qdot[l.iv + c];
+        }
     }
 }
 
@@ -323,18 +471,52 @@ void ad_inv_matrix(const Frame& T, double* X) {
         }
 }
 
+// Inverse of a symmetric positive definite n×n matrix (n ≤ 6) by Cholesky; NaN if it is not.
+void spd_inverse(int n, const double* A, double* out) {
+    double L[36] = {}, Li[36] = {};
+    bool ok = true;
+    for (int j = 0; j < n && ok; ++j) {
+        double d = A[j * n + j];
+        for (int k = 0; k < j; ++k) d -= L[j * 6 + k] * L[j * 6 + k];
+        ok = d > 0;
+        L[j * 6 + j] = std::sqrt(d);
+        for (int i = j + 1; i < n; ++i) {
+            double x = A[i * n + j];
+            for (int k = 0; k < j; ++k) x -= L[i * 6 + k] * L[j * 6 + k];
+            L[i * 6 + j] = x / L[j * 6 + j];
+        }
+    }
+    if (!ok) {
+        for (int k = 0; k < n * n; ++k) out[k] = std::nan("");
+        return;
+    }
+    for (int j = 0; j < n; ++j) {  // L⁻¹ column by column
+        for (int i = j; i < n; ++i) {
+            double x = i == j ? 1.0 : 0.0;
+            for (int k = j; k < i; ++k) x -= L[i * 6 + k] * Li[k * 6 + j];
+            Li[i * 6 + j] = x / L[i * 6 + i];
+        }
+    }
+    for (int i = 0; i < n; ++i)  // A⁻¹ = L⁻ᵀ L⁻¹
+        for (int j = 0; j < n; ++j) {
+            double x = 0;
+            for (int k = std::max(i, j); k < n; ++k) x += Li[k * 6 + i] * Li[k * 6 + j];
+            out[i * n + j] = x;
+        }
+}
+
 }  // namespace
 
 void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI& w) {
-    const std::size_t n = static_cast<std::size_t>(t.size());
-    if (w.D.size() != n) {
+    const std::size_t n = static_cast<std::size_t>(t.size()), nv = static_cast<std::size_t>(t.nv);
+    if (w.P.size() != 6 * n || w.u.size() != nv || w.D.size() != static_cast<std::size_t>(t.nd)) {
         w.X.assign(36 * n, 0.0);
         w.IA.assign(36 * n, 0.0);
-        w.U.assign(6 * n, 0.0);
+        w.U.assign(6 * nv, 0.0);
         w.P.assign(6 * n, 0.0);
         w.dV.assign(6 * n, 0.0);
-        w.D.assign(n, 0.0);
-        w.u.assign(n, 0.0);
+        w.D.assign(static_cast<std::size_t>(t.nd), 0.0);
+        w.u.assign(nv, 0.0);
     }
     for (int i = 0; i < t.size(); ++i) {
         spatial_inertia(t.links[i], &w.IA[36 * i]);
@@ -343,15 +525,35 @@ void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI&
     for (int i = t.size() - 1; i >= 0; --i) {
         const TreeLink& l = t.links[i];
         const double* IA = &w.IA[36 * i];
-        double* U = &w.U[6 * i];
-        for (int a = 0; a < 6; ++a) U[a] = dot6(&IA[6 * a], l.S);
-        w.D[i] = dot6(l.S, U) + (k ? k[i] : 0.0);
-        if (l.parent >= 0) {
-            double Ia[36];
+        double* U = &w.U[6 * l.iv];
+        double Ia[36];
+        if (l.type == TreeJoint::screw) {
+            for (int a = 0; a < 6; ++a) U[a] = dot6(&IA[6 * a], l.S);
+            w.D[l.id] = dot6(l.S, U) + (k ? k[l.iv] : 0.0);
+            if (l.parent < 0) continue;
             for (int a = 0; a < 6; ++a)
-                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] / w.D[i];
-            add_congruence_ad(T[i], Ia, &w.IA[36 * l.parent]);
+                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] / w.D[l.id];
+        } else {
+            const int m = l.nv;
+            double S[36], Dm[36];
+            for (int c = 0; c < m; ++c) {
+                link_motion(l, c, &S[6 * c]);
+                for (int a = 0; a < 6; ++a) U[6 * c + a] = dot6(&IA[6 * a], &S[6 * c]);
+            }
+            for (int a = 0; a < m; ++a)
+                for (int b = 0; b < m; ++b) Dm[a * m + b] = dot6(&S[6 * a], &U[6 * b]) + (a == b && k ? k[l.iv + a] : 0.0);
+            double* Di = &w.D[l.id];
+            spd_inverse(m, Dm, Di);
+            if (l.parent < 0) continue;
+            for (int a = 0; a < 6; ++a)
+                for (int b = 0; b < 6; ++b) {
+                    double x = 0;
+                    for (int c = 0; c < m; ++c)
+                        for (int e = 0; e < m; ++e) x += U[6 * c + a] * Di[c * m + e] * U[6 * e + b];
+                    Ia[6 * a + b] = IA[6 * a + b] - x;
+                }
         }
+        add_congruence_ad(T[i], Ia, &w.IA[36 * l.parent]);
     }
 }
 
@@ -361,51 +563,97 @@ void tree_abi_solve(const TreeView& t, const Frame* T, TreeABI& w, const double*
     for (int i = n - 1; i >= 0; --i) {
         const TreeLink& l = t.links[i];
         const double* P = &w.P[6 * i];
-        const double* U = &w.U[6 * i];
-        w.u[i] = u[i] - dot6(l.S, P);  // ũ_i
-        if (l.parent >= 0) {
-            double z[6], o[6];
-            const double s = w.u[i] / w.D[i];
+        const double* U = &w.U[6 * l.iv];
+        double z[6], o[6];
+        if (l.type == TreeJoint::screw) {
+            w.u[l.iv] = u[l.iv] - dot6(l.S, P);  // ũ_i
+            if (l.parent < 0) continue;
+            const double s = w.u[l.iv] / w.D[l.id];
             for (int k = 0; k < 6; ++k) z[k] = P[k] + U[k] * s;
-            wrench_to_parent(T[i], z, o);
-            double* Pp = &w.P[6 * l.parent];
-            for (int k = 0; k < 6; ++k) Pp[k] += o[k];
+        } else {
+            const int m = l.nv;
+            const double* Di = &w.D[l.id];
+            for (int c = 0; c < m; ++c) {
+                double s[6];
+                link_motion(l, c, s);
+                w.u[l.iv + c] = u[l.iv + c] - dot6(s, P);
+            }
+            if (l.parent < 0) continue;
+            for (int k = 0; k < 6; ++k) z[k] = P[k];
+            for (int c = 0; c < m; ++c) {
+                double y = 0;
+                for (int e = 0; e < m; ++e) y += Di[c * m + e] * w.u[l.iv + e];
+                for (int k = 0; k < 6; ++k) z[k] += U[6 * c + k] * y;
+            }
         }
+        wrench_to_parent(T[i], z, o);
+        double* Pp = &w.P[6 * l.parent];
+        for (int k = 0; k < 6; ++k) Pp[k] += o[k];
     }
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         double* dV = &w.dV[6 * i];
         if (l.parent >= 0) twist_to_child(T[i], &w.dV[6 * l.parent], dV);
         else for (int k = 0; k < 6; ++k) dV[k] = 0;
-        dq[i] = (w.u[i] - dot6(&w.U[6 * i], dV)) / w.D[i];
-        for (int k = 0; k < 6; ++k) dV[k] += l.S[k] * dq[i];
+        if (l.type == TreeJoint::screw) {
+            dq[l.iv] = (w.u[l.iv] - dot6(&w.U[6 * l.iv], dV)) / w.D[l.id];
+            for (int k = 0; k < 6; ++k) dV[k] += l.S[k] * dq[l.iv];
+            continue;
+        }
+        const int m = l.nv;
+        const double* Di = &w.D[l.id];
+        double y[6];
+        for (int c = 0; c < m; ++c) y[c] = w.u[l.iv + c] - dot6(&w.U[6 * (l.iv + c)], dV);
+        for (int c = 0; c < m; ++c) {
+            double x = 0;
+            for (int e = 0; e < m; ++e) x += Di[c * m + e] * y[e];
+            dq[l.iv + c] = x;
+        }
+        for (int c = 0; c < m; ++c) {
+            double s[6];
+            link_motion(l, c, s);
+            for (int k = 0; k < 6; ++k) dV[k] += s[k] * dq[l.iv + c];
+        }
     }
 }
 
 void tree_mass_matrix(const TreeView& t, const double* q, double* M) {
-    const int n = t.size();
+    const int n = t.size(), nv = t.nv;
     // Entries of links on different branches are zero and never visited below.
-    std::fill(M, M + static_cast<std::size_t>(n) * n, 0.0);
+    std::fill(M, M + static_cast<std::size_t>(nv) * nv, 0.0);
     std::vector<Frame> T(n);
     std::vector<double> Ic(36 * static_cast<std::size_t>(n)), X(36 * static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
-        T[i] = link_transform(t.links[i], q[i]);
+        T[i] = link_transform(t.links[i], q + t.links[i].iq);
         spatial_inertia(t.links[i], &Ic[36 * i]);
         ad_inv_matrix(T[i], &X[36 * i]);
     }
     for (int i = n - 1; i >= 0; --i)  // composite inertias
         if (t.links[i].parent >= 0) add_congruence(&X[36 * i], &Ic[36 * i], &Ic[36 * t.links[i].parent]);
     for (int i = 0; i < n; ++i) {
-        double F[6], o[6];
+        const TreeLink& li = t.links[i];
         const double* I = &Ic[36 * i];
-        for (int a = 0; a < 6; ++a) F[a] = dot6(&I[6 * a], t.links[i].S);
-        M[i * n + i] = dot6(t.links[i].S, F);
-        int j = i;
-        while (t.links[j].parent >= 0) {  // carry the composite wrench up the ancestors
-            wrench_to_parent(T[j], F, o);
-            for (int k = 0; k < 6; ++k) F[k] = o[k];
-            j = t.links[j].parent;
-            M[i * n + j] = M[j * n + i] = dot6(t.links[j].S, F);
+        for (int c = 0; c < li.nv; ++c) {
+            double F[6], o[6], s[6];
+            link_motion(li, c, s);
+            for (int a = 0; a < 6; ++a) F[a] = dot6(&I[6 * a], s);
+            const int r = li.iv + c;
+            for (int e = 0; e < li.nv; ++e) {
+                link_motion(li, e, s);
+                M[static_cast<std::size_t>(r) * nv + li.iv + e] = dot6(s, F);
+            }
+            int j = i;
+            while (t.links[j].parent >= 0) {  // carry the composite wrench up the ancestors
+                wrench_to_parent(T[j], F, o);
+                for (int k = 0; k < 6; ++k) F[k] = o[k];
+                j = t.links[j].parent;
+                const TreeLink& lj = t.links[j];
+                for (int e = 0; e < lj.nv; ++e) {
+                    link_motion(lj, e, s);
+                    const int col = lj.iv + e;
+                    M[static_cast<std::size_t>(r) * nv + col] = M[static_cast<std::size_t>(col) * nv + r] = dot6(s, F);
+                }
+            }
         }
     }
 }

@@ -12,6 +12,10 @@
 //                  until ‖r‖ ≤ tolerance or max|Δq| ≤ step_tolerance (§5.5)
 //   commit         π_i ← Ad_{f_i}ᵀ μ_i, Qminus, q_{k−1} ← q_k, q_k ← q⁺
 // The first step starts from the continuous state by the discrete Legendre transform (§7.2).
+// Beyond paper 001 (docs/integrators.md, "riqn: free roots and ball joints"): the root of a
+// floating component is a free link whose unknown is its pose on SE(3) and whose residual is its
+// whole 6-vector Γ; a ball joint's unknown is its relative rotation on SO(3) and its residual Sᵀ Γ
+// with S = [I; c×]. Both are updated by the retraction q ⊕ Δ of the tree view.
 // A failed step is retaken from the kernel's snapshot as 2, 4, … substeps in momentum form
 // (§5.5). After each step the body poses of the Model and the discrete twists of the interval
 // are written back in the maximal layout (§7.3), so monitors, outputs and joint coordinates are
@@ -186,14 +190,14 @@ struct State final : IntegratorState {
     bool started = false;
     bool fresh = false;  // T, Ti, g, bp are those of the current q (not saved: recomputed after a restore)
     double dt_prev = 0;                 // length of the interval q_{k−1} → q_k
-    std::vector<double> q, qm, Qminus;  // q_k, q_{k−1}, carried joint impulse
+    std::vector<double> q, qm, Qminus;  // q_k, q_{k−1} (nq), carried joint impulse (nv)
     std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
 
     // Setup and workspaces (sized once).
     TreeView tree;
     RiqnOptions opt;
     std::vector<Frame> T, Ti, g, f;             // T_i^k, its inverse, link poses at q_k, f_i of the last DRNEA
-    std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled)
+    std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled); qp: nq, r, dq, tau: nv
     TreeABI abi;                                     // impulse ABI of M(q_k) + (h/2)·D
     std::vector<double> kd, u, dV;
     std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
@@ -241,7 +245,22 @@ public:
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
         TreeView t;
-        build_tree_view(m, "riqn", t, out);
+        if (build_tree_view(m, "riqn", t, out)) {
+            for (const TreeLink& l : t.links) {
+                if (l.type != TreeJoint::ball) continue;
+                const JointInfo& ji = m.joints[l.joint];
+                for (std::size_t k = 0; k < ji.damping.size(); ++k) {
+                    if (ji.damping[k] == 0) continue;
+                    char buf[96];
+                    std::snprintf(buf, sizeof buf, "%g", ji.damping[k]);
+                    out.push_back({Severity::error, ji.origin,
+                                   "riqn: joint '" + ji.name + "' (" + ji.type + ") has damping " + buf +
+                                       "; riqn takes undamped ball joints (their springs and actuation are applied); "
+                                       "use vi-maximal or vi-midpoint for a damped ball joint"});
+                    break;
+                }
+            }
+        }
         const Origin none = m.origin;
         auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
             std::string list;
@@ -282,10 +301,13 @@ public:
         std::vector<Diagnostic> errors;
         if (!build_tree_view(m, "riqn", st->tree, errors)) throw ModelError(errors);
         st->opt = riqn_options(m);
-        const int n = st->tree.size(), nb = m.nbodies();
+        const int n = st->tree.size(), nb = m.nbodies(), nq = st->tree.nq, nv = st->tree.nv;
         st->dt_prev = m.options.dt;
-        for (std::vector<double>* v : {&st->q, &st->qm, &st->Qminus, &st->r, &st->qp, &st->dq, &st->tau, &st->kd, &st->u, &st->fdu})
-            v->assign(n, 0.0);
+        for (std::vector<double>* v : {&st->q, &st->qm, &st->qp}) v->assign(nq, 0.0);
+        for (const TreeLink& l : st->tree.links)
+            for (std::vector<double>* v : {&st->q, &st->qm, &st->qp}) link_neutral(l, v->data() + l.iq);
+        for (std::vector<double>* v : {&st->Qminus, &st->r, &st->dq, &st->tau, &st->kd, &st->u, &st->fdu})
+            v->assign(nv, 0.0);
         for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA})
             v->assign(6 * static_cast<std::size_t>(n), 0.0);
         st->T.assign(n, Frame{});
@@ -297,11 +319,11 @@ public:
         st->bw.assign(nb, Wrench{});
         if (st->opt.exact) {
             st->gp.assign(n, Frame{});
-            st->K.resize(n, n);
-            st->Jk.resize(6, n);
-            st->Jp.resize(6, n);
-            st->kr.resize(n);
-            st->lu = Eigen::PartialPivLU<Eigen::MatrixXd>(n);
+            st->K.resize(nv, nv);
+            st->Jk.resize(6, nv);
+            st->Jp.resize(6, nv);
+            st->kr.resize(nv);
+            st->lu = Eigen::PartialPivLU<Eigen::MatrixXd>(nv);
         }
         return st;
     }
@@ -342,8 +364,8 @@ public:
     }
 
     // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
-    // are q⁺, one per link of the tree view (TreeView order), and f = r; no Newton matrix (A must
-    // be null). The integrator state is left as it was.
+    // are q⁺ (TreeView::nq positions in TreeView order) and f = r (TreeView::nv values); no Newton
+    // matrix (A must be null). The integrator state is left as it was.
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
         if (A) return false;
         State& st = static_cast<State&>(*d.integrator_state);
@@ -353,9 +375,8 @@ public:
         if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
         kinematics(m, d, st);
         forces(m, d, st);
-        const int n = st.tree.size();
-        for (int i = 0; i < n; ++i) st.tau[i] = d.actuation[st.tree.links[i].dof];
-        std::copy(s, s + n, st.qp.begin());
+        set_inputs(d, st, h);
+        std::copy(s, s + st.tree.nq, st.qp.begin());
         int worst = -1;
         drnea(m, st, h, &worst);
         std::copy(st.r.begin(), st.r.end(), f);
@@ -367,7 +388,21 @@ public:
     Monitors monitors(const Model& m, const Data& d) const override {
         const State& st = static_cast<const State&>(*d.integrator_state);
         if (!st.started) return default_monitors(m, d);  // before the first step: the continuous state
-        return discrete_monitors(m, d, st.dt_prev);
+        Monitors mon = discrete_monitors(m, d, st.dt_prev);
+        // The momenta riqn's discrete Noether theorem conserves: Σ Ad_{g_i⁻¹}ᵀ π_i over the links,
+        // world frame about the origin (π_i: the last interval's momentum μ_i carried to q_k).
+        mon.momentum = Vec3{};
+        mon.angular_momentum = Vec3{};
+        const TreeView& t = st.tree;
+        for (int i = 0; i < t.size(); ++i) {
+            const int b = t.links[i].body;
+            const Frame g = frame_of(d.pose[b]) * inverse(t.body_offset[b]);
+            const double* p = &st.pi[6 * i];
+            const Vec3 f = g.R * bot(p);
+            mon.momentum += f;
+            mon.angular_momentum += g.R * top(p) + cross(g.p, f);
+        }
+        return mon;
     }
 
 private:
@@ -378,7 +413,7 @@ private:
         const TreeView& t = st.tree;
         for (int i = 0; i < t.size(); ++i) {
             const TreeLink& l = t.links[i];
-            st.T[i] = link_transform(l, st.q[i]);
+            st.T[i] = l.type == TreeJoint::screw ? link_transform(l, st.q[l.iq]) : link_transform(l, &st.q[l.iq]);
             st.Ti[i] = inverse(st.T[i]);
             st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
         }
@@ -396,8 +431,19 @@ private:
             const Vec3 fg = t.links[i].mass * (transpose(st.g[i].R) * m.gravity);
             set6(&st.F[6 * i], Vec3{}, fg);
         }
-        if (m.forces.empty() && !any_input(m, d)) return;
+        bool ball_forcing = false;  // actuation or springs on a ball joint: wrenches at the node
+        if (!t.screws_only)
+            for (const TreeLink& l : t.links) {
+                if (l.type != TreeJoint::ball) continue;
+                const JointInfo& ji = m.joints[l.joint];
+                ball_forcing = ball_forcing || ji.has_force_element;
+                for (int k = 0; k < 3; ++k) ball_forcing = ball_forcing || d.actuation[l.dof + k] != 0;
+            }
+        if (m.forces.empty() && !any_input(m, d) && !ball_forcing) return;
         body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
+        if (ball_forcing)
+            for (const TreeLink& l : t.links)
+                if (l.type == TreeJoint::ball) add_joint_wrenches(m, d, d.inputs(), st.bp.data(), l.joint, st.bw.data());
         for (int b = 0; b < m.nbodies(); ++b) {
             const int L = t.body_link[b];
             if (L < 0) continue;
@@ -429,11 +475,30 @@ private:
     static void start(const Model& m, const Data& d, State& st, double h) {
         const TreeView& t = st.tree;
         const int n = t.size();
-        for (int i = 0; i < n; ++i) st.qm[i] = d.coord[t.links[i].dof] - offset(m, t.links[i]);  // unwrap reference
+        // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
+        st.qm = st.q;
+        for (const TreeLink& l : t.links)
+            if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - offset(m, l);
         tree_coordinates(t, d.pose.data(), st.qm.data(), st.q.data());
-        for (int i = 0; i < n; ++i) st.dq[i] = d.rate[t.links[i].dof];
-        tree_link_twists(t, st.q.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));
         kinematics(m, d, st);
+        for (const TreeLink& l : t.links) {
+            if (l.type == TreeJoint::screw) {
+                st.dq[l.iv] = d.rate[l.dof];
+                continue;
+            }
+            // Ball and free links: velocities from the body twists of Data.
+            const int i = static_cast<int>(&l - t.links.data());
+            double Vi[6], Vp[6] = {0, 0, 0, 0, 0, 0};
+            link_twist_of_data(d, st, i, Vi);
+            if (l.type == TreeJoint::free) {
+                for (int k = 0; k < 6; ++k) st.dq[l.iv + k] = Vi[k];
+                continue;
+            }
+            if (l.parent >= 0) link_twist_of_data(d, st, l.parent, Vp);
+            const Vec3 w = top(Vi) - transpose(st.T[i].R) * top(Vp);  // relative angular velocity
+            st.dq[l.iv] = w.x, st.dq[l.iv + 1] = w.y, st.dq[l.iv + 2] = w.z;
+        }
+        tree_link_twists(t, st.q.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));
         forces(m, d, st);
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
@@ -442,11 +507,37 @@ private:
             double* p = &st.pi[6 * i];
             set6(p, Jw, l.mass * bot(Vi));
             for (int k = 0; k < 6; ++k) p[k] -= 0.5 * h * st.F[6 * i + k];
-            st.qm[i] = st.q[i] - h * st.dq[i];
-            st.Qminus[i] = 0;
+            if (l.type == TreeJoint::screw) {
+                st.qm[l.iq] = st.q[l.iq] - h * st.dq[l.iv];
+                st.Qminus[l.iv] = 0;
+                continue;
+            }
+            double back[6];
+            for (int k = 0; k < l.nv; ++k) back[k] = -h * st.dq[l.iv + k];
+            link_retract(l, &st.q[l.iq], back, &st.qm[l.iq]);
         }
         st.dt_prev = h;
         st.started = true;
+    }
+    // The twist of link i (link frame) from the body twists of Data (ω body frame, v of the
+    // centre of mass in the world); needs kinematics().
+    static void link_twist_of_data(const Data& d, const State& st, int i, double* V) {
+        const TreeView& t = st.tree;
+        const int b = t.links[i].body;
+        const Frame& O = t.body_offset[b];
+        const Vec3 wb = d.twist[b].w;
+        const Frame& g = st.g[i];
+        const Vec3 ww = rotation(d.pose[b].q) * wb;
+        const Vec3 v = d.twist[b].v + cross(ww, g.p - d.pose[b].x);
+        set6(V, O.R * wb, transpose(g.R) * v);
+    }
+    // Joint inputs of the step: torques and the (h/2)·damping added to the RIQN matrix.
+    static void set_inputs(const Data& d, State& st, double h) {
+        for (const TreeLink& l : st.tree.links) {
+            if (l.type != TreeJoint::screw) continue;
+            st.tau[l.iv] = d.actuation[l.dof];
+            st.kd[l.iv] = 0.5 * h * l.damping;
+        }
     }
     static double offset(const Model& m, const TreeLink& l) {
         const JointInfo& j = m.joints[l.joint];
@@ -460,10 +551,8 @@ private:
         kinematics(m, d, st);
         forces(m, d, st);
         for (std::size_t k = 0; k < st.pi.size(); ++k) st.pi[k] += delta * st.F[k];
-        for (int i = 0; i < st.tree.size(); ++i) {
-            const TreeLink& l = st.tree.links[i];
-            st.Qminus[i] += delta * (-l.stiffness * (st.q[i] - l.rest));
-        }
+        for (const TreeLink& l : st.tree.links)
+            if (l.type == TreeJoint::screw) st.Qminus[l.iv] += delta * (-l.stiffness * (st.q[l.iq] - l.rest));
     }
 
     // ---- one step of length h ------------------------------------------------------------
@@ -473,11 +562,7 @@ private:
         const int n = t.size();
         if (!st.fresh) kinematics(m, d, st);
         forces(m, d, st);
-        for (int i = 0; i < n; ++i) {
-            const TreeLink& l = t.links[i];
-            st.tau[i] = d.actuation[l.dof];
-            st.kd[i] = 0.5 * h * l.damping;
-        }
+        set_inputs(d, st, h);
         tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
         guess(st, h);
         Solve out;
@@ -491,8 +576,11 @@ private:
                 return out;
             }
             if (rn <= tol) break;
-            double far = 0;
-            for (int i = 0; i < n; ++i) far = std::max(far, std::fabs(st.qp[i] - st.q[i]));
+            double far = 0;  // screw coordinates (rotations are bounded by the π check of drnea)
+            for (int i = 0; i < n; ++i) {
+                const TreeLink& l = t.links[i];
+                if (l.type == TreeJoint::screw) far = std::max(far, std::fabs(st.qp[l.iq] - st.q[l.iq]));
+            }
             if (it == m.options.max_iterations || far > 3) {
                 out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
                 return out;
@@ -503,14 +591,16 @@ private:
                     return out;
                 }
             } else {
-                for (int i = 0; i < n; ++i) st.u[i] = -h * st.r[i];
+                for (int k = 0; k < t.nv; ++k) st.u[k] = -h * st.r[k];
                 tree_abi_solve(t, st.T.data(), st.abi, st.u.data(), st.dq.data());
             }
             double step = 0;
             for (int i = 0; i < n; ++i) {
-                st.qp[i] += st.dq[i];
-                step = std::max(step, std::fabs(st.dq[i]));
+                const TreeLink& l = t.links[i];
+                if (l.type == TreeJoint::screw) st.qp[l.iq] += st.dq[l.iv];
+                else link_retract(l, &st.qp[l.iq], &st.dq[l.iv], &st.qp[l.iq]);
             }
+            for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.dq[k]));
             if (step <= st.opt.step_tolerance) {  // the residual is at its round-off floor
                 out.iterations = it + 1;
                 out.residual = drnea(m, st, h, &out.worst_node);
@@ -533,7 +623,7 @@ private:
         const int n = t.size();
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
-            const Frame Tp = link_transform(l, st.qp[i]);
+            const Frame Tp = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
             const Frame& Ti = st.Ti[i];
             st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
             double x[6];
@@ -548,12 +638,23 @@ private:
         for (int i = n - 1; i >= 0; --i) {
             const TreeLink& l = t.links[i];
             const double* G = &st.Gam[6 * i];
-            const double spring = -l.stiffness * (st.q[i] - l.rest);
-            const double ri = dot6(l.S, G) - st.Qminus[i] - 0.5 * h * st.tau[i] - h * spring +
-                              0.5 * l.damping * (st.qp[i] - st.q[i]);
-            st.r[i] = ri;
-            rn += ri * ri;
-            if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = m.nbodies() + l.joint;
+            if (l.type == TreeJoint::screw) {
+                const double spring = -l.stiffness * (st.q[l.iq] - l.rest);
+                const double ri = dot6(l.S, G) - st.Qminus[l.iv] - 0.5 * h * st.tau[l.iv] - h * spring +
+                                  0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+                st.r[l.iv] = ri;
+                rn += ri * ri;
+                if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = m.nbodies() + l.joint;
+            } else {  // ball: Sᵀ Γ; free: Γ (their forcing is in F)
+                for (int c = 0; c < l.nv; ++c) {
+                    double sc[6];
+                    link_motion(l, c, sc);
+                    const double ri = dot6(sc, G);
+                    st.r[l.iv + c] = ri;
+                    rn += ri * ri;
+                    if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = l.joint >= 0 ? m.nbodies() + l.joint : l.body;
+                }
+            }
             if (l.parent >= 0) {
                 double w[6];
                 wrench_to_parent(st.T[i], G, w);
@@ -572,13 +673,27 @@ private:
             st.qp = st.q;
             return;
         }
-        for (int i = 0; i < n; ++i) st.dq[i] = (st.q[i] - st.qm[i]) / st.dt_prev;  // q̇_k
-        if (st.opt.guess == Guess::velocity) {
-            for (int i = 0; i < n; ++i) st.qp[i] = st.q[i] + h * st.dq[i];
-            return;
+        for (int i = 0; i < n; ++i) {  // q̇_k
+            const TreeLink& l = t.links[i];
+            if (l.type == TreeJoint::screw) {
+                st.dq[l.iv] = (st.q[l.iq] - st.qm[l.iq]) / st.dt_prev;
+                continue;
+            }
+            link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
+            for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
         }
-        forward_dynamics(st);  // q̈ into st.u
-        for (int i = 0; i < n; ++i) st.qp[i] = st.q[i] + h * (st.dq[i] + h * st.u[i]);
+        const bool accel = st.opt.guess == Guess::acceleration;
+        if (accel) forward_dynamics(st);  // q̈ into st.u
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            if (l.type == TreeJoint::screw) {
+                st.qp[l.iq] = accel ? st.q[l.iq] + h * (st.dq[l.iv] + h * st.u[l.iv]) : st.q[l.iq] + h * st.dq[l.iv];
+                continue;
+            }
+            double v[6];
+            for (int k = 0; k < l.nv; ++k) v[k] = h * (st.dq[l.iv + k] + (accel ? h * st.u[l.iv + k] : 0.0));
+            link_retract(l, &st.q[l.iq], v, &st.qp[l.iq]);
+        }
     }
 
     // Continuous forward dynamics at (q_k, q̇_k = st.dq): q̈ into st.u. The articulated-body
@@ -593,9 +708,20 @@ private:
             if (l.parent >= 0) twist_to_child(st.T[i], &st.V[6 * l.parent], Vi);
             else std::fill(Vi, Vi + 6, 0.0);
             const Vec3 wp = top(Vi), vp = bot(Vi);  // the part carried from the parent
-            for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * st.dq[i];
-            // c_i = ad_{V_i} S_i q̇_i (= ad of the carried part, since ad_S S = 0)
-            const Vec3 sw = st.dq[i] * top(l.S), sv = st.dq[i] * bot(l.S);
+            double Sq[6];  // S_i q̇_i
+            if (l.type == TreeJoint::screw) {
+                for (int k = 0; k < 6; ++k) Sq[k] = l.S[k] * st.dq[l.iv];
+            } else {
+                std::fill(Sq, Sq + 6, 0.0);
+                for (int c = 0; c < l.nv; ++c) {
+                    double sc[6];
+                    link_motion(l, c, sc);
+                    for (int k = 0; k < 6; ++k) Sq[k] += sc[k] * st.dq[l.iv + c];
+                }
+            }
+            for (int k = 0; k < 6; ++k) Vi[k] += Sq[k];
+            // c_i = ad_{V_i} S_i q̇_i (= ad of the carried part, since ad_x x = 0)
+            const Vec3 sw = top(Sq), sv = bot(Sq);
             set6(&st.c[6 * i], cross(wp, sw), cross(vp, sw) + cross(wp, sv));
             // bias wrench −ad_Vᵀ G V − F
             const Vec3 w = top(Vi), v = bot(Vi);
@@ -608,20 +734,38 @@ private:
         // (M(q_k) + (h/2)·D: with dampers the guess's acceleration is that of an implicit damper).
         for (int i = n - 1; i >= 0; --i) {
             const TreeLink& l = t.links[i];
-            const double* U = &st.abi.U[6 * i];
-            const double Di = st.abi.D[i];
-            const double tau = st.tau[i] - l.stiffness * (st.q[i] - l.rest) - l.damping * st.dq[i];
-            const double ui = tau - dot6(l.S, &st.pA[6 * i]);
-            st.fdu[i] = ui;
-            if (l.parent >= 0) {
-                const double* IA = &st.abi.IA[36 * i];
-                const double* c = &st.c[6 * i];
+            const double* U = &st.abi.U[6 * l.iv];
+            const double* IA = &st.abi.IA[36 * i];
+            const double* c = &st.c[6 * i];
+            double pa[6], o[6];
+            if (l.type == TreeJoint::screw) {
+                const double Di = st.abi.D[l.id];
+                const double tau = st.tau[l.iv] - l.stiffness * (st.q[l.iq] - l.rest) - l.damping * st.dq[l.iv];
+                const double ui = tau - dot6(l.S, &st.pA[6 * i]);
+                st.fdu[l.iv] = ui;
+                if (l.parent < 0) continue;
                 const double Uc = dot6(U, c);
-                double pa[6], o[6];
                 for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c) + U[k] * (ui - Uc) / Di;
-                wrench_to_parent(st.T[i], pa, o);
-                for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
+            } else {  // no joint forces here: a ball's actuation and springs are in F
+                const int nv = l.nv;
+                const double* Dinv = &st.abi.D[l.id];
+                double y[6];
+                for (int e = 0; e < nv; ++e) {
+                    double sc[6];
+                    link_motion(l, e, sc);
+                    st.fdu[l.iv + e] = -dot6(sc, &st.pA[6 * i]);
+                    y[e] = st.fdu[l.iv + e] - dot6(&U[6 * e], c);
+                }
+                if (l.parent < 0) continue;
+                for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c);
+                for (int e = 0; e < nv; ++e) {
+                    double z = 0;
+                    for (int f = 0; f < nv; ++f) z += Dinv[e * nv + f] * y[f];
+                    for (int k = 0; k < 6; ++k) pa[k] += U[6 * e + k] * z;
+                }
             }
+            wrench_to_parent(st.T[i], pa, o);
+            for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
         }
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
@@ -629,9 +773,24 @@ private:
             if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
             else std::fill(a, a + 6, 0.0);
             for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
-            const double qdd = (st.fdu[i] - dot6(&st.abi.U[6 * i], a)) / st.abi.D[i];
-            st.u[i] = qdd;
-            for (int k = 0; k < 6; ++k) a[k] += l.S[k] * qdd;
+            if (l.type == TreeJoint::screw) {
+                const double qdd = (st.fdu[l.iv] - dot6(&st.abi.U[6 * l.iv], a)) / st.abi.D[l.id];
+                st.u[l.iv] = qdd;
+                for (int k = 0; k < 6; ++k) a[k] += l.S[k] * qdd;
+                continue;
+            }
+            const int nv = l.nv;
+            const double* Dinv = &st.abi.D[l.id];
+            double y[6];
+            for (int e = 0; e < nv; ++e) y[e] = st.fdu[l.iv + e] - dot6(&st.abi.U[6 * (l.iv + e)], a);
+            for (int e = 0; e < nv; ++e) {
+                double z = 0;
+                for (int f = 0; f < nv; ++f) z += Dinv[e * nv + f] * y[f];
+                st.u[l.iv + e] = z;
+                double sc[6];
+                link_motion(l, e, sc);
+                for (int k = 0; k < 6; ++k) a[k] += sc[k] * z;
+            }
         }
     }
 
@@ -644,7 +803,7 @@ private:
         const int n = t.size();
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
-            const Frame Tp = link_transform(l, st.qp[i]);
+            const Frame Tp = link_transform(l, &st.qp[l.iq]);
             st.gp[i] = l.parent >= 0 ? st.gp[l.parent] * Tp : Tp;
         }
         st.K.setZero();
@@ -681,30 +840,37 @@ private:
                     Adf(a + 3, b) = pR(a, b);
                 }
             const Eigen::Matrix<double, 6, 6> B = dmu * Dinv * Adf;
-            // Jacobian columns of the ancestors j of i (and i): Ad_{g_i⁻¹ g_j} S_j at q_k and at q⁺.
+            // Jacobian columns of the ancestors j of i (and i): Ad_{g_i⁻¹ g_j} S_j at q_k and at q⁺
+            // (for ball and free links, one column per velocity: T(q ⊕ v) = T(q) exp(S v)).
             const Frame gi_k = inverse(st.g[i]), gi_p = inverse(st.gp[i]);
             for (int j = i; j >= 0; j = t.links[j].parent) {
-                double ck[6], cp[6];
-                ad_apply(gi_k * st.g[j], t.links[j].S, ck);
-                ad_apply(gi_p * st.gp[j], t.links[j].S, cp);
-                Eigen::Map<const Eigen::Matrix<double, 6, 1>> Ck(ck), Cp(cp);
-                st.Jk.col(j) = Ck;
-                st.Jp.col(j) = Cp;
+                const TreeLink& lj = t.links[j];
+                const Frame ak = gi_k * st.g[j], ap = gi_p * st.gp[j];
+                for (int e = 0; e < lj.nv; ++e) {
+                    double sc[6], ck[6], cp[6];
+                    link_motion(lj, e, sc);
+                    ad_apply(ak, sc, ck);
+                    ad_apply(ap, sc, cp);
+                    Eigen::Map<const Eigen::Matrix<double, 6, 1>> Ck(ck), Cp(cp);
+                    st.Jk.col(lj.iv + e) = Ck;
+                    st.Jp.col(lj.iv + e) = Cp;
+                }
             }
-            for (int j = i; j >= 0; j = t.links[j].parent) {
-                const Eigen::Matrix<double, 1, 6> row = st.Jk.col(j).transpose() * B;
-                for (int k = i; k >= 0; k = t.links[k].parent) st.K(j, k) += row.dot(st.Jp.col(k));
-            }
+            for (int j = i; j >= 0; j = t.links[j].parent)
+                for (int a = t.links[j].iv; a < t.links[j].iv + t.links[j].nv; ++a) {
+                    const Eigen::Matrix<double, 1, 6> row = st.Jk.col(a).transpose() * B;
+                    for (int k = i; k >= 0; k = t.links[k].parent)
+                        for (int b = t.links[k].iv; b < t.links[k].iv + t.links[k].nv; ++b) st.K(a, b) += row.dot(st.Jp.col(b));
+                }
         }
-        for (int i = 0; i < n; ++i) {
-            st.K(i, i) += 0.5 * t.links[i].damping;
-            st.kr(i) = -st.r[i];
-        }
+        for (const TreeLink& l : t.links)
+            if (l.type == TreeJoint::screw) st.K(l.iv, l.iv) += 0.5 * l.damping;
+        for (int k = 0; k < t.nv; ++k) st.kr(k) = -st.r[k];
         st.lu.compute(st.K);
         // Singular or not finite: judged from the pivots (rcond() would allocate in the step).
         const auto piv = st.lu.matrixLU().diagonal().cwiseAbs();
         if (!(piv.minCoeff() > 1e-14 * piv.maxCoeff())) return false;
-        Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), n);
+        Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), t.nv);
         dq.noalias() = st.lu.solve(st.kr);
         return true;
     }
@@ -719,7 +885,8 @@ private:
         for (int i = 0; i < n; ++i) {
             wrench_to_next(st.f[i], &st.mu[6 * i], &st.pi[6 * i]);
             const TreeLink& l = t.links[i];
-            st.Qminus[i] = 0.5 * h * st.tau[i] - 0.5 * l.damping * (st.qp[i] - st.q[i]);
+            if (l.type == TreeJoint::screw)
+                st.Qminus[l.iv] = 0.5 * h * st.tau[l.iv] - 0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
         }
         st.qm.swap(st.q);
         st.q = st.qp;

@@ -24,6 +24,14 @@ public:
         relative_rotvec_jacobian(a, b, qoff_, Ca, Cb);
     }
     const char* coordinate_name(int i) const override { return i == 0 ? "rx" : (i == 1 ? "ry" : "rz"); }
+    // For minimal coordinates: the centre in the parent frame; at zero coordinates the relative
+    // rotation is qoff and the centres coincide.
+    bool minimal(MinimalJoint* out) const override {
+        out->kind = MinimalJoint::Kind::spherical;
+        out->point = pa_;
+        out->rest = Pose{pa_ - rotate(qoff_, pb_), qoff_};
+        return true;
+    }
 
 private:
     Vec3 pa_, pb_;

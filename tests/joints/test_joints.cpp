@@ -296,9 +296,29 @@ TEST_CASE("minimal-coordinate description reproduces the maximal configuration",
                 CHECK(coord == Approx(q).margin(1e-12));
             }
         }
-    Case s = make_case("spherical", false, rng);
+    // A ball joint: its centre and rest pose; a turn E about the centre keeps the points together
+    // and reads back as the coordinates rotvec(E).
+    for (bool world : {false, true}) {
+        Case s = make_case("spherical", world, rng);
+        MinimalJoint mj;
+        REQUIRE(s.joint->minimal(&mj));
+        CHECK(mj.kind == MinimalJoint::Kind::spherical);
+        for (int k = 0; k < 3; ++k) {
+            const Vec3 rv = k == 0 ? Vec3{} : rng.unit() * rng.uniform(0.2, 3.0);
+            const Quat E = quat_from_rotvec(rv);
+            const Pose rel{mj.point + rotate(E, mj.rest.x - mj.point), E * mj.rest.q};
+            const Pose b{s.a0.x + rotate(s.a0.q, rel.x), s.a0.q * rel.q};
+            VecX g;
+            eval(*s.joint, s.a0, b, g, nullptr, nullptr);
+            double c[3];
+            s.joint->coordinates(s.a0, b, nullptr, c);
+            CHECK(g.lpNorm<Eigen::Infinity>() < 1e-12);
+            for (int i = 0; i < 3; ++i) CHECK(c[i] == Approx(rv[i]).margin(1e-12));
+        }
+    }
+    Case u = make_case("universal", false, rng);
     MinimalJoint mj;
-    CHECK_FALSE(s.joint->minimal(&mj));
+    CHECK_FALSE(u.joint->minimal(&mj));
 }
 
 TEST_CASE("bad joint parameters give errors naming the joint", "[joints]") {

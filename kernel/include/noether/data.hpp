@@ -195,6 +195,10 @@ NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Inputs& i
 // apply in joint space).
 NOETHER_API void body_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out);
 
+// Adds the actuation and spring wrenches of joint j (no damper) at the given poses onto its two
+// bodies, as applied_wrenches() computes them (springs unwrap against Data::coord).
+NOETHER_API void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int j, Wrench* out);
+
 // Recompute Data::coord and Data::rate from Data::pose and the given velocities (unwrapping
 // angles against the previous coordinates).
 NOETHER_API void update_joint_coordinates(const Model& m, Data& d, const Twist* twists);

@@ -28,13 +28,13 @@ namespace noether {
 // with S the unit twist of the joint in the parent body frame, and T0 the child pose in the
 // parent frame at c = 0. (For a world parent, "parent frame" is the world frame.)
 struct NOETHER_API MinimalJoint {
-    enum class Kind { revolute, prismatic, helical } kind = Kind::revolute;
-    Vec3 axis;        // unit axis, parent frame
-    Vec3 point;       // a point on the axis, parent frame (revolute/helical)
+    enum class Kind { revolute, prismatic, helical, spherical } kind = Kind::revolute;
+    Vec3 axis;        // unit axis, parent frame (1-DOF kinds)
+    Vec3 point;       // a point on the axis, parent frame (revolute/helical); the centre (spherical)
     double pitch = 0; // helical: translation per radian
     Pose rest;        // T0: child pose in the parent frame at coordinate 0
 };
-// T(c) for a MinimalJoint (child pose in the parent frame).
+// T(c) for a 1-DOF MinimalJoint (child pose in the parent frame); the rest pose for spherical.
 NOETHER_API Pose minimal_transform(const MinimalJoint& mj, double c);
 
 class NOETHER_API JointModel {
@@ -55,7 +55,7 @@ public:
     virtual void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const = 0;
     // Short name of coordinate i ("angle", "x", "rx", ...).
     virtual const char* coordinate_name(int i) const = 0;
-    // 1-DOF joints fill `out` and return true.
+    // 1-DOF joints and ball joints (Kind::spherical) fill `out` and return true.
     virtual bool minimal(MinimalJoint* out) const { (void)out; return false; }
 };
 

@@ -2,22 +2,33 @@
 //
 // A Model stores bodies and joint constraints (maximal coordinates). A minimal-coordinate
 // integrator (riqn, docs/design/riqn.md) needs the same mechanism as a tree of links moved by
-// 1-DOF joint coordinates. build_tree_view() derives it:
+// joint coordinates. build_tree_view() derives it:
 //   * links in parents-first order: the kernel's elimination list read backwards;
 //   * bodies joined by fixed joints are merged into one link (composite mass and inertia about
 //     the composite centre of mass, axes of the link's first body); bodies welded to the world
 //     are part of the world;
-//   * per link, the joint from its parent as a unit screw A (parent link frame) and the link's
-//     pose M at coordinate 0: T(q) = exp(A q) · M = M · exp(S q), S = Ad_{M⁻¹} A. The
-//     coordinate q is the joint's raw coordinate (Data::coord − offset), so the view and the
-//     joint plugins agree on every angle and displacement;
+//   * three kinds of link joint (TreeJoint), each with nq position and nv velocity coordinates:
+//       screw (revolute, prismatic, helical; nq = nv = 1): a unit screw A (parent link frame)
+//         and the link's pose M at coordinate 0: T(q) = exp(A q) · M = M · exp(S q),
+//         S = Ad_{M⁻¹} A. q is the joint's raw coordinate (Data::coord − offset), so the view
+//         and the joint plugins agree on every angle and displacement;
+//       ball (spherical; nq = 4, nv = 3): q is the unit quaternion E (w, x, y, z) of the turn
+//         from the rest pose M about the joint centre c (link frame):
+//         T(E) = M · [E, c − E c]; velocities are the relative angular velocity in the link
+//         frame, S = [I; c×];
+//       free (the root of a floating component; nq = 7, nv = 6): q = (x, y, z, w, qx, qy, qz)
+//         is the link's world pose, velocities its body twist [ω; v], S = I;
 //   * a joint whose tree direction is the reverse of its spec (the parent is reached through
-//     the child) gets the inverse transform: the same coordinate, the screw negated.
-// A Model the view cannot take — a loop closure, a joint with more than one degree of freedom,
-// a joint plugin without a minimal description, a free-floating body — is refused with one
-// diagnostic per offending element, naming it and the integrator that can take it.
+//     the child) gets the inverse transform: the same coordinate, the screw negated (a ball
+//     joint is symmetric: its centre in the other link).
+// A Model the view cannot take — a loop closure, a joint of another kind (universal, planar,
+// ...), a joint plugin without a minimal description — is refused with one diagnostic per
+// offending element, naming it and the integrator that can take it.
 //
-// Twists are [ω; v] and wrenches [n; f], in link frames at the link centre of mass.
+// Twists are [ω; v] and wrenches [n; f], in link frames at the link centre of mass. Vectors of
+// positions have TreeView::nq entries (link i at links[i].iq), velocities, forces and
+// impulses TreeView::nv (link i at links[i].iv); for a tree of screw joints both are the link
+// index.
 #pragma once
 
 #include "noether/export.h"
@@ -45,25 +56,37 @@ inline Frame inverse(const Frame& a) {
 }
 inline Frame frame_of(const Pose& p) { return {rotation(p.q), p.x}; }
 
+enum class TreeJoint { screw, ball, free };
+
 struct NOETHER_API TreeLink {
     int parent = -1;      // parent link (−1 = the world); parents come before children
-    int joint = -1;       // the Model joint that moves this link
-    int dof = -1;         // its index into Data::coord / rate / actuation
+    int joint = -1;       // the Model joint that moves this link (−1 for a free root)
+    int dof = -1;         // its first index into Data::coord / rate / actuation (−1: free)
+    TreeJoint type = TreeJoint::screw;
+    int nq = 1, nv = 1;   // position and velocity coordinates: 1/1 screw, 4/3 ball, 7/6 free
+    int iq = 0, iv = 0;   // offsets into position and velocity vectors
+    int id = 0;           // offset of the link's nv×nv block in TreeABI::D
     int body = -1;        // the Model body the link frame is built on (its first body)
     MinimalJoint::Kind kind = MinimalJoint::Kind::revolute;
     double A[6] = {0, 0, 0, 0, 0, 0};  // unit screw of the joint, parent link frame [ω; v]
     double S[6] = {0, 0, 0, 0, 0, 0};  // the same screw in the link frame (constant)
-    Frame M;              // link pose in the parent link frame at q = 0
+    Vec3 centre;          // ball: the joint centre c in the link frame
+    Frame M;              // link pose in the parent link frame at q = 0 (identity for free)
     double mass = 0;      // composite
     Mat3 inertia;         // composite, about the link centre of mass, link axes
-    double damping = 0, stiffness = 0;
+    double damping = 0, stiffness = 0;  // screw joints (ball springs act as wrenches)
     double rest = 0;      // spring rest position as a raw coordinate (rest − offset)
 };
+// Column k < nv of the link's motion subspace S (link frame).
+NOETHER_API void link_motion(const TreeLink& l, int k, double* s);
 
 struct NOETHER_API TreeView {
     std::vector<TreeLink> links;     // parents first
     std::vector<int> body_link;      // per Model body: its link, −1 = welded to the world
     std::vector<Frame> body_offset;  // per Model body: pose in its link frame (world frame if welded)
+    int nq = 0, nv = 0;              // position and velocity coordinates of the whole tree
+    int nd = 0;                      // Σ nv² (TreeABI::D)
+    bool screws_only = true;         // every link a screw joint (nq = nv = size())
     int size() const { return static_cast<int>(links.size()); }
 };
 
@@ -73,32 +96,46 @@ NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeVie
 
 // exp(A q) for a unit screw (|ω| = 1, or ω = 0 and |v| = 1): the exact exponential.
 NOETHER_API Frame screw_exp(const double* A, double q);
-// T(q) = exp(A q) · M: the link's pose in its parent link frame.
+// The exponential of any twist x = [φ; ρ] on SE(3): (exp(φ×), Jl(φ) ρ).
+NOETHER_API Frame se3_exp(const double* x);
+// T(q) = exp(A q) · M: a screw link's pose in its parent link frame.
 NOETHER_API Frame link_transform(const TreeLink& l, double q);
-// World poses of every link at coordinates q.
+// The pose of any link in its parent link frame from its nq coordinates q (= &positions[iq]).
+NOETHER_API Frame link_transform(const TreeLink& l, const double* q);
+// q ⊕ v: the link's coordinates moved by the velocity-space step v (nv values) — q + v for a
+// screw, E ⊗ exp(v) for a ball, g · exp(v) (SE(3)) for a free link; T(q ⊕ v) = T(q) · exp(S v).
+NOETHER_API void link_retract(const TreeLink& l, const double* q, const double* v, double* out);
+// v = q1 ⊖ q0, the inverse of link_retract (rotations below π).
+NOETHER_API void link_difference(const TreeLink& l, const double* q0, const double* q1, double* v);
+// The coordinates of T = M: 0, the identity quaternion, the identity pose for a free link.
+NOETHER_API void link_neutral(const TreeLink& l, double* q);
+// World poses of every link at coordinates q (nq).
 NOETHER_API void tree_link_poses(const TreeView& t, const double* q, Frame* g);
 // World poses of every Model body from the link poses. Each quaternion takes the sign closest to
 // sign_ref[b] (may be null).
 NOETHER_API void tree_body_poses(const TreeView& t, const Frame* link_g, const Pose* sign_ref, Pose* out);
 // Coordinates read from Model body poses: q_i from the relative pose of link i in its parent,
-// angles unwrapped to within π of prev (may be null).
+// angles unwrapped to within π of prev (may be null), quaternions signed as in prev (or w ≥ 0).
 NOETHER_API void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* prev, double* q);
-// Link twists (link frames) from coordinate rates: V_i = Ad_{T_i⁻¹} V_parent + S_i q̇_i.
+// Link twists (link frames) from velocities (nv): V_i = Ad_{T_i⁻¹} V_parent + S_i q̇_i.
 NOETHER_API void tree_link_twists(const TreeView& t, const double* q, const double* qdot, double (*V)[6]);
 
 // ---- articulated-body passes (riqn.md §5.2) ---------------------------------------------------
 // At fixed link transforms T (T[i] = link_transform(link i, q_i)), with an optional diagonal k
-// added to the joint-space mass matrix: setup builds the articulated inertias of M(q) + diag(k)
-// in O(n); solve returns Δq = (M(q) + diag(k))⁻¹ u in O(n). Workspaces are sized on first use.
+// (nv) added to the joint-space mass matrix: setup builds the articulated inertias of
+// M(q) + diag(k) in O(n); solve returns Δv = (M(q) + diag(k))⁻¹ u in O(n) (u, Δv: nv).
+// Workspaces are sized on first use.
 struct NOETHER_API TreeABI {
     std::vector<double> X;   // Ad_{T_i⁻¹} per link, 6×6 row-major
     std::vector<double> IA;  // articulated inertia per link, 6×6
-    std::vector<double> U, P, dV;  // 6 per link
-    std::vector<double> D, u;      // per link
+    std::vector<double> U;         // IA·S: 6 per velocity
+    std::vector<double> P, dV;     // 6 per link
+    std::vector<double> D;         // per link: Sᵀ IA S + k (nv = 1), its inverse (nv > 1)
+    std::vector<double> u;         // per velocity
 };
 NOETHER_API void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI& w);
 NOETHER_API void tree_abi_solve(const TreeView& t, const Frame* T, TreeABI& w, const double* u, double* dq);
-// The dense joint-space mass matrix M(q) (n×n, row-major) by the composite-rigid-body algorithm;
+// The dense joint-space mass matrix M(q) (nv×nv, row-major) by the composite-rigid-body algorithm;
 // every entry is written (zero between links on different branches).
 NOETHER_API void tree_mass_matrix(const TreeView& t, const double* q, double* M);
 
