@@ -86,6 +86,17 @@ TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, su
     CHECK(allocations_in_steps(s, 200) == 0);
     s.options.extra_lists["newton"] = {"exact"};
     CHECK(allocations_in_steps(s, 50) == 0);
+    // A floating base, a ball joint with a spring and actuation, body forces.
+    Spec fl = testutil::floating_tree_spec(12, "riqn");
+    fl.gravity = {0, 0, -9.81};
+    fl.joints[0].stiffness = {1.0, 1.0, 1.0};
+    ForceSpec f;
+    f.body = "tip";
+    f.torque = {0.1, 0.2, 0.3};
+    fl.forces.push_back(f);
+    CHECK(allocations_in_steps(fl, 100) == 0);
+    fl.options.extra_lists["newton"] = {"exact"};
+    CHECK(allocations_in_steps(fl, 50) == 0);
     Spec sub = testutil::chain_spec(10, "revolute", "riqn");
     sub.options.max_iterations = 4;  // most steps are retaken as substeps
     auto m = compile(sub);
