@@ -423,6 +423,31 @@ void add_generalized(const double* C, const double* u, int dofs, Wrench& w) {
     }
 }
 
+// The wrenches of joint j onto its two bodies: actuation and springs, and dampers when twists
+// are given (null: no dampers).
+void add_joint_wrench(const JointInfo& j, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
+                      Wrench* out) {
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs];
+    const double* act = in.actuation + j.dof_offset;
+    const Pose a = j.a >= 0 ? poses[j.a] : Pose{};
+    j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+    for (int k = 0; k < j.dofs; ++k) u[k] = act[k];
+    if (j.has_force_element) {
+        double prev[kMaxJointDofs];
+        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
+        j.impl->coordinates(a, poses[j.b], prev, c);
+        for (int k = 0; k < j.dofs; ++k) {
+            if (twists)
+                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) -
+                        j.damping[k] * coordinate_rate(j, Ca, Cb, k, twists);
+            else
+                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]);
+        }
+    }
+    add_generalized(Cb, u, j.dofs, out[j.b]);
+    if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
+}
+
 }  // namespace
 
 void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out) {
@@ -448,43 +473,17 @@ void body_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* 
 void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
                       Wrench* out) {
     body_wrenches(m, in, poses, out);
-    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
         const double* act = in.actuation + j.dof_offset;
         bool any = j.has_force_element;
         for (int k = 0; k < j.dofs && !any; ++k) any = act[k] != 0;
-        if (!any) continue;
-        const Pose a = j.a >= 0 ? poses[j.a] : Pose{};
-        j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
-        for (int k = 0; k < j.dofs; ++k) u[k] = act[k];
-        if (j.has_force_element) {
-            double prev[kMaxJointDofs];
-            for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
-            j.impl->coordinates(a, poses[j.b], prev, c);
-            for (int k = 0; k < j.dofs; ++k)
-                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) -
-                        j.damping[k] * coordinate_rate(j, Ca, Cb, k, twists);
-        }
-        add_generalized(Cb, u, j.dofs, out[j.b]);
-        if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
+        if (any) add_joint_wrench(j, d, in, poses, twists, out);
     }
 }
 
-void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int jid, Wrench* out) {
-    const JointInfo& j = m.joints[jid];
-    if (j.dofs == 0) return;
-    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], u[kMaxJointDofs], prev[kMaxJointDofs];
-    const Pose a = j.a >= 0 ? poses[j.a] : Pose{};
-    j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
-    for (int k = 0; k < j.dofs; ++k) u[k] = in.actuation[j.dof_offset + k];
-    if (j.has_force_element) {
-        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
-        j.impl->coordinates(a, poses[j.b], prev, c);
-        for (int k = 0; k < j.dofs; ++k) u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]);
-    }
-    add_generalized(Cb, u, j.dofs, out[j.b]);
-    if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
+void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int j, Wrench* out) {
+    if (m.joints[j].dofs > 0) add_joint_wrench(m.joints[j], d, in, poses, nullptr, out);
 }
 
 void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {

@@ -42,26 +42,13 @@ using namespace noether;
 
 using V6 = double[6];
 
-// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches -----------------------------------
+// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches (dot6, ad_apply, wrench_to_parent and
+// twist_to_child come with noether/tree.hpp) ---------------------------------------------------
 
 inline Vec3 top(const double* a) { return {a[0], a[1], a[2]}; }
 inline Vec3 bot(const double* a) { return {a[3], a[4], a[5]}; }
 inline void set6(double* o, const Vec3& a, const Vec3& b) {
     o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
-}
-inline double dot6(const double* a, const double* b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-// Ad_{T⁻¹}ᵀ: a wrench in the frame of a child at pose T (in the parent) → the parent frame.
-inline void wrench_to_parent(const Frame& T, const double* w, double* o) {
-    const Vec3 f = T.R * bot(w);
-    set6(o, T.R * top(w) + cross(T.p, f), f);
-}
-// Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
-inline void twist_to_child(const Frame& T, const double* V, double* o) {
-    const Mat3 Rt = transpose(T.R);
-    const Vec3 w = top(V);
-    set6(o, Rt * w, Rt * (bot(V) - cross(T.p, w)));
 }
 // Ad_fᵀ: a wrench in the frame at g_k → the frame at g_{k+1} = g_k f.
 inline void wrench_to_next(const Frame& f, const double* w, double* o) {
@@ -481,13 +468,13 @@ private:
             if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - offset(m, l);
         tree_coordinates(t, d.pose.data(), st.qm.data(), st.q.data());
         kinematics(m, d, st);
-        for (const TreeLink& l : t.links) {
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
             if (l.type == TreeJoint::screw) {
                 st.dq[l.iv] = d.rate[l.dof];
                 continue;
             }
             // Ball and free links: velocities from the body twists of Data.
-            const int i = static_cast<int>(&l - t.links.data());
             double Vi[6], Vp[6] = {0, 0, 0, 0, 0, 0};
             link_twist_of_data(d, st, i, Vi);
             if (l.type == TreeJoint::free) {
@@ -873,10 +860,6 @@ private:
         Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), t.nv);
         dq.noalias() = st.lu.solve(st.kr);
         return true;
-    }
-    static void ad_apply(const Frame& g, const double* in, double* out) {
-        const Vec3 w = g.R * top(in);
-        set6(out, w, cross(g.p, w) + g.R * bot(in));
     }
 
     static void commit(State& st, double h) {

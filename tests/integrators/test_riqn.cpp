@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "noether/tree.hpp"
+#include "tree_util.hpp"
 #include "util.hpp"
 
 using namespace noether;
@@ -15,13 +16,6 @@ using namespace testutil;
 using Catch::Matchers::Contains;
 
 namespace {
-
-TreeView view_of(const Model& m) {
-    TreeView t;
-    std::vector<Diagnostic> errors;
-    REQUIRE(build_tree_view(m, "test", t, errors));
-    return t;
-}
 
 void run(const Model& m, Data& d, int steps) {
     for (int i = 0; i < steps; ++i) REQUIRE(step(m, d) == StepStatus::ok);
@@ -81,14 +75,6 @@ double discrete_lagrangian(const Model& m, const std::vector<Pose>& a, const std
         L += 0.5 * h * B.mass * (dot(m.gravity, a[i].x) + dot(m.gravity, b[i].x));  // −(h/2)(U_a + U_b)
     }
     return L;
-}
-
-std::vector<Pose> poses_at(const Model& m, const TreeView& t, const std::vector<double>& q) {
-    std::vector<Frame> g(t.size());
-    std::vector<Pose> p(m.nbodies());
-    tree_link_poses(t, q.data(), g.data());
-    tree_body_poses(t, g.data(), nullptr, p.data());
-    return p;
 }
 
 // Tree coordinates of the committed state (q_k) and of the interval start (q_{k−1}).

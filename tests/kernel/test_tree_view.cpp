@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "noether/tree.hpp"
+#include "tree_util.hpp"
 #include "util.hpp"
 
 using namespace noether;
@@ -12,6 +13,22 @@ using namespace testutil;
 using Catch::Matchers::Contains;
 
 namespace {
+
+// ‖Δv − ref‖ / ‖ref‖: Δv = (M + diag k)⁻¹ u by the articulated-body passes at q, ref by a dense LU.
+double abi_error(const TreeView& t, const std::vector<double>& q, const MatX& M, const std::vector<double>& k,
+                 const std::vector<double>& u) {
+    const int nv = t.nv;
+    std::vector<Frame> Tk(t.size());
+    for (int i = 0; i < t.size(); ++i) Tk[i] = link_transform(t.links[i], &q[t.links[i].iq]);
+    std::vector<double> dq(nv);
+    TreeABI abi;
+    tree_abi_setup(t, Tk.data(), k.data(), abi);
+    tree_abi_solve(t, Tk.data(), abi, u.data(), dq.data());
+    MatX Mk = M;
+    for (int i = 0; i < nv; ++i) Mk(i, i) += k[i];
+    const VecX ref = Mk.partialPivLu().solve(Eigen::Map<const VecX>(u.data(), nv));
+    return (Eigen::Map<const VecX>(dq.data(), nv) - ref).norm() / ref.norm();
+}
 
 // A branched tree: every link kind, a fixed joint inside the tree, a body welded to the world
 // with a child, and a joint whose spec direction is the reverse of the tree's.
@@ -45,21 +62,6 @@ Spec branched_spec(unsigned seed = 7) {
     return s;
 }
 
-TreeView view_of(const Model& m) {
-    TreeView t;
-    std::vector<Diagnostic> errors;
-    REQUIRE(build_tree_view(m, "test", t, errors));
-    REQUIRE(errors.empty());
-    return t;
-}
-
-std::vector<Pose> body_poses(const Model& m, const TreeView& t, const std::vector<double>& q) {
-    std::vector<Frame> g(t.size());
-    std::vector<Pose> p(m.nbodies());
-    tree_link_poses(t, q.data(), g.data());
-    tree_body_poses(t, g.data(), nullptr, p.data());
-    return p;
-}
 
 }  // namespace
 
@@ -101,7 +103,7 @@ TEST_CASE("tree view: poses from coordinates satisfy every joint and read back t
     // At the initial coordinates the view reproduces the initial poses.
     std::vector<double> q(t.size());
     for (int i = 0; i < t.size(); ++i) q[i] = d.coord[t.links[i].dof];  // offsets are 0
-    std::vector<Pose> p = body_poses(*m, t, q);
+    std::vector<Pose> p = poses_at(*m, t, q);
     for (int b = 0; b < m->nbodies(); ++b) {
         CHECK(norm(p[b].x - m->bodies[b].pose0.x) < 1e-12);
         const Quat e = conj(p[b].q) * m->bodies[b].pose0.q;
@@ -110,7 +112,7 @@ TEST_CASE("tree view: poses from coordinates satisfy every joint and read back t
     Rng r(3);
     for (int trial = 0; trial < 20; ++trial) {
         for (int i = 0; i < t.size(); ++i) q[i] = r.uniform(-3, 3);
-        p = body_poses(*m, t, q);
+        p = poses_at(*m, t, q);
         int worst = -1;
         CHECK(max_violation(*m, p.data(), &worst) < 1e-12);
         // The joint plugins read the same coordinates (angles unwrapped next to q).
@@ -144,7 +146,7 @@ TEST_CASE("tree view: the mass matrix is the kinetic energy of the Model's bodie
     const double e = 1e-6;
     std::vector<double> qp(n), qm(n);
     for (int i = 0; i < n; ++i) qp[i] = q[i] + e * qd[i], qm[i] = q[i] - e * qd[i];
-    const std::vector<Pose> P = body_poses(*m, t, qp), Q = body_poses(*m, t, qm), C = body_poses(*m, t, q);
+    const std::vector<Pose> P = poses_at(*m, t, qp), Q = poses_at(*m, t, qm), C = poses_at(*m, t, q);
     double T = 0;
     for (int b = 0; b < m->nbodies(); ++b) {
         const Vec3 v = (P[b].x - Q[b].x) / (2 * e);
@@ -154,17 +156,9 @@ TEST_CASE("tree view: the mass matrix is the kinetic energy of the Model's bodie
     const Eigen::Map<const VecX> v(qd.data(), n);
     CHECK(0.5 * v.dot(M * v) == Approx(T).epsilon(1e-8));
     // ABI: (M + diag(k))⁻¹ u against the dense solve.
-    std::vector<Frame> Tk(n);
-    for (int i = 0; i < n; ++i) Tk[i] = link_transform(t.links[i], q[i]);
-    std::vector<double> k(n), u(n), dq(n);
+    std::vector<double> k(n), u(n);
     for (int i = 0; i < n; ++i) k[i] = r.uniform(0, 0.1), u[i] = r.uniform(-1, 1);
-    TreeABI abi;
-    tree_abi_setup(t, Tk.data(), k.data(), abi);
-    tree_abi_solve(t, Tk.data(), abi, u.data(), dq.data());
-    MatX Mk = M;
-    for (int i = 0; i < n; ++i) Mk(i, i) += k[i];
-    const VecX ref = Mk.partialPivLu().solve(Eigen::Map<const VecX>(u.data(), n));
-    CHECK((Eigen::Map<const VecX>(dq.data(), n) - ref).norm() < 1e-13 * ref.norm());
+    CHECK(abi_error(t, q, M, k, u) < 1e-13);
 }
 
 TEST_CASE("tree view: the ABI matches the dense solve on a 10-link and a 32-link chain", "[tree]") {
@@ -172,19 +166,13 @@ TEST_CASE("tree view: the ABI matches the dense solve on a 10-link and a 32-link
         auto m = compile(chain_spec(n));
         const TreeView t = view_of(*m);
         Rng r(5);
-        std::vector<double> q(n), u(n), dq(n);
+        std::vector<double> q(n), u(n);
         for (int i = 0; i < n; ++i) q[i] = r.uniform(-0.5, 0.5), u[i] = r.uniform(-1, 1);
         MatX M(n, n);
         tree_mass_matrix(t, q.data(), M.data());
-        std::vector<Frame> Tk(n);
-        for (int i = 0; i < n; ++i) Tk[i] = link_transform(t.links[i], q[i]);
-        TreeABI abi;
-        tree_abi_setup(t, Tk.data(), nullptr, abi);
-        tree_abi_solve(t, Tk.data(), abi, u.data(), dq.data());
-        const VecX ref = M.partialPivLu().solve(Eigen::Map<const VecX>(u.data(), n));
         // riqn.md §5.2: the difference is the conditioning (cond ≈ 6e3 at n = 10, 1e6 at n = 32).
         const double tol = n == 10 ? 1e-12 : 1e-9;
-        CHECK((Eigen::Map<const VecX>(dq.data(), n) - ref).norm() < tol * ref.norm());
+        CHECK(abi_error(t, q, M, std::vector<double>(n, 0.0), u) < tol);
     }
 }
 
@@ -245,7 +233,7 @@ TEST_CASE("tree view: a floating base is a free link, ball joints are 3-DOF link
         std::copy(base, base + 7, q.begin());
         q[7] = Qj.w, q[8] = Qj.x, q[9] = Qj.y, q[10] = Qj.z;
         q[11] = r.uniform(-3, 3);
-        const std::vector<Pose> p = body_poses(*m, t, q);
+        const std::vector<Pose> p = poses_at(*m, t, q);
         for (int j = 0; j < m->njoints(); ++j) {
             const JointInfo& ji = m->joints[j];
             std::vector<double> g(ji.rows);
@@ -301,7 +289,7 @@ TEST_CASE("tree view: with a free root and a ball joint, M is the kinetic energy
         link_retract(l, &q[l.iq], &ve[l.iv], &qp[l.iq]);
         link_retract(l, &q[l.iq], &vm[l.iv], &qm[l.iq]);
     }
-    const std::vector<Pose> P = body_poses(*m, t, qp), Q = body_poses(*m, t, qm);
+    const std::vector<Pose> P = poses_at(*m, t, qp), Q = poses_at(*m, t, qm);
     double T = 0;
     for (int b = 0; b < m->nbodies(); ++b) {
         const Vec3 lin = (P[b].x - Q[b].x) / (2 * e);
@@ -320,15 +308,7 @@ TEST_CASE("tree view: with a free root and a ball joint, M is the kinetic energy
     }
     CHECK(T2 == Approx(T).epsilon(1e-8));
     // ABI: (M + diag(k))⁻¹ u against the dense solve.
-    std::vector<Frame> Tk(t.size());
-    for (int i = 0; i < t.size(); ++i) Tk[i] = link_transform(t.links[i], &q[t.links[i].iq]);
-    std::vector<double> k(nv), u(nv), dq(nv);
+    std::vector<double> k(nv), u(nv);
     for (int i = 0; i < nv; ++i) k[i] = t.links.back().iv == i ? 0.05 : 0.0, u[i] = r.uniform(-1, 1);
-    TreeABI abi;
-    tree_abi_setup(t, Tk.data(), k.data(), abi);
-    tree_abi_solve(t, Tk.data(), abi, u.data(), dq.data());
-    MatX Mk = M;
-    for (int i = 0; i < nv; ++i) Mk(i, i) += k[i];
-    const VecX ref = Mk.partialPivLu().solve(Eigen::Map<const VecX>(u.data(), nv));
-    CHECK((Eigen::Map<const VecX>(dq.data(), nv) - ref).norm() < 1e-12 * ref.norm());
+    CHECK(abi_error(t, q, M, k, u) < 1e-12);
 }
