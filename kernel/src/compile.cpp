@@ -86,48 +86,52 @@ public:
     }
 };
 
+void check_mass(double mass, const Origin& o, const std::string& who, Checker& c) {
+    if (!(std::isfinite(mass) && mass > 0)) c.error(o, who + ": mass must be positive and finite, got " + num(mass));
+}
+
+// Inertia: finite, symmetric, positive definite (errors); triangle inequality (warning).
+void check_inertia(const Mat3& I, const Origin& o, const std::string& who, Checker& c) {
+    bool finite = true;
+    double scale = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            finite &= std::isfinite(I.m[i][j]);
+            scale = std::max(scale, std::fabs(I.m[i][j]));
+        }
+    if (!finite) {
+        c.error(o, who + ": inertia must be finite");
+        return;
+    }
+    double asym = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j) asym = std::max(asym, std::fabs(I.m[i][j] - I.m[j][i]));
+    if (asym > 1e-9 * std::max(scale, 1e-300)) {
+        c.error(o, who + ": inertia must be symmetric, got I[i][j] − I[j][i] = " + num(asym));
+        return;
+    }
+    double ev[3];
+    sym_eigenvalues(I, ev);
+    if (!(ev[0] > 0)) {
+        c.error(o, who + ": inertia must be positive definite, smallest principal moment is " + num(ev[0]) + " kg m²");
+        return;
+    }
+    const double tol = 1e-9 * ev[2];
+    if (ev[0] + ev[1] < ev[2] - tol)
+        c.warning(o, who + ": principal moments (" + num(ev[0]) + ", " + num(ev[1]) + ", " + num(ev[2]) +
+                         ") violate the triangle inequality (no rigid body has them; kept as given)");
+    if (ev[0] < 1e-9 * ev[2])
+        c.warning(o, who + ": inertia is nearly singular (principal moments " + num(ev[0]) + " … " + num(ev[2]) + ")");
+}
+
 void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
     const std::string who = "body '" + b.name + "'";
     out.name = b.name;
     out.origin = b.origin;
     out.mass = b.mass;
     out.inertia = b.inertia;
-    if (!(std::isfinite(b.mass) && b.mass > 0))
-        c.error(b.origin, who + ": mass must be positive and finite, got " + num(b.mass));
-    // Inertia: finite, symmetric, positive definite (errors); triangle inequality (warning).
-    bool finite = true;
-    double scale = 0;
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            finite &= std::isfinite(b.inertia.m[i][j]);
-            scale = std::max(scale, std::fabs(b.inertia.m[i][j]));
-        }
-    if (!finite) {
-        c.error(b.origin, who + ": inertia must be finite");
-    } else {
-        double asym = 0;
-        for (int i = 0; i < 3; ++i)
-            for (int j = i + 1; j < 3; ++j) asym = std::max(asym, std::fabs(b.inertia.m[i][j] - b.inertia.m[j][i]));
-        if (asym > 1e-9 * std::max(scale, 1e-300)) {
-            c.error(b.origin, who + ": inertia must be symmetric, got I[i][j] − I[j][i] = " + num(asym));
-        } else {
-            double ev[3];
-            sym_eigenvalues(b.inertia, ev);
-            if (!(ev[0] > 0)) {
-                c.error(b.origin, who + ": inertia must be positive definite, smallest principal moment is " + num(ev[0]) +
-                                      " kg m²");
-            } else {
-                const double tol = 1e-9 * ev[2];
-                if (ev[0] + ev[1] < ev[2] - tol)
-                    c.warning(b.origin, who + ": principal moments (" + num(ev[0]) + ", " + num(ev[1]) + ", " +
-                                            num(ev[2]) +
-                                            ") violate the triangle inequality (no rigid body has them; kept as given)");
-                if (ev[0] < 1e-9 * ev[2])
-                    c.warning(b.origin, who + ": inertia is nearly singular (principal moments " + num(ev[0]) + " … " +
-                                            num(ev[2]) + ")");
-            }
-        }
-    }
+    check_mass(b.mass, b.origin, who, c);
+    check_inertia(b.inertia, b.origin, who, c);
     if (!isfinite(b.position)) c.error(b.origin, who + ": position must be finite, got " + vec(b.position));
     if (!isfinite(b.velocity)) c.error(b.origin, who + ": velocity must be finite, got " + vec(b.velocity));
     if (!isfinite(b.angular_velocity))
@@ -445,6 +449,169 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         h = fnv(fnv(fnv(h, j.dofs), j.a), j.b);
     }
     m.fingerprint = h;
+    return model;
+}
+
+// ---- ModelVariation -----------------------------------------------------------------------
+
+namespace {
+enum VaryKind { kDt = 1, kGravity, kMass, kInertia, kVelocity, kAngularVelocity, kDamping, kStiffness, kRest };
+struct VaryKey {
+    const char* suffix;
+    VaryKind kind;
+    bool body;
+};
+const VaryKey kElementKeys[] = {{"mass", kMass, true},
+                                {"inertia", kInertia, true},
+                                {"velocity", kVelocity, true},
+                                {"angular_velocity", kAngularVelocity, true},
+                                {"damping", kDamping, false},
+                                {"stiffness", kStiffness, false},
+                                {"rest", kRest, false}};
+}  // namespace
+
+const char* ModelVariation::keys() {
+    return "dt, gravity, <body>.mass, <body>.inertia, <body>.velocity, <body>.angular_velocity, <joint>.damping, "
+           "<joint>.stiffness, <joint>.rest";
+}
+
+ModelVariation::ModelVariation(std::shared_ptr<const Model> base) : base_(std::move(base)) {
+    if (!base_) throw UsageError("ModelVariation: no base Model");
+}
+
+void ModelVariation::set(const std::string& key, const std::vector<double>& values) {
+    const Model& m = *base_;
+    Change c;
+    c.key = key;
+    c.values = values;
+    auto count = [&](std::size_t n, const char* what) {
+        if (values.size() != n)
+            throw UsageError("variation '" + key + "': expects " + what + ", got " + std::to_string(values.size()) +
+                             " value(s)");
+    };
+    if (key == "dt") {
+        c.kind = kDt;
+        count(1, "1 value");
+    } else if (key == "gravity") {
+        c.kind = kGravity;
+        count(3, "3 values");
+    } else {
+        const std::size_t dot = key.rfind('.');
+        const std::string element = dot == std::string::npos ? std::string() : key.substr(0, dot);
+        const std::string suffix = dot == std::string::npos ? key : key.substr(dot + 1);
+        const VaryKey* k = nullptr;
+        for (const VaryKey& e : kElementKeys)
+            if (suffix == e.suffix) k = &e;
+        if (!k || element.empty())
+            throw UsageError("variation '" + key + "': not a parameter that can vary without recompiling (keys: " +
+                             keys() + ")");
+        c.kind = k->kind;
+        if (k->body) {
+            c.index = m.body_index(element);
+            if (c.index < 0) throw UsageError("variation '" + key + "': no body named '" + element + "'");
+            if (k->kind == kInertia) {
+                if (values.size() != 3 && values.size() != 6 && values.size() != 9)
+                    count(3, "3 (diagonal), 6 (xx yy zz xy xz yz) or 9 values");
+            } else if (k->kind == kMass) {
+                count(1, "1 value");
+            } else {
+                count(3, "3 values");
+            }
+        } else {
+            c.index = m.joint_index(element);
+            if (c.index < 0) throw UsageError("variation '" + key + "': no joint named '" + element + "'");
+            const int dofs = m.joints[c.index].dofs;
+            if (dofs == 0)
+                throw UsageError("variation '" + key + "': joint '" + element + "' (type '" + m.joints[c.index].type +
+                                 "') has no degrees of freedom");
+            if (values.size() != 1 && static_cast<int>(values.size()) != dofs)
+                count(static_cast<std::size_t>(dofs), ("1 or " + std::to_string(dofs) + " values (one per DOF)").c_str());
+        }
+    }
+    changes_.push_back(std::move(c));
+}
+
+std::shared_ptr<const Model> ModelVariation::build() const {
+    if (changes_.empty()) return base_;
+    auto model = std::make_shared<Model>(*base_);
+    Model& m = *model;
+    Checker c;
+    std::vector<bool> body_changed(m.bodies.size(), false);
+    for (const Change& ch : changes_) {
+        const std::vector<double>& v = ch.values;
+        const std::string who = "variation '" + ch.key + "'";
+        switch (ch.kind) {
+        case kDt:
+            if (!(std::isfinite(v[0]) && v[0] > 0)) c.error(m.origin, who + ": dt must be positive and finite, got " + num(v[0]));
+            m.options.dt = v[0];
+            break;
+        case kGravity:
+            m.gravity = {v[0], v[1], v[2]};
+            if (!isfinite(m.gravity)) c.error(m.origin, who + ": gravity must be finite, got " + vec(m.gravity));
+            break;
+        case kMass:
+            m.bodies[ch.index].mass = v[0];
+            body_changed[ch.index] = true;
+            break;
+        case kInertia: {
+            Mat3 I;
+            if (v.size() == 9) {
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) I.m[i][j] = v[3 * i + j];
+            } else {
+                I = Mat3::diag(v[0], v[1], v[2]);
+                if (v.size() == 6) {
+                    I.m[0][1] = I.m[1][0] = v[3];
+                    I.m[0][2] = I.m[2][0] = v[4];
+                    I.m[1][2] = I.m[2][1] = v[5];
+                }
+            }
+            m.bodies[ch.index].inertia = I;
+            body_changed[ch.index] = true;
+            break;
+        }
+        case kVelocity:
+        case kAngularVelocity: {
+            const Vec3 x{v[0], v[1], v[2]};
+            BodyInfo& b = m.bodies[ch.index];
+            if (!isfinite(x)) c.error(b.origin, "body '" + b.name + "': " + who + " must be finite, got " + vec(x));
+            if (ch.kind == kVelocity) b.twist0.v = x;
+            else b.twist0.w = rotate_inv(b.pose0.q, x);
+            break;
+        }
+        default: {
+            JointInfo& j = m.joints[ch.index];
+            std::vector<double>& out = ch.kind == kDamping ? j.damping : ch.kind == kStiffness ? j.stiffness : j.rest;
+            out = v.size() == 1 ? std::vector<double>(j.dofs, v[0]) : v;
+            const bool nonneg = ch.kind != kRest;
+            for (double x : out)
+                if (!std::isfinite(x) || (nonneg && x < 0)) {
+                    c.error(j.origin, "joint '" + j.name + "': " + who + " must be " +
+                                          (nonneg ? "non-negative and " : "") + "finite, got " + num(x));
+                    break;
+                }
+            j.has_force_element = false;
+            for (int k = 0; k < j.dofs; ++k)
+                if (j.stiffness[k] != 0 || j.damping[k] != 0) j.has_force_element = true;
+        }
+        }
+    }
+    for (std::size_t i = 0; i < m.bodies.size(); ++i)
+        if (body_changed[i]) {
+            const BodyInfo& b = m.bodies[i];
+            const std::string who = "body '" + b.name + "'";
+            check_mass(b.mass, b.origin, who, c);
+            check_inertia(b.inertia, b.origin, who, c);
+        }
+    if (!c.has_errors() && m.integrator) m.integrator->check(m, c.diags);
+    if (c.has_errors()) throw ModelError(c.diags);
+    // Warnings: the base's, plus the new ones (a message already there is not repeated).
+    for (const Diagnostic& d : c.diags) {
+        const bool seen = std::any_of(m.warnings.begin(), m.warnings.end(), [&](const Diagnostic& w) {
+            return w.message == d.message && w.origin.str() == d.origin.str();
+        });
+        if (!seen) m.warnings.push_back(d);
+    }
     return model;
 }
 

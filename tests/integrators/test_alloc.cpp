@@ -4,6 +4,7 @@
 #include <atomic>
 #include <malloc.h>
 
+#include "noether/ensemble.hpp"
 #include "util.hpp"
 
 extern "C" {
@@ -106,4 +107,26 @@ TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, su
     for (int i = 0; i < 50; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
     CHECK(g_allocs.load() - before == 0);
     CHECK(d.stats.subdivided_steps > 25);
+}
+
+TEST_CASE("no heap allocation per step or per member in an ensemble on two threads", "[alloc][ensemble]") {
+    auto m = compile(testutil::chain_spec(8, "revolute", "vi-maximal"));
+    Ensemble e(m, 16);
+    e.set_threads(2);
+    e.set_controller([](int member, Data& d) { d.actuation[0] = 0.01 * member; });
+    REQUIRE(e.steps(3) == 16);  // setup: first steps, the arena, the workers
+    // What one steps() call costs (the pool's own task bookkeeping) must not grow with the
+    // number of steps: compare 1 and 200 steps per call.
+    long few = 0, many = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+        long before = g_allocs.load();
+        REQUIRE(e.steps(1) == 16);
+        few = std::max(few, g_allocs.load() - before);
+        before = g_allocs.load();
+        REQUIRE(e.steps(200) == 16);
+        many = std::max(many, g_allocs.load() - before);
+    }
+    INFO("allocations per steps() call: 1 step " << few << ", 200 steps " << many);
+    CHECK(many <= few + 4);
+    CHECK(many < 16);  // not one per member either
 }

@@ -84,4 +84,48 @@ struct NOETHER_API Model {
 // Validate and freeze. Throws ModelError listing every error; warnings are kept in Model::warnings.
 NOETHER_API std::shared_ptr<const Model> compile(const Spec& spec);
 
+// A Model with different numbers and the same structure, without recompiling: a copy of the
+// base that shares its compiled joints (JointModel objects), plugins and block graph layout,
+// with the changed values validated by the same rules as compile(). Data saved from one
+// restores into the other (same fingerprint). Ensembles and sweeps use it for per-member
+// parameters (docs/ensembles.md).
+//
+//   ModelVariation v(model);
+//   v.set("link1.mass", {2.0});
+//   v.set("j1.damping", {0.1});
+//   v.set("gravity", {0, 0, -1.62});
+//   std::shared_ptr<const Model> m2 = v.build();
+//
+// Keys (values):
+//   dt (1)                      step size [s]
+//   gravity (3)                 world gravity [m/s²]
+//   <body>.mass (1)             [kg]
+//   <body>.inertia (3, 6 or 9)  principal diagonal; xx yy zz xy xz yz; or the full 3×3 (row-major)
+//   <body>.velocity (3)         initial CoM velocity, world frame [m/s]
+//   <body>.angular_velocity (3) initial angular velocity, world frame [rad/s]
+//   <joint>.damping / .stiffness / .rest (1 or one per DOF)
+class NOETHER_API ModelVariation {
+public:
+    explicit ModelVariation(std::shared_ptr<const Model> base);
+    // Record a change. Throws UsageError for an unknown key or element (naming it and the keys)
+    // or a wrong number of values; the values themselves are checked by build().
+    void set(const std::string& key, const std::vector<double>& values);
+    bool empty() const { return changes_.empty(); }
+    // The varied Model (the base itself when nothing changed). Throws ModelError naming the
+    // element, the key, the rule and the value (e.g. a negative mass), or what the integrator's
+    // own checks refuse (riqn: damping on a ball joint).
+    std::shared_ptr<const Model> build() const;
+    // The accepted key forms, for messages.
+    static const char* keys();
+
+private:
+    struct Change {
+        std::string key;
+        int kind = 0, index = -1;
+        std::vector<double> values;
+    };
+    std::shared_ptr<const Model> base_;
+    std::vector<Change> changes_;
+};
+
 }  // namespace noether
