@@ -4,6 +4,7 @@
 //               [--sandbox DIR [--time-limit SECONDS]]
 //   noether check SCRIPT [--set name=value]...
 //   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]
+//   noether sweep SCRIPT [--grid k=a:b:n | --grid k=v1,v2]... [--samples N] [--seed S] [--threads T] [--out F]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
 //
@@ -22,6 +23,25 @@
 #include "noether/run.hpp"
 #include "noether/urdf.hpp"
 
+#include "cli.hpp"
+
+// Shared Lua helpers: installed next to the program, else the source tree of this build.
+std::string noether_cli::scripts_dir() {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        std::string dir = exe;
+        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
+        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
+    }
+#ifdef NOETHER_SCRIPTS_DIR
+    return NOETHER_SCRIPTS_DIR;
+#else
+    return "";
+#endif
+}
+
 namespace {
 
 void usage(FILE* out) {
@@ -39,6 +59,11 @@ void usage(FILE* out) {
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary\n"
+                 "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
+                 "             [--set name=value]... [--threads T] [--out FILE.csv|FILE.jsonl] [--quiet] [--timing]\n"
+                 "                     run the scene once per parameter set on every core (or the scene's\n"
+                 "                     noether.sweep{}); one row per member; under mpirun the members are split\n"
+                 "                     across ranks (docs/sweeps.md)\n"
                  "  plugins [--json]   list the loaded plugins (kind, name, description, path)\n"
                  "  version            print the version\n"
                  "  help               this text\n"
@@ -76,23 +101,6 @@ int cmd_plugins(const std::vector<std::string>& args) {
         for (const auto& e : reg.errors()) std::fprintf(stderr, "warning: %s\n", e.what());
     }
     return 0;
-}
-
-// Shared Lua helpers: installed next to the program, else the source tree of this build.
-std::string scripts_dir() {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
-        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
-    }
-#ifdef NOETHER_SCRIPTS_DIR
-    return NOETHER_SCRIPTS_DIR;
-#else
-    return "";
-#endif
 }
 
 int write_json(const std::string& path, const std::vector<noether::RunSummary>& worlds) {
@@ -169,7 +177,7 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
         return 2;
     }
     opt.progress = !quiet && isatty(2);
-    const std::string dir = scripts_dir();
+    const std::string dir = noether_cli::scripts_dir();
     if (!dir.empty()) opt.lua_path.push_back(dir);
     const noether::lua::ScriptResult r = noether::lua::run_script(script, opt);
     if (r.exit_code == 2) {
@@ -303,8 +311,9 @@ int main(int argc, char** argv) {
         if (cmd == "plugins") return cmd_plugins(args);
         if (cmd == "run" || cmd == "check") return cmd_script(cmd, args);
         if (cmd == "import") return cmd_import(args);
+        if (cmd == "sweep") return noether_cli::cmd_sweep(args);
         if (cmd == "version" || cmd == "--version") {
-            std::printf("noether %s\n", noether::version());
+            std::printf("noether %s\nMPI: %s\n", noether::version(), noether_cli::mpi_description().c_str());
             return 0;
         }
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {

@@ -66,6 +66,24 @@ std::string g_str(double v) {
     return buf;
 }
 
+std::string exact_str(double v) {
+    char buf[40];
+    for (int prec = 1; prec <= 17; ++prec) {
+        std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
+}
+
+std::string member_path(const Context& ctx, const std::string& path) {
+    if (ctx.options.member < 0) return path;
+    const std::size_t at = path.find("{member}");
+    if (at == std::string::npos) return "";
+    std::string out = path;
+    out.replace(at, 8, std::to_string(ctx.options.member));
+    return out;
+}
+
 bool is_vec3(lua_State* L, int idx, Vec3* out) {
     if (!lua_istable(L, idx) || lua_rawlen(L, idx) != 3) return false;
     for (int i = 0; i < 3; ++i) {

@@ -30,6 +30,8 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
     sandbox_start_clock(*ctx);
     // aborted: the script raised an error; outputs of runs it had not finished stay .part.
     auto collect = [&](bool aborted) {
+        result.sweep = ctx->sweep;
+        result.records = ctx->records;
         for (const auto& w : ctx->worlds) {
             if (!w->run) {
                 ++result.uncompiled;

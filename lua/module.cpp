@@ -1,7 +1,10 @@
 // The Lua module: the module table (noether.world, params, inertia, quat, plugins), the world
 // methods, the per-state context, and luaopen_noether for a stock lua5.4 (require "noether").
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include "noether/sweep.hpp"
 
 #include "world.hpp"
 
@@ -120,6 +123,144 @@ int l_here(lua_State* L) {
     return 1;
 }
 
+// A grid or list value as --set would give it.
+std::string sweep_value(lua_State* L, int idx, const std::string& who) {
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) return std::to_string(lua_tointeger(L, idx));
+        return exact_str(lua_tonumber(L, idx));
+    case LUA_TBOOLEAN: return lua_toboolean(L, idx) ? "true" : "false";
+    case LUA_TSTRING: return lua_tostring(L, idx);
+    default: fail(L, "%s: values are numbers, strings or booleans, got a %s", who, type_of(L, idx));
+    }
+}
+
+// The names of a table's string keys, sorted (Lua's own order is not reproducible).
+std::vector<std::string> sorted_keys(lua_State* L, int t, const std::string& who) {
+    std::vector<std::string> keys;
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            const std::string k = type_of(L, -1);
+            lua_pop(L, 1);
+            fail(L, "%s: keys are parameter names, got a %s key", who, k);
+        }
+        keys.push_back(lua_tostring(L, -1));
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+}
+
+// noether.sweep{ grid = { name = {v1, v2, ...} or "lo:hi:n", ... } | list = { {name = v, ...}, ... },
+//                samples = N, seed = S }: the members `noether sweep` runs by default (docs/sweeps.md).
+// Grid axes are taken in the order of their names. A plain run ignores the declaration.
+int l_sweep(lua_State* L) {
+    check_table(L, 1, "noether.sweep");
+    Context* ctx = context(L);
+    if (ctx->sweep.declared) fail(L, "noether.sweep: declared twice (one sweep per scene)");
+    Fields f{L, 1, "noether.sweep"};
+    f.only({"grid", "list", "samples", "seed"});
+    SweepPlan plan;
+    plan.declared = true;
+    plan.samples = f.integer("samples", 0, 0, 100000000);
+    plan.seed = static_cast<std::uint64_t>(f.integer("seed", 0, 0));
+    if (raw_getfield(L, 1, "grid") != LUA_TNIL) {
+        if (!lua_istable(L, -1)) f.bad("grid", "a table of parameter = {values} or \"lo:hi:n\"");
+        const int g = lua_gettop(L);
+        for (const std::string& name : sorted_keys(L, g, "noether.sweep: grid")) {
+            const std::string who = "noether.sweep: grid '" + name + "'";
+            raw_getfield(L, g, name.c_str());
+            SweepAxis axis;
+            if (lua_type(L, -1) == LUA_TSTRING) {
+                try {
+                    axis = parse_axis(name + "=" + lua_tostring(L, -1));
+                } catch (const Error& e) {
+                    fail(L, "noether.sweep: %s", e.what());
+                }
+            } else if (lua_istable(L, -1)) {
+                axis.name = name;
+                const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+                for (lua_Integer i = 1; i <= n; ++i) {
+                    lua_rawgeti(L, -1, i);
+                    axis.values.push_back(sweep_value(L, -1, who));
+                    lua_pop(L, 1);
+                }
+                if (axis.values.empty()) fail(L, "%s: needs at least one value", who);
+            } else {
+                fail(L, "%s: expected a list of values or \"lo:hi:n\", got a %s", who, type_of(L, -1));
+            }
+            lua_pop(L, 1);
+            plan.grid.push_back(axis);
+        }
+    }
+    lua_pop(L, 1);
+    if (raw_getfield(L, 1, "list") != LUA_TNIL) {
+        if (!lua_istable(L, -1)) f.bad("list", "a list of tables {name = value, ...}");
+        if (!plan.grid.empty()) fail(L, "noether.sweep: give either 'grid' or 'list', not both");
+        const int l = lua_gettop(L);
+        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, l));
+        for (lua_Integer i = 1; i <= n; ++i) {
+            lua_rawgeti(L, l, i);
+            const std::string who = "noether.sweep: list entry " + std::to_string(i);
+            if (!lua_istable(L, -1)) fail(L, "%s: expected a table {name = value, ...}, got a %s", who, type_of(L, -1));
+            const int e = lua_gettop(L);
+            std::vector<std::pair<std::string, std::string>> member;
+            for (const std::string& name : sorted_keys(L, e, who)) {
+                raw_getfield(L, e, name.c_str());
+                member.emplace_back(name, sweep_value(L, -1, who));
+                lua_pop(L, 1);
+            }
+            plan.list.push_back(std::move(member));
+            lua_pop(L, 1);
+        }
+        if (plan.list.empty()) fail(L, "noether.sweep: field 'list' is empty");
+        if (plan.samples > 0) fail(L, "noether.sweep: 'samples' draws from a grid, not from a list");
+    }
+    lua_pop(L, 1);
+    if (plan.samples > 0 && plan.grid.empty()) fail(L, "noether.sweep: 'samples' needs a 'grid' to draw from");
+    ctx->sweep = std::move(plan);
+    return 0;
+}
+
+// noether.record(name, value) or noether.record{ name = value, ... }: values a sweep writes as
+// columns of this member's row (numbers, strings, booleans). Recording a name again replaces it.
+int l_record(lua_State* L) {
+    Context* ctx = context(L);
+    auto put = [&](const std::string& name, int idx) {
+        if (name.empty()) fail(L, "noether.record: the name must not be empty");
+        Recorded r;
+        r.name = name;
+        if (lua_type(L, idx) == LUA_TNUMBER) {
+            const double v = lua_tonumber(L, idx);
+            r.number = std::isfinite(v);
+            r.text = lua_isinteger(L, idx) ? std::to_string(lua_tointeger(L, idx)) : exact_str(v);
+        } else if (lua_type(L, idx) == LUA_TBOOLEAN || lua_type(L, idx) == LUA_TSTRING) {
+            r.text = sweep_value(L, idx, "noether.record: '" + name + "'");
+        } else {
+            fail(L, "noether.record: '%s' must be a number, a string or a boolean, got a %s", name, type_of(L, idx));
+        }
+        for (Recorded& x : ctx->records)
+            if (x.name == name) {
+                x = r;
+                return;
+            }
+        ctx->records.push_back(r);
+    };
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        put(lua_tostring(L, 1), 2);
+    } else if (lua_istable(L, 1)) {
+        for (const std::string& name : sorted_keys(L, 1, "noether.record")) {
+            raw_getfield(L, 1, name.c_str());
+            put(name, lua_gettop(L));
+            lua_pop(L, 1);
+        }
+    } else {
+        fail(L, "noether.record: expected (name, value) or {name = value, ...}");
+    }
+    return 0;
+}
+
 int l_plugins(lua_State* L) {
     const auto list = Registry::global().list();
     lua_createtable(L, static_cast<int>(list.size()), 0);
@@ -167,7 +308,8 @@ int open_module(lua_State* L) {
         lua_setfield(L, -2, "__metatable");
     }
     lua_pop(L, 1);
-    static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {"here", guard<l_here>}, {nullptr, nullptr}};
+    static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {"here", guard<l_here>},
+                                      {"sweep", guard<l_sweep>}, {"record", guard<l_record>}, {nullptr, nullptr}};
     luaL_newlib(L, module);
     static const luaL_Reg inertia[] = {{"box", guard<l_inertia_box>}, {"cylinder", guard<l_inertia_cylinder>},
                                        {"sphere", guard<l_inertia_sphere>}, {"rod", guard<l_inertia_rod>}, {nullptr, nullptr}};
@@ -201,7 +343,8 @@ void install_context(lua_State* L, const ScriptOptions& options) {
     lua_pushcfunction(L, l_context_gc);
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
-    *p = new Context{options, 0.0, {}, {}};
+    *p = new Context{};
+    (*p)->options = options;
     lua_rawsetp(L, LUA_REGISTRYINDEX, &kContextKey);
 }
 

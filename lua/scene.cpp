@@ -250,7 +250,12 @@ int l_output(lua_State* L, World& w) {
     OutputSpec o;
     o.origin = where(L);
     o.file = f.string("file", "");
-    if (!o.file.empty()) o.file = sandbox_path(L, o.file, true, "output file");
+    std::string dropped;  // a sweep member's file without "{member}": not written
+    if (!o.file.empty()) {
+        const std::string mine = member_path(*context(L), o.file);
+        if (mine.empty()) dropped = o.file;
+        o.file = mine.empty() ? mine : sandbox_path(L, mine, true, "output file");
+    }
     o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
     int callback = LUA_NOREF;
     raw_getfield(L, 2, "callback");
@@ -275,8 +280,16 @@ int l_output(lua_State* L, World& w) {
         }
     }
     lua_pop(L, 1);
-    if (o.file.empty() && callback == LUA_NOREF) fail(L, "output: give a 'file' (CSV), a 'callback', or both");
-    if (!o.file.empty() && o.channels.empty()) fail(L, "output: field 'channels' is required with 'file'");
+    if (o.file.empty() && dropped.empty() && callback == LUA_NOREF)
+        fail(L, "output: give a 'file' (CSV), a 'callback', or both");
+    if ((!o.file.empty() || !dropped.empty()) && o.channels.empty())
+        fail(L, "output: field 'channels' is required with 'file'");
+    if (!dropped.empty()) {
+        w.import_warnings.push_back(o.origin.str() + ": output file '" + dropped + "' not written by sweep member " +
+                                    std::to_string(context(L)->options.member) +
+                                    " (every member would write it; put {member} in the name)");
+        if (callback == LUA_NOREF) return 0;
+    }
     w.outputs.push_back(o);
     w.output_callback.push_back(callback);
     return 0;

@@ -68,11 +68,11 @@ long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn) {
 }  // namespace
 
 void ensure_compiled(lua_State* L, World& w) {
-    (void)L;
     if (w.run) return;
     std::shared_ptr<const Model> model;
     try {
-        model = compile(w.spec);
+        const std::shared_ptr<ModelCache>& cache = context(L)->options.model_cache;
+        model = cache ? cache->compile(w.spec) : compile(w.spec);
     } catch (const ModelError& e) {
         throw LuaFail(e.what());
     }
@@ -326,7 +326,11 @@ int l_restore(lua_State* L, World& w) {
 
 int l_save_file(lua_State* L, World& w) {
     try {
-        w.data->save_file(sandbox_path(L, arg_string(L, 2, "save_file", "the path"), true, "save_file path"));
+        const std::string path = arg_string(L, 2, "save_file", "the path");
+        const std::string mine = member_path(*context(L), path);
+        if (mine.empty())
+            fail(L, "save_file: '%s': a sweep member writes only paths naming it (put {member} in the name)", path);
+        w.data->save_file(sandbox_path(L, mine, true, "save_file path"));
     } catch (const Error& e) {
         fail(L, "save_file: %s", e.what());
     }

@@ -45,6 +45,8 @@ struct Context {
     double deadline = 0;  // sandbox: steady-clock seconds after which the script is stopped
     std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
     std::vector<std::string> used_params;
+    SweepPlan sweep;                // noether.sweep{}
+    std::vector<Recorded> records;  // noether.record()
 };
 
 extern const char* const kWorldMeta;
@@ -83,6 +85,9 @@ void call(lua_State* L, int nargs);
 Origin where(lua_State* L);
 std::string type_of(lua_State* L, int idx);
 std::string g_str(double v);  // a number as %g, for messages
+std::string exact_str(double v);  // the shortest text that reads back as exactly v
+// A sweep member's file path: "{member}" replaced by its index; "" if the member may not write it.
+std::string member_path(const Context& ctx, const std::string& path);
 // Directory of the script file that called the current function ("" for chunks without a file).
 std::string caller_dir(lua_State* L);
 bool is_vec3(lua_State* L, int idx, Vec3* out);

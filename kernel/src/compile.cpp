@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "noether/integrator.hpp"
@@ -613,6 +614,165 @@ std::shared_ptr<const Model> ModelVariation::build() const {
         if (!seen) m.warnings.push_back(d);
     }
     return model;
+}
+
+// ---- ModelCache -----------------------------------------------------------------------------
+
+namespace {
+
+// Everything of a Spec except the numbers a ModelVariation changes, as bytes.
+struct KeyWriter {
+    std::string out;
+    void raw(const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); }
+    void d(double v) { raw(&v, sizeof v); }
+    void i(long long v) { raw(&v, sizeof v); }
+    void s(const std::string& v) {
+        i(static_cast<long long>(v.size()));
+        out += v;
+    }
+    void v3(const Vec3& v) { d(v.x), d(v.y), d(v.z); }
+    void q(const Quat& v) { d(v.w), d(v.x), d(v.y), d(v.z); }
+    void ov(const std::optional<Vec3>& v) {
+        i(v.has_value());
+        if (v) v3(*v);
+    }
+    void oq(const std::optional<Quat>& v) {
+        i(v.has_value());
+        if (v) q(*v);
+    }
+    void list(const std::vector<double>& v) {
+        i(static_cast<long long>(v.size()));
+        for (double x : v) d(x);
+    }
+    void origin(const Origin& o) { s(o.file), i(o.line), s(o.element); }
+};
+
+std::string structure_key(const Spec& spec) {
+    KeyWriter k;
+    k.origin(spec.origin);
+    k.i(static_cast<long long>(spec.plugin_dirs.size()));
+    for (const std::string& d : spec.plugin_dirs) k.s(d);
+    const Options& o = spec.options;
+    k.s(o.integrator), k.s(o.solver), k.d(o.tolerance), k.i(o.max_iterations), k.i(o.max_halvings), k.i(o.max_substeps);
+    k.i(static_cast<long long>(o.extra.size()));
+    for (const auto& kv : o.extra) k.s(kv.first), k.d(kv.second);
+    k.i(static_cast<long long>(o.extra_lists.size()));
+    for (const auto& kv : o.extra_lists) {
+        k.s(kv.first);
+        k.i(static_cast<long long>(kv.second.size()));
+        for (const std::string& x : kv.second) k.s(x);
+    }
+    k.i(static_cast<long long>(spec.bodies.size()));
+    for (const BodySpec& b : spec.bodies) {
+        k.s(b.name), k.v3(b.position), k.q(b.orientation), k.i(b.angular_velocity_in_body), k.origin(b.origin);
+        if (b.angular_velocity_in_body) k.v3(b.angular_velocity);  // varied in the world frame only
+    }
+    k.i(static_cast<long long>(spec.joints.size()));
+    for (const JointSpec& j : spec.joints) {
+        k.s(j.name), k.s(j.type), k.s(j.parent), k.s(j.child);
+        k.ov(j.anchor), k.ov(j.axis), k.ov(j.axis2), k.ov(j.parent_anchor), k.ov(j.child_anchor), k.ov(j.parent_axis),
+            k.ov(j.child_axis), k.oq(j.parent_frame), k.oq(j.child_frame);
+        k.list(j.offset), k.list(j.lower), k.list(j.upper);
+        k.i(static_cast<long long>(j.params.size()));
+        for (const auto& kv : j.params) k.s(kv.first), k.list(kv.second);
+        k.origin(j.origin);
+    }
+    k.i(static_cast<long long>(spec.forces.size()));
+    for (const ForceSpec& f : spec.forces) {
+        k.s(f.body), k.v3(f.force), k.v3(f.torque), k.i(f.body_frame), k.ov(f.point), k.origin(f.origin);
+    }
+    return k.out;
+}
+
+bool same(const Vec3& a, const Vec3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+// The variation that turns the Model of `base` into the Model of `spec` (same structure key).
+std::shared_ptr<const Model> vary_to(const std::shared_ptr<const Model>& model, const Spec& base, const Spec& spec) {
+    ModelVariation v(model);
+    if (!same(spec.gravity, base.gravity)) v.set("gravity", {spec.gravity.x, spec.gravity.y, spec.gravity.z});
+    if (spec.options.dt != base.options.dt) v.set("dt", {spec.options.dt});
+    for (std::size_t i = 0; i < spec.bodies.size(); ++i) {
+        const BodySpec& a = base.bodies[i];
+        const BodySpec& b = spec.bodies[i];
+        if (b.mass != a.mass) v.set(b.name + ".mass", {b.mass});
+        bool inertia_differs = false;
+        std::vector<double> I(9);
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) {
+                I[3 * r + c] = b.inertia.m[r][c];
+                inertia_differs |= b.inertia.m[r][c] != a.inertia.m[r][c];
+            }
+        if (inertia_differs) v.set(b.name + ".inertia", I);
+        if (!same(b.velocity, a.velocity)) v.set(b.name + ".velocity", {b.velocity.x, b.velocity.y, b.velocity.z});
+        if (!same(b.angular_velocity, a.angular_velocity))
+            v.set(b.name + ".angular_velocity", {b.angular_velocity.x, b.angular_velocity.y, b.angular_velocity.z});
+    }
+    for (std::size_t j = 0; j < spec.joints.size(); ++j) {
+        const JointSpec& a = base.joints[j];
+        const JointSpec& b = spec.joints[j];
+        auto list = [&](const std::vector<double>& x, const std::vector<double>& fill) {
+            return x.empty() ? fill : x;
+        };
+        if (b.damping != a.damping) v.set(b.name + ".damping", list(b.damping, {0.0}));
+        if (b.stiffness != a.stiffness) v.set(b.name + ".stiffness", list(b.stiffness, {0.0}));
+        if (b.rest != a.rest) v.set(b.name + ".rest", list(b.rest, model->joints[j].offset));
+    }
+    return v.build();
+}
+
+}  // namespace
+
+struct ModelCache::Impl {
+    struct Entry {
+        Spec base;
+        std::shared_ptr<const Model> model;
+    };
+    mutable std::mutex mu;
+    std::map<std::string, Entry> entries;
+    int compiles = 0, variations = 0;
+};
+
+ModelCache::ModelCache() : impl_(std::make_unique<Impl>()) {}
+ModelCache::~ModelCache() = default;
+
+std::shared_ptr<const Model> ModelCache::compile(const Spec& spec) {
+    const std::string key = structure_key(spec);
+    const Impl::Entry* hit = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        auto it = impl_->entries.find(key);
+        if (it != impl_->entries.end()) hit = &it->second;  // entries are never erased
+    }
+    if (hit) {
+        try {
+            auto m = vary_to(hit->model, hit->base, spec);
+            std::lock_guard<std::mutex> lock(impl_->mu);
+            ++impl_->variations;
+            return m;
+        } catch (const Error&) {
+            // A number the variation refuses: compile() reports it in its own words.
+        }
+    }
+    auto m = noether::compile(spec);
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    ++impl_->compiles;
+    impl_->entries.emplace(key, Impl::Entry{spec, m});
+    return m;
+}
+
+int ModelCache::compiles() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->compiles;
+}
+
+int ModelCache::variations() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->variations;
+}
+
+int ModelCache::size() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return static_cast<int>(impl_->entries.size());
 }
 
 }  // namespace noether

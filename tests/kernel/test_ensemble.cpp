@@ -203,3 +203,38 @@ TEST_CASE("ensemble misuse is refused with a clear message", "[ensemble]") {
     v.set("dt", {0.001});
     CHECK(error_of([&] { e.set_model(0, v.build()); }) == "Ensemble::set_model: member 0 has already stepped");
 }
+
+TEST_CASE("the model cache compiles a structure once and serves the rest as bit-identical variations", "[ensemble][cache]") {
+    ModelCache cache;
+    const Spec base = sprung_chain("vi-maximal");
+    for (int k = 0; k < 4; ++k) {
+        Spec s = base;
+        s.bodies[1].mass = 1 + 0.25 * k;
+        s.joints[2].damping = k % 2 ? std::vector<double>{} : std::vector<double>{0.1 * k};
+        s.joints[3].rest = k == 3 ? std::vector<double>{} : std::vector<double>{0.1};
+        s.options.dt = 0.01 / (k + 1);
+        const auto cached = cache.compile(s);
+        CHECK(state_after(cached, 80) == state_after(compile(s), 80));
+    }
+    CHECK(cache.compiles() == 1);
+    CHECK(cache.variations() == 3);
+    // Another structure (an option, a position) is compiled on its own.
+    Spec other = base;
+    other.options.integrator = "vi-midpoint";
+    cache.compile(other);
+    Spec moved = base;
+    moved.bodies[0].position.z += 1e-3;
+    CHECK(cache.compile(moved)->fingerprint == compile(base)->fingerprint);  // same names, other joints
+    CHECK(cache.compiles() == 3);
+    CHECK(cache.size() == 3);
+    // A number the variation refuses gets compile()'s message.
+    Spec bad = base;
+    bad.bodies[2].mass = -2;
+    std::string e;
+    try {
+        cache.compile(bad);
+    } catch (const ModelError& x) {
+        e = x.what();
+    }
+    CHECK(e.find("body 'link3': mass must be positive and finite, got -2") != std::string::npos);
+}

@@ -128,4 +128,26 @@ private:
     std::vector<Change> changes_;
 };
 
+// Compiled Models shared between Specs that differ only in the numbers a ModelVariation can
+// change (masses, inertias, initial velocities, joint damping/stiffness/rest, gravity, dt): the
+// first such Spec is compiled, the others are variations of it — bit for bit what compile()
+// would give (tested). Used by sweeps, whose members rebuild the same scene with other numbers.
+// Thread-safe.
+class NOETHER_API ModelCache {
+public:
+    ModelCache();
+    ~ModelCache();
+    ModelCache(const ModelCache&) = delete;
+    ModelCache& operator=(const ModelCache&) = delete;
+    // compile(spec), or a variation of an earlier Model of the same structure. Throws like compile().
+    std::shared_ptr<const Model> compile(const Spec& spec);
+    int compiles() const;    // Specs compiled from scratch
+    int variations() const;  // Specs served as variations
+    int size() const;        // distinct structures held
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace noether

@@ -9,8 +9,11 @@
 #include "noether/export.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "noether/run.hpp"
@@ -33,6 +36,35 @@ struct NOETHER_API ScriptOptions {
     std::string sandbox_dir = ".";
     std::size_t sandbox_memory = 256u << 20;  // bytes of Lua heap
     double sandbox_seconds = 60;               // wall time of the whole script, steps included
+    // Sweep member (noether sweep, docs/sweeps.md): its index (−1: not a member). A member's
+    // output files must name it with "{member}" in the path (replaced by the index); files
+    // without it are not written (a note says so) and save_file refuses them.
+    int member = -1;
+    // Worlds compile through this cache when given: members of a sweep that rebuild the same
+    // structure with other numbers share its compiled Model (noether::ModelCache).
+    std::shared_ptr<ModelCache> model_cache;
+};
+
+// A parameter sweep declared by a scene (noether.sweep{}) or given on the command line.
+struct NOETHER_API SweepAxis {
+    std::string name;
+    std::vector<std::string> values;  // the grid values, as --set would give them
+    bool range = false;               // given as lo:hi:n (random samples draw from [lo, hi])
+    double lo = 0, hi = 0;
+};
+struct NOETHER_API SweepPlan {
+    bool declared = false;
+    std::vector<SweepAxis> grid;                                       // cartesian product, first axis slowest
+    std::vector<std::vector<std::pair<std::string, std::string>>> list;  // explicit members
+    long long samples = 0;                                             // > 0: random draws over the grid's axes
+    std::uint64_t seed = 0;
+};
+
+// A value a script recorded with noether.record (a sweep writes it as a column).
+struct NOETHER_API Recorded {
+    std::string name;
+    std::string text;     // the value (numbers as the shortest text that reads back exactly)
+    bool number = false;
 };
 
 // What one world did: the kernel's run summary (noether/run.hpp).
@@ -44,6 +76,8 @@ struct NOETHER_API ScriptResult {
     std::string error;   // message for exit codes 1 and 2
     std::vector<RunSummary> worlds;  // every world the script compiled, in order
     int uncompiled = 0;              // worlds made but never compiled or run
+    SweepPlan sweep;                 // what noether.sweep{} declared
+    std::vector<Recorded> records;   // what noether.record() recorded, in order
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);

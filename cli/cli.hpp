@@ -1,0 +1,16 @@
+// Internal to the `noether` command: what its source files share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace noether_cli {
+
+// Shared Lua helpers (scripts/lib): installed next to the program, else this build's source tree.
+std::string scripts_dir();
+// `noether sweep` (sweep.cpp).
+int cmd_sweep(const std::vector<std::string>& args);
+// "compiled in (…)" or "not compiled in", for `noether version`.
+std::string mpi_description();
+
+}  // namespace noether_cli
