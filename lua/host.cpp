@@ -26,6 +26,18 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         return result;
     }
     open(L, options);
+    if (options.member >= 0) {
+        // A sweep member shares the process with the other members: os.exit would end them all
+        // (and tear down the thread pool under them). It raises an error instead.
+        lua_getglobal(L, "os");
+        if (lua_istable(L, -1)) {
+            lua_pushcfunction(L, [](lua_State* Ls) -> int {
+                return luaL_error(Ls, "os.exit is not available in a sweep member (it would end every member of the sweep)");
+            });
+            lua_setfield(L, -2, "exit");
+        }
+        lua_pop(L, 1);
+    }
     Context* ctx = context(L);
     sandbox_start_clock(*ctx);
     // aborted: the script raised an error; outputs of runs it had not finished stay .part.

@@ -232,11 +232,17 @@ std::vector<SweepRow> run_sweep(const std::string& script, const std::vector<Swe
             summary_cells(r.worlds[w], w == 0 ? "" : "w" + std::to_string(w + 1) + ".", options.timing, row.cells);
             for (const std::string& x : r.worlds[w].warnings) row.warnings += (row.warnings.empty() ? "" : " | ") + x;
         }
-        for (const Recorded& x : r.records) row.cells.push_back({x.name, x.text, x.number ? 'n' : 's'});
         // A summary key that is also a swept parameter (dt, integrator): "summary.<key>".
         for (SweepCell& c : row.cells)
             for (const auto& kv : row.params)
                 if (c.name == kv.first) c.name = "summary." + c.name;
+        // Recorded values; one named like a parameter as "record.<name>".
+        for (const Recorded& x : r.records) {
+            std::string name = x.name;
+            for (const auto& kv : row.params)
+                if (name == kv.first) name = "record." + name;
+            row.cells.push_back({name, x.text, x.number ? 'n' : 's'});
+        }
         if (options.progress) {
             std::lock_guard<std::mutex> lock(mu);
             options.progress(++done, static_cast<int>(rows.size()));

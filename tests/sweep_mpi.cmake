@@ -20,3 +20,27 @@ if(NOT n EQUAL 25)
   message(FATAL_ERROR "sweep mpi: expected 25 lines (header + 24 members), got ${n}")
 endif()
 message(STATUS "sweep mpi: identical (${n} lines)")
+
+# A rank that dies (member 4 of 6 kills its own process: rank 1 of 3) fails the whole run, the
+# launcher names the rank, and no file is written.
+file(WRITE ${OUT}_kill.lua "local noether = require('noether')
+local P = noether.params { k = 0 }
+if P.k == 4 then local pid = io.open('/proc/self/stat'):read('n'); os.execute('kill -9 ' .. pid) end
+local w = noether.world { dt = 0.01 }
+local b = w:body{ name = 'b', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }
+w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }
+w:run{ duration = 0.5 }
+")
+execute_process(COMMAND ${MPIEXEC} -n 3 --oversubscribe ${NOETHER} sweep ${OUT}_kill.lua --grid k=0:5:6 --quiet
+                        --out ${OUT}_dead.csv
+                RESULT_VARIABLE rd OUTPUT_VARIABLE od ERROR_VARIABLE ed)
+if(rd EQUAL 0)
+  message(FATAL_ERROR "sweep mpi: a killed rank did not fail the run")
+endif()
+if(NOT "${od}${ed}" MATCHES "rank 1")
+  message(FATAL_ERROR "sweep mpi: the failure does not name rank 1: ${od}${ed}")
+endif()
+if(EXISTS ${OUT}_dead.csv OR EXISTS ${OUT}_dead.csv.part)
+  message(FATAL_ERROR "sweep mpi: a file was written although a rank died")
+endif()
+message(STATUS "sweep mpi: a dead rank fails the run (exit ${rd}), named, nothing written")

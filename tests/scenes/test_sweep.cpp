@@ -199,6 +199,17 @@ TEST_CASE("sweep members that fail are rows with their error, the others complet
     CHECK_THAT(rows[5].error, Contains("the simulation failed"));
     CHECK(cell(rows[5], "failed") == "true");
     CHECK(rows[4].exit_code == 0);
+    // os.exit in a member would end every member: it is an error of that member.
+    const std::string quits = scenes::write_script(
+        "sweep_quit.lua", "local noether = require('noether')\nlocal P = noether.params{ k = 0 }\n"
+                          "if P.k == 1 then os.exit(3) end\nnoether.record('k', P.k)\n");
+    SweepPlan q;
+    q.grid = {parse_axis("k=0,1,2")};
+    const auto qrows = run_sweep(quits, sweep_members(q), options(2));
+    CHECK(qrows[0].exit_code == 0);
+    CHECK(qrows[1].exit_code == 2);
+    CHECK_THAT(qrows[1].error, Contains("sweep_quit.lua:3: os.exit is not available in a sweep member"));
+    CHECK(cell(qrows[2], "record.k") == "2");  // named like a parameter
 }
 
 TEST_CASE("sweep members write only files that name them ({member})", "[sweep]") {
