@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -249,6 +250,10 @@ std::vector<SweepRow> run_sweep(const std::string& script, const std::vector<Swe
         }
     };
     const int threads = options.threads > 0 ? options.threads : std::max(1, tbb::info::default_concurrency());
+    // More threads than cores (asked for explicitly): lift TBB's worker limit for this call.
+    std::unique_ptr<tbb::global_control> allow;
+    if (threads > tbb::info::default_concurrency())
+        allow = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
     tbb::task_arena arena(threads);
     arena.execute([&] {
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows.size(), 1), [&](const tbb::blocked_range<std::size_t>& r) {

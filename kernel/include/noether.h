@@ -90,6 +90,47 @@ NOETHER_API int noether_run_finish(noether_run* r);
 NOETHER_API char* noether_run_summary_json(const noether_run* r);
 NOETHER_API void noether_free(void* p);
 
+/* ---- per-member numbers and ensembles (docs/ensembles.md) ----------------------------------- */
+
+/* A new Model: `m` with one number changed and the same structure (no recompiling). key and
+ * values as noether::ModelVariation: "dt" (1), "gravity" (3), "<body>.mass" (1),
+ * "<body>.inertia" (3, 6 or 9), "<body>.velocity" / "<body>.angular_velocity" (3, world frame),
+ * "<joint>.damping" / ".stiffness" / ".rest" (1 or one per DOF). Chain calls for several
+ * changes; free each result with noether_model_free. NULL on error (the message names the key,
+ * the element, the rule and the value). */
+NOETHER_API noether_model* noether_model_vary(const noether_model* m, const char* key, const double* values, int n);
+
+typedef struct noether_ensemble noether_ensemble;
+/* Called before every step of every member, on the worker thread stepping that member (calls for
+ * different members run concurrently: touch only `d`, or synchronise). Return 0 to go on; any
+ * other value fails that member ("the controller returned <value>"); the others go on. */
+typedef int (*noether_controller)(void* user, int member, noether_data* d);
+
+/* `members` runs of `m` at its initial state, stepped in parallel on a thread pool. NULL on error. */
+NOETHER_API noether_ensemble* noether_ensemble_new(const noether_model* m, int members);
+NOETHER_API void noether_ensemble_free(noether_ensemble* e);
+NOETHER_API int noether_ensemble_size(const noether_ensemble* e);
+/* Worker threads: 0 = every core (the default). */
+NOETHER_API int noether_ensemble_set_threads(noether_ensemble* e, int threads);
+/* Member `member` runs `m` instead (same structure, e.g. from noether_model_vary), from its
+ * initial state; only before the member's first step. The ensemble keeps its own reference. */
+NOETHER_API int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_model* m);
+NOETHER_API int noether_ensemble_set_controller(noether_ensemble* e, noether_controller f, void* user);
+/* The member's data (set its inputs, read poses and monitors); borrowed, valid until the member's
+ * model is changed or the ensemble is freed. NULL if out of range. */
+NOETHER_API noether_data* noether_ensemble_data(noether_ensemble* e, int member);
+/* Advance every member that has not failed by n steps. NOETHER_OK if none has failed, else
+ * NOETHER_STEP_FAILED (the message names the first failed member and why). */
+NOETHER_API int noether_ensemble_steps(noether_ensemble* e, long long n);
+/* 1 if the member has failed (it stays at its last good step), 0 if not, -1 if out of range. */
+NOETHER_API int noether_ensemble_failed(const noether_ensemble* e, int member);
+/* Why the member failed ("" if it did not); borrowed, valid until the next call on e. */
+NOETHER_API const char* noether_ensemble_failure(const noether_ensemble* e, int member);
+/* FNV-1a over every member's saved state: equal values mean bit-identical ensembles. */
+NOETHER_API unsigned long long noether_ensemble_hash(const noether_ensemble* e);
+/* The member's run summary as JSON (as noether_run_summary_json); free with noether_free. */
+NOETHER_API char* noether_ensemble_summary_json(noether_ensemble* e, int member);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,8 +2,10 @@
 #include "noether.h"
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
+#include "noether/ensemble.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
 
@@ -23,6 +25,13 @@ struct noether_data {
 struct noether_run {
     std::unique_ptr<noether::Run> run;
     noether_data data;  // a view of run->data()
+};
+
+struct noether_ensemble {
+    std::unique_ptr<noether::Ensemble> ens;
+    std::vector<noether_data> views;  // one per member, pointing at its current Data
+    noether_controller controller = nullptr;
+    void* user = nullptr;
 };
 
 namespace {
@@ -281,6 +290,126 @@ char* noether_run_summary_json(const noether_run* r) {
         const std::string json = r->run->summary().to_json();
         out = static_cast<char*>(std::malloc(json.size() + 1));
         if (!out) return fail(NOETHER_BAD_INPUT, "noether_run_summary_json: out of memory");
+        std::memcpy(out, json.c_str(), json.size() + 1);
+        return static_cast<int>(NOETHER_OK);
+    });
+    return out;
+}
+
+
+noether_model* noether_model_vary(const noether_model* m, const char* key, const double* values, int n) {
+    if (!m || !key || (n > 0 && !values) || n < 0) {
+        fail(NOETHER_USAGE, "noether_model_vary: model, key and n >= 0 values are required");
+        return nullptr;
+    }
+    noether_model* out = nullptr;
+    guarded([&] {
+        noether::ModelVariation v(m->model);
+        v.set(key, std::vector<double>(values, values + n));
+        auto r = std::make_unique<noether_model>();
+        r->model = v.build();
+        out = r.release();
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+noether_ensemble* noether_ensemble_new(const noether_model* m, int members) {
+    if (!m) {
+        fail(NOETHER_USAGE, "noether_ensemble_new: model is NULL");
+        return nullptr;
+    }
+    noether_ensemble* out = nullptr;
+    guarded([&] {
+        auto e = std::make_unique<noether_ensemble>();
+        e->ens = std::make_unique<noether::Ensemble>(m->model, members);
+        e->views.resize(members);
+        out = e.release();
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+void noether_ensemble_free(noether_ensemble* e) { delete e; }
+
+int noether_ensemble_size(const noether_ensemble* e) { return e ? e->ens->size() : 0; }
+
+int noether_ensemble_set_threads(noether_ensemble* e, int threads) {
+    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_threads: ensemble is NULL");
+    return guarded([&] {
+        e->ens->set_threads(threads);
+        return NOETHER_OK;
+    });
+}
+
+int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_model* m) {
+    if (!e || !m) return fail(NOETHER_USAGE, "noether_ensemble_set_model: ensemble and model are required");
+    return guarded([&] {
+        e->ens->set_model(member, m->model);
+        return NOETHER_OK;
+    });
+}
+
+int noether_ensemble_set_controller(noether_ensemble* e, noether_controller f, void* user) {
+    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_controller: ensemble is NULL");
+    e->controller = f;
+    e->user = user;
+    if (!f) {
+        e->ens->set_controller(nullptr);
+        return NOETHER_OK;
+    }
+    e->ens->set_controller([e](int member, noether::Data& d) {
+        noether_data view;  // a view for this call (the member's slot may be read by the host meanwhile)
+        view.data = &d;
+        const int r = e->controller(e->user, member, &view);
+        if (r != 0) throw std::runtime_error("the controller returned " + std::to_string(r));
+    });
+    return NOETHER_OK;
+}
+
+noether_data* noether_ensemble_data(noether_ensemble* e, int member) {
+    if (!e || member < 0 || member >= e->ens->size()) {
+        fail(NOETHER_USAGE, "noether_ensemble_data: no such member");
+        return nullptr;
+    }
+    e->views[member].data = &e->ens->data(member);
+    return &e->views[member];
+}
+
+int noether_ensemble_steps(noether_ensemble* e, long long n) {
+    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_steps: ensemble is NULL");
+    return guarded([&] {
+        e->ens->steps(n);
+        for (int i = 0; i < e->ens->size(); ++i)
+            if (e->ens->failed(i))
+                return fail(NOETHER_STEP_FAILED, std::to_string(e->ens->failures()) + " member(s) failed; first: member " +
+                                                     std::to_string(i) + ": " + e->ens->failure(i));
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+int noether_ensemble_failed(const noether_ensemble* e, int member) {
+    if (!e || member < 0 || member >= e->ens->size()) return -1;
+    return e->ens->failed(member) ? 1 : 0;
+}
+
+const char* noether_ensemble_failure(const noether_ensemble* e, int member) {
+    if (!e || member < 0 || member >= e->ens->size()) return "";
+    return e->ens->failure(member).c_str();
+}
+
+unsigned long long noether_ensemble_hash(const noether_ensemble* e) { return e ? e->ens->hash() : 0; }
+
+char* noether_ensemble_summary_json(noether_ensemble* e, int member) {
+    if (!e) {
+        fail(NOETHER_USAGE, "noether_ensemble_summary_json: ensemble is NULL");
+        return nullptr;
+    }
+    char* out = nullptr;
+    guarded([&] {
+        const std::string json = e->ens->summary(member).to_json();
+        out = static_cast<char*>(std::malloc(json.size() + 1));
+        if (!out) return fail(NOETHER_BAD_INPUT, "out of memory");
         std::memcpy(out, json.c_str(), json.size() + 1);
         return static_cast<int>(NOETHER_OK);
     });

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -120,6 +121,10 @@ int Ensemble::steps(long long n) {
         p.arena = std::make_unique<tbb::task_arena>(threads);
         p.arena_threads = threads;
     }
+    // More threads than cores (asked for explicitly): lift TBB's worker limit for this call.
+    std::unique_ptr<tbb::global_control> allow;
+    if (threads > tbb::info::default_concurrency())
+        allow = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
     p.done.store(0);
     auto one = [&](Member& m) {
         if (m.failed) {
@@ -135,9 +140,9 @@ int Ensemble::steps(long long n) {
                 run.steps(n);
             }
         } catch (const std::exception& e) {
-            run.abort(std::string("member ") + std::to_string(m.index) + ": the controller failed: " + e.what());
+            run.abort(std::string("the controller failed: ") + e.what());
         } catch (...) {
-            run.abort("member " + std::to_string(m.index) + ": the controller failed (an exception of unknown type)");
+            run.abort("the controller failed (an exception of unknown type)");
         }
         if (run.failed()) {
             m.failed = true;

@@ -167,7 +167,7 @@ TEST_CASE("a member that fails stops and says when and why, the others go on", "
     CHECK(e.steps(100) == K - 2);
     CHECK(e.failures() == 2);
     CHECK(e.failed(1));
-    CHECK(e.failure(1) == "member 1: the controller failed: policy blew up");
+    CHECK(e.failure(1) == "the controller failed: policy blew up");
     CHECK(e.failure_step(1) == 30);
     CHECK(e.failed(4));
     CHECK(e.failure_step(4) == 20);
