@@ -8,6 +8,8 @@ namespace noether_cli {
 
 // Shared Lua helpers (scripts/lib): installed next to the program, else this build's source tree.
 std::string scripts_dir();
+// Write `text` to <path>.part and rename it to `path`; false (and no .part left) if any of it failed.
+bool write_atomically(const std::string& path, const std::string& text);
 // `noether sweep` (sweep.cpp).
 int cmd_sweep(const std::vector<std::string>& args);
 // "compiled in (…)" or "not compiled in", for `noether version`.

@@ -42,6 +42,18 @@ std::string noether_cli::scripts_dir() {
 #endif
 }
 
+bool noether_cli::write_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".part";
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
 namespace {
 
 void usage(FILE* out) {
@@ -104,12 +116,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
 }
 
 int write_json(const std::string& path, const std::vector<noether::RunSummary>& worlds) {
-    const std::string json = noether::summaries_json(worlds);
-    const std::string tmp = path + ".part";
-    std::ofstream f(tmp);
-    f << json << "\n";
-    f.close();
-    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (!noether_cli::write_atomically(path, noether::summaries_json(worlds) + "\n")) {
         std::fprintf(stderr, "noether: cannot write %s\n", path.c_str());
         return 2;
     }

@@ -53,13 +53,11 @@ double uniform(std::uint64_t seed, long long member, std::size_t axis) {
     return static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
 }
 
-std::string json_string(const std::string& s) { return json_quote(s); }
-
 // A parameter or cell as JSON: numbers and booleans bare, the rest quoted.
 std::string json_value(const std::string& text, char type) {
     if (type == '0') return "null";
     if (type == 'n' || type == 'b') return text;
-    return json_string(text);
+    return json_quote(text);
 }
 
 char param_type(const std::string& v) {
@@ -293,10 +291,10 @@ std::string sweep_jsonl(const std::vector<SweepRow>& rows) {
     std::string out;
     for (const SweepRow& r : rows) {
         out += "{\"member\": " + std::to_string(r.member);
-        for (const auto& kv : r.params) out += ", " + json_string(kv.first) + ": " + json_value(kv.second, param_type(kv.second));
-        for (const SweepCell& c : r.cells) out += ", " + json_string(c.name) + ": " + json_value(c.text, c.type);
-        out += ", \"exit_code\": " + std::to_string(r.exit_code) + ", \"error\": " + json_string(r.error) +
-               ", \"warnings\": " + json_string(r.warnings) + "}\n";
+        for (const auto& kv : r.params) out += ", " + json_quote(kv.first) + ": " + json_value(kv.second, param_type(kv.second));
+        for (const SweepCell& c : r.cells) out += ", " + json_quote(c.name) + ": " + json_value(c.text, c.type);
+        out += ", \"exit_code\": " + std::to_string(r.exit_code) + ", \"error\": " + json_quote(r.error) +
+               ", \"warnings\": " + json_quote(r.warnings) + "}\n";
     }
     return out;
 }

@@ -2,7 +2,11 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <exception>
+#include <fstream>
+#include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +17,24 @@ namespace testutil {
 using namespace noether;
 using MatX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using VecX = Eigen::VectorXd;
+
+// The message of the exception f() throws ("" if none).
+inline std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A whole file as a string ("" if it cannot be read).
+inline std::string slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
 
 struct Rng {
     std::mt19937_64 gen;

@@ -15,6 +15,8 @@
 #include "noether/plugin.hpp"
 #include "noether/solver.hpp"
 
+#include "fnv.hpp"
+
 namespace noether {
 
 namespace {
@@ -66,14 +68,7 @@ void sym_eigenvalues(const Mat3& A, double ev[3]) {
     std::sort(ev, ev + 3);
 }
 
-std::uint64_t fnv(std::uint64_t h, const void* p, std::size_t n) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) {
-        h ^= c[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+using detail::fnv;
 std::uint64_t fnv(std::uint64_t h, const std::string& s) { return fnv(fnv(h, s.data(), s.size()), "\0", 1); }
 std::uint64_t fnv(std::uint64_t h, int v) { return fnv(h, &v, sizeof v); }
 
@@ -441,7 +436,7 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     for (const Diagnostic& d : c.diags) m.warnings.push_back(d);
 
     // Structure fingerprint (checked when a saved Data is restored).
-    std::uint64_t h = 1469598103934665603ull;
+    std::uint64_t h = detail::kFnvOffset;
     h = fnv(h, m.nbodies());
     h = fnv(h, m.njoints());
     for (const BodyInfo& b : m.bodies) h = fnv(h, b.name);

@@ -19,6 +19,8 @@
 #include "noether/data.hpp"
 #include "noether/error.hpp"
 
+#include "fnv.hpp"
+
 namespace noether {
 
 struct Ensemble::Member {
@@ -199,13 +201,10 @@ RunSummary Ensemble::summary(int i) {
 }
 
 std::uint64_t Ensemble::hash() const {
-    std::uint64_t h = 1469598103934665603ull;
+    std::uint64_t h = detail::kFnvOffset;
     for (const auto& m : members_) {
         const std::string bytes = m->run->data().save();
-        for (unsigned char c : bytes) {
-            h ^= c;
-            h *= 1099511628211ull;
-        }
+        h = detail::fnv(h, bytes.data(), bytes.size());
     }
     return h;
 }

@@ -5,17 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "noether.h"
-
-static int passed = 0, failed = 0;
-#define CHECK(c)                                                        \
-    do {                                                                \
-        if (c) ++passed;                                                \
-        else {                                                          \
-            ++failed;                                                   \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed (%s)\n", __FILE__, __LINE__, #c, noether_last_error()); \
-        }                                                               \
-    } while (0)
 
 int main(int argc, char** argv) {
     const char* csv = argc > 1 ? argv[1] : "c_run.csv";

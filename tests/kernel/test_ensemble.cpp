@@ -9,6 +9,7 @@
 #include "util.hpp"
 
 using namespace noether;
+using testutil::error_of;
 
 namespace {
 
@@ -16,15 +17,6 @@ std::string state_after(const std::shared_ptr<const Model>& m, int steps) {
     Data d(m);
     for (int i = 0; i < steps; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
     return d.save();
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
 }
 
 // A damped, sprung 6-link chain for the variation tests.

@@ -13,12 +13,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testutil::slurp;
 
 OutputSpec output(const std::string& file, int every, std::vector<std::string> channels) {
     OutputSpec o;

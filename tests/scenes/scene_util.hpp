@@ -1,11 +1,14 @@
 // Helpers for scene tests: run a script through the host API and read its CSV output.
 #pragma once
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include "noether/lua.hpp"
 
@@ -63,6 +66,13 @@ inline std::string write_script(const std::string& name, const std::string& text
     std::ofstream f(path);
     f << text;
     return path;
+}
+
+// Run the noether command of this build (output discarded); its exit status, −1 if it did not exit.
+inline int cli(const std::string& args) {
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>&1";
+    const int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace scenes

@@ -11,6 +11,7 @@
 using scenes::read_csv;
 using scenes::run;
 using scenes::write_script;
+using scenes::cli;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -24,12 +25,6 @@ std::string error_of(const std::string& name, const std::string& body) {
     const auto r = run(write_script(name, std::string(kHeader) + body));
     CHECK(r.exit_code == 2);
     return r.error;
-}
-
-int cli(const std::string& args) {
-    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>&1";
-    const int st = std::system(cmd.c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace

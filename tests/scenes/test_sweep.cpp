@@ -11,9 +11,13 @@
 
 #include "noether/sweep.hpp"
 #include "scene_util.hpp"
+#include "util.hpp"
 
 using namespace noether::lua;
 using Catch::Matchers::Contains;
+using scenes::cli;
+using testutil::error_of;
+using testutil::slurp;
 
 namespace {
 
@@ -54,28 +58,6 @@ std::string cell(const SweepRow& r, const std::string& name) {
     for (const SweepCell& c : r.cells)
         if (c.name == name) return c.text;
     return "<none>";
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "";
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-int cli(const std::string& args, const std::string& env = "") {
-    const std::string cmd = env + " " + std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>&1";
-    const int st = std::system(cmd.c_str());
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace
