@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -722,8 +723,12 @@ struct ModelCache::Impl {
         Spec base;
         std::shared_ptr<const Model> model;
     };
+    // One future per structure: the first Spec of a structure compiles it, Specs of the same
+    // structure arriving meanwhile wait for that compile instead of compiling again. A null
+    // entry: that compile failed (the waiters compile their own Spec).
+    using Future = std::shared_future<std::shared_ptr<const Entry>>;
     mutable std::mutex mu;
-    std::map<std::string, Entry> entries;
+    std::map<std::string, Future> entries;
     int compiles = 0, variations = 0;
 };
 
@@ -732,13 +737,38 @@ ModelCache::~ModelCache() = default;
 
 std::shared_ptr<const Model> ModelCache::compile(const Spec& spec) {
     const std::string key = structure_key(spec);
-    const Impl::Entry* hit = nullptr;
+    std::promise<std::shared_ptr<const Impl::Entry>> promise;
+    Impl::Future future;
+    bool first = false;
     {
         std::lock_guard<std::mutex> lock(impl_->mu);
         auto it = impl_->entries.find(key);
-        if (it != impl_->entries.end()) hit = &it->second;  // entries are never erased
+        if (it == impl_->entries.end()) {
+            future = promise.get_future().share();
+            impl_->entries.emplace(key, future);
+            first = true;
+        } else {
+            future = it->second;
+        }
     }
-    if (hit) {
+    if (first) {
+        std::shared_ptr<const Model> m;
+        try {
+            m = noether::compile(spec);
+        } catch (...) {
+            {
+                std::lock_guard<std::mutex> lock(impl_->mu);
+                impl_->entries.erase(key);
+            }
+            promise.set_value(nullptr);
+            throw;
+        }
+        promise.set_value(std::make_shared<const Impl::Entry>(Impl::Entry{spec, m}));
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        ++impl_->compiles;
+        return m;
+    }
+    if (const std::shared_ptr<const Impl::Entry> hit = future.get()) {
         try {
             auto m = vary_to(hit->model, hit->base, spec);
             std::lock_guard<std::mutex> lock(impl_->mu);
@@ -751,7 +781,6 @@ std::shared_ptr<const Model> ModelCache::compile(const Spec& spec) {
     auto m = noether::compile(spec);
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->compiles;
-    impl_->entries.emplace(key, Impl::Entry{spec, m});
     return m;
 }
 

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include "noether/ensemble.hpp"
 #include "util.hpp"
@@ -229,4 +231,26 @@ TEST_CASE("the model cache compiles a structure once and serves the rest as bit-
         e = x.what();
     }
     CHECK(e.find("body 'link3': mass must be positive and finite, got -2") != std::string::npos);
+}
+
+TEST_CASE("specs of one structure arriving at once are compiled once, the rest wait and vary it", "[ensemble][cache]") {
+    for (int round = 0; round < 5; ++round) {
+        ModelCache cache;
+        const Spec base = testutil::chain_spec(40, "revolute", "vi-maximal");
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        std::vector<std::shared_ptr<const Model>> got(8);
+        for (int k = 0; k < 8; ++k)
+            threads.emplace_back([&, k] {
+                Spec s = base;
+                s.bodies[0].mass = 1 + 0.1 * k;
+                while (!go.load()) std::this_thread::yield();
+                got[k] = cache.compile(s);
+            });
+        go.store(true);
+        for (auto& t : threads) t.join();
+        CHECK(cache.compiles() == 1);
+        CHECK(cache.variations() == 7);
+        for (int k = 0; k < 8; ++k) CHECK(got[k]->bodies[0].mass == 1 + 0.1 * k);
+    }
 }
