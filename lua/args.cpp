@@ -249,6 +249,22 @@ void Fields::only(const std::vector<std::string>& allowed) {
     only(allowed, [](const std::string&) { return false; });
 }
 
+std::vector<std::string> sorted_keys(lua_State* L, int t, const std::string& who) {
+    std::vector<std::string> keys;
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            const std::string k = type_of(L, -1);
+            lua_pop(L, 1);
+            fail(L, "%s: keys are parameter names, got a %s key", who, k);
+        }
+        keys.push_back(lua_tostring(L, -1));
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+}
+
 void check_table(lua_State* L, int idx, const char* fn) {
     if (!lua_istable(L, idx)) fail(L, "%s: expected a table of fields, got %s", fn, type_of(L, idx));
 }

@@ -65,6 +65,15 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             }
             result.worlds.push_back(std::move(s));
         }
+        bool ensembles_ok = true;
+        const std::vector<std::string> notes = finish_ensembles(*ctx, aborted, &ensembles_ok);
+        if (!ensembles_ok && result.exit_code == 0) {
+            result.exit_code = 1;
+            result.error = "outputs could not be written completely:";
+            for (const std::string& n : notes) result.error += " " + n;
+        }
+        if (!notes.empty() && !result.worlds.empty())
+            for (const std::string& n : notes) result.worlds.front().warnings.push_back("ensemble " + n);
     };
     const int loaded = path ? luaL_loadfilex(L, path->c_str(), "t")
                             : luaL_loadbufferx(L, code->data(), code->size(), ("=" + chunk_name).c_str(), "t");

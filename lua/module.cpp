@@ -136,22 +136,6 @@ std::string sweep_value(lua_State* L, int idx, const std::string& who) {
 }
 
 // The names of a table's string keys, sorted (Lua's own order is not reproducible).
-std::vector<std::string> sorted_keys(lua_State* L, int t, const std::string& who) {
-    std::vector<std::string> keys;
-    lua_pushnil(L);
-    while (lua_next(L, t) != 0) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) {
-            const std::string k = type_of(L, -1);
-            lua_pop(L, 1);
-            fail(L, "%s: keys are parameter names, got a %s key", who, k);
-        }
-        keys.push_back(lua_tostring(L, -1));
-    }
-    std::sort(keys.begin(), keys.end());
-    return keys;
-}
-
 // noether.sweep{ grid = { name = {v1, v2, ...} or "lo:hi:n", ... } | list = { {name = v, ...}, ... },
 //                samples = N, seed = S }: the members `noether sweep` runs by default (docs/sweeps.md).
 // Grid axes are taken in the order of their names. A plain run ignores the declaration.
@@ -287,14 +271,15 @@ int open_module(lua_State* L) {
         {"assemble", method<l_assemble>},   {"time", method<l_time>},
         {"finish", method<l_finish>},       {"compile", compiled<l_compile>},
         {"run", compiled<l_run>},           {"step", compiled<l_step>},
-        {"summary", compiled<l_summary>},   {"position", compiled<l_position>},
-        {"orientation", compiled<l_orientation>}, {"velocity", compiled<l_velocity>},
-        {"angular_velocity", compiled<l_angular_velocity>}, {"coord", compiled<l_coord>},
-        {"rate", compiled<l_rate>},         {"set_actuation", compiled<l_set_actuation>},
-        {"set_force", compiled<l_set_force>}, {"set_torque", compiled<l_set_torque>},
-        {"monitors", compiled<l_monitors>}, {"save", compiled<l_save>},
-        {"restore", compiled<l_restore>},   {"save_file", compiled<l_save_file>},
-        {"restore_file", compiled<l_restore_file>}, {nullptr, nullptr}};
+        {"summary", compiled<l_summary>},   {"position", compiled<world_state<l_position>>},
+        {"orientation", compiled<world_state<l_orientation>>}, {"velocity", compiled<world_state<l_velocity>>},
+        {"angular_velocity", compiled<world_state<l_angular_velocity>>}, {"coord", compiled<world_state<l_coord>>},
+        {"rate", compiled<world_state<l_rate>>},         {"set_actuation", compiled<world_state<l_set_actuation>>},
+        {"set_force", compiled<world_state<l_set_force>>}, {"set_torque", compiled<world_state<l_set_torque>>},
+        {"monitors", compiled<world_state<l_monitors>>}, {"save", compiled<world_state<l_save>>},
+        {"restore", compiled<world_state<l_restore>>},   {"save_file", compiled<world_state<l_save_file>>},
+        {"restore_file", compiled<world_state<l_restore_file>>}, {"ensemble", compiled<l_ensemble>},
+        {nullptr, nullptr}};
     if (luaL_newmetatable(L, kWorldMeta)) {
         lua_pushcfunction(L, guard<l_world_index>);
         lua_setfield(L, -2, "__index");
@@ -308,6 +293,7 @@ int open_module(lua_State* L) {
         lua_setfield(L, -2, "__metatable");
     }
     lua_pop(L, 1);
+    open_ensemble_metatables(L);
     static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {"here", guard<l_here>},
                                       {"sweep", guard<l_sweep>}, {"record", guard<l_record>}, {nullptr, nullptr}};
     luaL_newlib(L, module);
@@ -330,6 +316,7 @@ int l_context_gc(lua_State* L) {
     if (*p) {
         for (auto& w : (*p)->worlds)
             if (w->run && !w->run->finished()) w->run->finish();
+        finish_ensembles(**p, false, nullptr);
     }
     delete *p;
     *p = nullptr;

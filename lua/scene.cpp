@@ -242,31 +242,33 @@ int l_on_step(lua_State* L, World& w) {
     return 0;
 }
 
-int l_output(lua_State* L, World& w) {
-    check_table(L, 2, "output");
-    require_building(L, w, "output");
-    Fields f{L, 2, "output"};
-    f.only({"file", "every", "channels", "callback"});
+OutputSpec read_output(lua_State* L, int idx, int* callback, std::string* dropped) {
+    check_table(L, idx, "output");
+    Fields f{L, idx, "output"};
+    if (callback) f.only({"file", "every", "channels", "callback"});
+    else f.only({"file", "every", "channels"});
     OutputSpec o;
     o.origin = where(L);
     o.file = f.string("file", "");
-    std::string dropped;  // a sweep member's file without "{member}": not written
+    dropped->clear();  // a sweep member's file without "{member}": not written
     if (!o.file.empty()) {
         const std::string mine = member_path(*context(L), o.file);
-        if (mine.empty()) dropped = o.file;
+        if (mine.empty()) *dropped = o.file;
         o.file = mine.empty() ? mine : sandbox_path(L, mine, true, "output file");
     }
     o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
-    int callback = LUA_NOREF;
-    raw_getfield(L, 2, "callback");
-    if (!lua_isnil(L, -1)) {
-        if (!lua_isfunction(L, -1)) f.bad("callback", "a function(w)");
-        callback = luaL_ref(L, LUA_REGISTRYINDEX);
-        o.hook = true;
-    } else {
-        lua_pop(L, 1);
+    if (callback) {
+        *callback = LUA_NOREF;
+        raw_getfield(L, idx, "callback");
+        if (!lua_isnil(L, -1)) {
+            if (!lua_isfunction(L, -1)) f.bad("callback", "a function(w)");
+            *callback = luaL_ref(L, LUA_REGISTRYINDEX);
+            o.hook = true;
+        } else {
+            lua_pop(L, 1);
+        }
     }
-    raw_getfield(L, 2, "channels");
+    raw_getfield(L, idx, "channels");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("channels", "a list of channel names");
         for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
@@ -280,10 +282,20 @@ int l_output(lua_State* L, World& w) {
         }
     }
     lua_pop(L, 1);
-    if (o.file.empty() && dropped.empty() && callback == LUA_NOREF)
-        fail(L, "output: give a 'file' (CSV), a 'callback', or both");
-    if ((!o.file.empty() || !dropped.empty()) && o.channels.empty())
+    const bool no_callback = !callback || *callback == LUA_NOREF;
+    if (o.file.empty() && dropped->empty() && no_callback)
+        fail(L, callback ? "output: give a 'file' (CSV), a 'callback', or both" : "output: field 'file' is required");
+    if ((!o.file.empty() || !dropped->empty()) && o.channels.empty())
         fail(L, "output: field 'channels' is required with 'file'");
+    return o;
+}
+
+int l_output(lua_State* L, World& w) {
+    check_table(L, 2, "output");
+    require_building(L, w, "output");
+    int callback = LUA_NOREF;
+    std::string dropped;
+    OutputSpec o = read_output(L, 2, &callback, &dropped);
     if (!dropped.empty()) {
         w.import_warnings.push_back(o.origin.str() + ": output file '" + dropped + "' not written by sweep member " +
                                     std::to_string(context(L)->options.member) +

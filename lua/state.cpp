@@ -30,8 +30,9 @@ struct LuaHooks final : RunHooks {
     }
 };
 
-void push_summary(lua_State* L, const World& w) {
-    const RunSummary s = w.run->summary();
+}  // namespace
+
+void push_summary(lua_State* L, const RunSummary& s) {
     lua_createtable(L, 0, 32);
 #define NOETHER_PUSH_I(v) lua_pushinteger(L, static_cast<lua_Integer>(v))
 #define NOETHER_PUSH_D(v) lua_pushnumber(L, v)
@@ -64,8 +65,6 @@ long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn) {
     if (T / m.options.dt > 9e15) fail(L, "%s: field 'duration' = %s s is too long for dt = %s s", fn, g_str(T), g_str(m.options.dt));
     return std::llround(T / m.options.dt);
 }
-
-}  // namespace
 
 void ensure_compiled(lua_State* L, World& w) {
     if (w.run) return;
@@ -124,7 +123,7 @@ int l_run(lua_State* L, World& w) {
     const long long n = steps_arg(L, *w.model, 2, "run");
     Context* ctx = context(L);
     if (!ctx->options.check_only) run_steps(L, 1, w, n, ctx->options.progress);
-    push_summary(L, w);
+    push_summary(L, w.run->summary());
     return 1;
 }
 
@@ -143,7 +142,7 @@ int l_step(lua_State* L, World& w) {
 }
 
 int l_summary(lua_State* L, World& w) {
-    push_summary(L, w);
+    push_summary(L, w.run->summary());
     return 1;
 }
 
@@ -158,14 +157,14 @@ int l_finish(lua_State* L, World& w) {
 
 namespace {
 
-int body_arg(lua_State* L, World& w, int idx, const char* fn) {
+int body_arg(lua_State* L, const Model& m, int idx, const char* fn) {
     const std::string name = element_name(L, idx, fn, "body");
-    const int b = w.model->body_index(name);
+    const int b = m.body_index(name);
     if (b < 0) fail(L, "%s: no body named '%s'", fn, name);
     return b;
 }
 
-int joint_arg(lua_State* L, World& w, int idx, const char* fn) {
+int joint_arg(lua_State* L, const Model& m, int idx, const char* fn) {
     std::string name;
     if (lua_type(L, idx) == LUA_TSTRING) name = lua_tostring(L, idx);
     else if (lua_istable(L, idx)) {
@@ -174,13 +173,13 @@ int joint_arg(lua_State* L, World& w, int idx, const char* fn) {
         lua_pop(L, 1);
     }
     if (name.empty()) fail(L, "%s: expected a joint (or its name), got %s", fn, type_of(L, idx));
-    const int j = w.model->joint_index(name);
+    const int j = m.joint_index(name);
     if (j < 0) fail(L, "%s: no joint named '%s'", fn, name);
     return j;
 }
 
-int push_dofs(lua_State* L, const World& w, int j, const std::vector<double>& src) {
-    const JointInfo& ji = w.model->joints[j];
+int push_dofs(lua_State* L, const Model& m, int j, const std::vector<double>& src) {
+    const JointInfo& ji = m.joints[j];
     if (ji.dofs == 1) {
         lua_pushnumber(L, src[ji.dof_offset]);
         return 1;
@@ -200,13 +199,18 @@ int l_time(lua_State* L, World& w) {
     return 1;
 }
 
-int l_position(lua_State* L, World& w) {
-    push_vec3(L, w.data->pose[body_arg(L, w, 2, "position")].x);
+int l_state_time(lua_State* L, const Model&, Data& d) {
+    lua_pushnumber(L, d.time);
     return 1;
 }
 
-int l_orientation(lua_State* L, World& w) {
-    const Quat q = w.data->pose[body_arg(L, w, 2, "orientation")].q;
+int l_position(lua_State* L, const Model& m, Data& d) {
+    push_vec3(L, d.pose[body_arg(L, m, 2, "position")].x);
+    return 1;
+}
+
+int l_orientation(lua_State* L, const Model& m, Data& d) {
+    const Quat q = d.pose[body_arg(L, m, 2, "orientation")].q;
     lua_createtable(L, 4, 0);
     const double v[4] = {q.w, q.x, q.y, q.z};
     for (int i = 0; i < 4; ++i) {
@@ -216,33 +220,33 @@ int l_orientation(lua_State* L, World& w) {
     return 1;
 }
 
-int l_velocity(lua_State* L, World& w) {
-    push_vec3(L, w.data->twist[body_arg(L, w, 2, "velocity")].v);
+int l_velocity(lua_State* L, const Model& m, Data& d) {
+    push_vec3(L, d.twist[body_arg(L, m, 2, "velocity")].v);
     return 1;
 }
 
-int l_angular_velocity(lua_State* L, World& w) {
-    const int b = body_arg(L, w, 2, "angular_velocity");
+int l_angular_velocity(lua_State* L, const Model& m, Data& d) {
+    const int b = body_arg(L, m, 2, "angular_velocity");
     const std::string frame_s = lua_isnoneornil(L, 3) ? std::string("world") : arg_string(L, 3, "angular_velocity", "the frame");
     const char* frame = frame_s.c_str();
-    const Vec3 wb = w.data->twist[b].w;
+    const Vec3 wb = d.twist[b].w;
     if (std::strcmp(frame, "body") == 0) push_vec3(L, wb);
-    else if (std::strcmp(frame, "world") == 0) push_vec3(L, rotate(w.data->pose[b].q, wb));
+    else if (std::strcmp(frame, "world") == 0) push_vec3(L, rotate(d.pose[b].q, wb));
     else fail(L, "angular_velocity: frame must be \"world\" or \"body\", got \"%s\"", frame);
     return 1;
 }
 
-int l_coord(lua_State* L, World& w) {
-    return push_dofs(L, w, joint_arg(L, w, 2, "coord"), w.data->coord);
+int l_coord(lua_State* L, const Model& m, Data& d) {
+    return push_dofs(L, m, joint_arg(L, m, 2, "coord"), d.coord);
 }
 
-int l_rate(lua_State* L, World& w) {
-    return push_dofs(L, w, joint_arg(L, w, 2, "rate"), w.data->rate);
+int l_rate(lua_State* L, const Model& m, Data& d) {
+    return push_dofs(L, m, joint_arg(L, m, 2, "rate"), d.rate);
 }
 
-int l_set_actuation(lua_State* L, World& w) {
-    const int j = joint_arg(L, w, 2, "set_actuation");
-    const JointInfo& ji = w.model->joints[j];
+int l_set_actuation(lua_State* L, const Model& m, Data& d) {
+    const int j = joint_arg(L, m, 2, "set_actuation");
+    const JointInfo& ji = m.joints[j];
     std::vector<double> u;
     if (lua_type(L, 3) == LUA_TNUMBER) u.push_back(lua_tonumber(L, 3));
     else if (lua_istable(L, 3))
@@ -260,34 +264,34 @@ int l_set_actuation(lua_State* L, World& w) {
              std::to_string(u.size()));
     for (int k = 0; k < ji.dofs; ++k) {
         if (!std::isfinite(u[k])) fail(L, "set_actuation: joint '%s': values must be finite", ji.name);
-        w.data->actuation[ji.dof_offset + k] = u[k];
+        d.actuation[ji.dof_offset + k] = u[k];
     }
     return 0;
 }
 
 // w:set_force(body, force [, point]): world force for the coming steps, at the CoM or at a
 // point given in the body frame (which also sets the matching torque about the CoM).
-int l_set_force(lua_State* L, World& w) {
-    const int b = body_arg(L, w, 2, "set_force");
+int l_set_force(lua_State* L, const Model& m, Data& d) {
+    const int b = body_arg(L, m, 2, "set_force");
     const Vec3 F = vec_arg(L, 3, "set_force", "the force");
-    w.data->applied_force[b] = F;
+    d.applied_force[b] = F;
     if (!lua_isnoneornil(L, 4)) {
         const Vec3 p = vec_arg(L, 4, "set_force", "the point");
-        w.data->applied_torque[b] = cross(rotate(w.data->pose[b].q, p), F);
+        d.applied_torque[b] = cross(rotate(d.pose[b].q, p), F);
     }
     return 0;
 }
 
-int l_set_torque(lua_State* L, World& w) {
-    const int b = body_arg(L, w, 2, "set_torque");
-    w.data->applied_torque[b] = vec_arg(L, 3, "set_torque", "the torque");
+int l_set_torque(lua_State* L, const Model& m, Data& d) {
+    const int b = body_arg(L, m, 2, "set_torque");
+    d.applied_torque[b] = vec_arg(L, 3, "set_torque", "the torque");
     return 0;
 }
 
-int l_monitors(lua_State* L, World& w) {
-    const Monitors mon = monitors(*w.model, *w.data);
+int l_monitors(lua_State* L, const Model& m, Data& d) {
+    const Monitors mon = monitors(m, d);
     lua_createtable(L, 0, 8);
-    lua_pushnumber(L, w.data ? w.data->time : 0.0);
+    lua_pushnumber(L, d.time);
     lua_setfield(L, -2, "time");
     lua_pushnumber(L, mon.kinetic);
     lua_setfield(L, -2, "kinetic");
@@ -301,45 +305,45 @@ int l_monitors(lua_State* L, World& w) {
     lua_setfield(L, -2, "angular_momentum");
     lua_pushnumber(L, mon.max_violation);
     lua_setfield(L, -2, "violation");
-    lua_pushinteger(L, w.data->last.iterations);
+    lua_pushinteger(L, d.last.iterations);
     lua_setfield(L, -2, "newton");
     return 1;
 }
 
-int l_save(lua_State* L, World& w) {
-    const std::string s = w.data->save();
+int l_save(lua_State* L, const Model&, Data& d) {
+    const std::string s = d.save();
     lua_pushlstring(L, s.data(), s.size());
     return 1;
 }
 
-int l_restore(lua_State* L, World& w) {
+int l_restore(lua_State* L, const Model&, Data& d) {
     std::size_t n = 0;
     if (lua_type(L, 2) != LUA_TSTRING) fail(L, "restore: expected a state string from w:save(), got %s", type_of(L, 2));
     const char* s = lua_tolstring(L, 2, &n);
     try {
-        w.data->restore(std::string(s, n));
+        d.restore(std::string(s, n));
     } catch (const Error& e) {
         fail(L, "restore: %s", e.what());
     }
     return 0;
 }
 
-int l_save_file(lua_State* L, World& w) {
+int l_save_file(lua_State* L, const Model&, Data& d) {
     try {
         const std::string path = arg_string(L, 2, "save_file", "the path");
         const std::string mine = member_path(*context(L), path);
         if (mine.empty())
             fail(L, "save_file: '%s': a sweep member writes only paths naming it (put {member} in the name)", path);
-        w.data->save_file(sandbox_path(L, mine, true, "save_file path"));
+        d.save_file(sandbox_path(L, mine, true, "save_file path"));
     } catch (const Error& e) {
         fail(L, "save_file: %s", e.what());
     }
     return 0;
 }
 
-int l_restore_file(lua_State* L, World& w) {
+int l_restore_file(lua_State* L, const Model&, Data& d) {
     try {
-        w.data->restore_file(sandbox_path(L, arg_string(L, 2, "restore_file", "the path"), false, "restore_file path"));
+        d.restore_file(sandbox_path(L, arg_string(L, 2, "restore_file", "the path"), false, "restore_file path"));
     } catch (const Error& e) {
         fail(L, "restore_file: %s", e.what());
     }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "noether/ensemble.hpp"
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
@@ -39,17 +40,31 @@ struct World {
     Data* data = nullptr;  // run->data() once compiled
 };
 
+// The object behind w:ensemble{}: K members of one world's Model stepped in parallel.
+struct EnsembleBox {
+    std::unique_ptr<Ensemble> ensemble;
+    long long max_steps = Run::kDefaultMaxSteps;  // from the world
+    int controller = LUA_NOREF;                   // e:controller(function(m, i)): registry reference
+    bool stepping = false;                        // inside e:steps (its controller may not re-enter)
+    bool collected = false;                       // its __gc ran (a script may call it by hand)
+    std::vector<std::string> output_files;        // every member's output files (no two alike)
+    std::vector<std::vector<OutputSpec>> outputs; // per member (added again when m:vary renews its run)
+};
+
 // Per-state context (options of the host, every world made).
 struct Context {
     ScriptOptions options;
     double deadline = 0;  // sandbox: steady-clock seconds after which the script is stopped
     std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
+    std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here
     std::vector<std::string> used_params;
     SweepPlan sweep;                // noether.sweep{}
     std::vector<Recorded> records;  // noether.record()
 };
 
 extern const char* const kWorldMeta;
+extern const char* const kEnsembleMeta;
+extern const char* const kMemberMeta;
 
 Context* context(lua_State* L);
 Context* try_context(lua_State* L);  // nullptr if the module was not opened
@@ -59,6 +74,14 @@ World* to_world(lua_State* L, int idx);
 void ensure_compiled(lua_State* L, World& w);
 // Step a compiled world for `steps` steps (runs callbacks and outputs). False on a failed step.
 bool run_steps(lua_State* L, int world_idx, World& w, long long steps, bool progress);
+// The steps of {duration = seconds} or {steps = n} at idx (for run{}).
+long long steps_arg(lua_State* L, const Model& m, int idx, const char* fn);
+// A run summary as the table w:summary() returns.
+void push_summary(lua_State* L, const RunSummary& s);
+// An output table {file, every, channels[, callback]} at idx. A file a sweep member may not
+// write is left out (dropped names it); callback gets the registry reference of the callback
+// (LUA_NOREF if none; refused if callback is null).
+OutputSpec read_output(lua_State* L, int idx, int* callback, std::string* dropped);
 
 // ---- sandbox (sandbox.cpp) ------------------------------------------------------------------
 
@@ -92,6 +115,8 @@ std::string member_path(const Context& ctx, const std::string& path);
 std::string caller_dir(lua_State* L);
 bool is_vec3(lua_State* L, int idx, Vec3* out);
 void check_table(lua_State* L, int idx, const char* fn);
+// The string keys of the table at t, sorted (a key of another type is an error naming `who`).
+std::vector<std::string> sorted_keys(lua_State* L, int t, const std::string& who);
 World& check_world(lua_State* L, int idx = 1);
 void require_building(lua_State* L, World& w, const char* fn);
 std::string element_name(lua_State* L, int idx, const std::string& who, const char* field);
@@ -182,6 +207,14 @@ int compiled(lua_State* L) {
     return guard<compiled_body<F>>(L);
 }
 
+// Methods that read or write one run's state (a world's, or an ensemble member's): the same
+// functions serve both objects, argument 1 being the object.
+using StateFunction = int (*)(lua_State*, const Model&, Data&);
+template <StateFunction F>
+int world_state(lua_State* L, World& w) {
+    return F(L, *w.model, *w.data);
+}
+
 // scene.cpp
 int l_world(lua_State* L);
 int l_world_index(lua_State* L);
@@ -201,20 +234,27 @@ int l_step(lua_State* L, World& w);
 int l_summary(lua_State* L, World& w);
 int l_finish(lua_State* L, World& w);
 int l_time(lua_State* L, World& w);
-int l_position(lua_State* L, World& w);
-int l_orientation(lua_State* L, World& w);
-int l_velocity(lua_State* L, World& w);
-int l_angular_velocity(lua_State* L, World& w);
-int l_coord(lua_State* L, World& w);
-int l_rate(lua_State* L, World& w);
-int l_set_actuation(lua_State* L, World& w);
-int l_set_force(lua_State* L, World& w);
-int l_set_torque(lua_State* L, World& w);
-int l_monitors(lua_State* L, World& w);
-int l_save(lua_State* L, World& w);
-int l_restore(lua_State* L, World& w);
-int l_save_file(lua_State* L, World& w);
-int l_restore_file(lua_State* L, World& w);
+int l_state_time(lua_State* L, const Model& m, Data& d);
+int l_position(lua_State* L, const Model& m, Data& d);
+int l_orientation(lua_State* L, const Model& m, Data& d);
+int l_velocity(lua_State* L, const Model& m, Data& d);
+int l_angular_velocity(lua_State* L, const Model& m, Data& d);
+int l_coord(lua_State* L, const Model& m, Data& d);
+int l_rate(lua_State* L, const Model& m, Data& d);
+int l_set_actuation(lua_State* L, const Model& m, Data& d);
+int l_set_force(lua_State* L, const Model& m, Data& d);
+int l_set_torque(lua_State* L, const Model& m, Data& d);
+int l_monitors(lua_State* L, const Model& m, Data& d);
+int l_save(lua_State* L, const Model& m, Data& d);
+int l_restore(lua_State* L, const Model& m, Data& d);
+int l_save_file(lua_State* L, const Model& m, Data& d);
+int l_restore_file(lua_State* L, const Model& m, Data& d);
+// ensemble.cpp
+int l_ensemble(lua_State* L, World& w);
+void open_ensemble_metatables(lua_State* L);
+// Close every ensemble member's outputs (aborted: the script stopped with an error, so they
+// stay partial). Returns the notes; *outputs_ok is false if any could not be written completely.
+std::vector<std::string> finish_ensembles(Context& ctx, bool aborted, bool* outputs_ok);
 
 }  // namespace lua
 }  // namespace noether

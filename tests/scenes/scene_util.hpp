@@ -1,6 +1,7 @@
 // Helpers for scene tests: run a script through the host API and read its CSV output.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "noether/lua.hpp"
 
@@ -61,10 +63,16 @@ inline Csv read_csv(const std::string& path) {
 }
 
 // Write a small script to a file and return its path.
+// Written atomically: ctest runs the test cases of one file as parallel processes, and several
+// write the same script (a reader must never see it truncated by another writer).
 inline std::string write_script(const std::string& name, const std::string& text) {
     const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
-    std::ofstream f(path);
-    f << text;
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    {
+        std::ofstream f(tmp);
+        f << text;
+    }
+    std::rename(tmp.c_str(), path.c_str());
     return path;
 }
 

@@ -1,6 +1,7 @@
 // Every example scene in scripts/examples/, run through the host API with assertions on its physics.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 
 #include "scene_util.hpp"
 
@@ -224,12 +225,34 @@ TEST_CASE("driven_arm.lua: the Lua PD controller tracks the sine", "[scenes]") {
     CHECK(err > 0);  // the controller is not perfect: the error is measured, not assumed
 }
 
+TEST_CASE("gain_study.lua: on an ensemble, the tracking error falls as the gain rises, on any thread count", "[scenes][ensemble]") {
+    std::string hash;
+    for (const char* threads : {"1", "2"}) {
+        const auto r = run(example("gain_study"), {{"threads", threads}, {"quiet", "1"}, {"duration", "4"}});
+        INFO(r.error);
+        REQUIRE(r.exit_code == 0);
+        std::map<std::string, std::string> rec;
+        for (const auto& x : r.records) rec[x.name] = x.text;
+        std::vector<double> err;
+        for (int i = 1; i <= 8; ++i) err.push_back(std::stod(rec.at("max_error_" + std::to_string(i))));
+        for (int i = 1; i < 8; ++i) {
+            INFO("member " << i + 1 << ": kp doubled, error " << err[i - 1] << " -> " << err[i]);
+            CHECK(err[i] < 0.75 * err[i - 1]);  // about halves with each doubling of kp
+            CHECK(err[i] > 0.3 * err[i - 1]);
+        }
+        CHECK(err[0] < 0.1);
+        CHECK(err[7] < 2e-3);
+        if (hash.empty()) hash = rec.at("hash");
+        CHECK(rec.at("hash") == hash);
+    }
+}
+
 TEST_CASE("every example scene runs with integrator=riqn, or is refused naming what riqn cannot take", "[scenes][riqn]") {
     // Trees of revolute, prismatic, spherical and fixed joints run, floating bases included; loops
     // and other multi-DOF joints are compile errors that name the element (file:line) and the
     // integrators that can take it.
     const std::vector<std::string> runs = {"atlas_fall", "chain", "double_pendulum", "double_spherical_pendulum",
-                                           "driven_arm", "pendulum", "pendulum_3d", "rigid_body", "two_robots", "ur5_pd"};
+                                           "driven_arm", "gain_study", "pendulum", "pendulum_3d", "rigid_body", "two_robots", "ur5_pd"};
     const std::vector<std::pair<std::string, std::string>> refused = {
         {"crank_mechanism", "crank_mechanism.lua:22: riqn: joint 'cardan' (universal, 2 degrees of freedom) gives no "
                             "minimal-coordinate description"},

@@ -97,6 +97,17 @@ TEST_CASE("sandbox: memory and time limits stop a runaway script", "[sandbox]") 
                                0.5);
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.error, Contains("time limit"));
+    // An ensemble's steps run in C++ on worker threads: stopped between chunks of steps.
+    const auto ens = sandboxed(write_script("sb_ens.lua", "local noether = require('noether')\n"
+                                                          "local w = noether.world{ dt = 1e-4 }\n"
+                                                          "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                                                          "w:ensemble{ members = 8 }:run{ duration = 5000 }\n"),
+                               0.5);
+    CHECK(ens.exit_code == 2);
+    CHECK_THAT(ens.error, Contains("time limit"));
+    // Members live on the C++ heap, outside the Lua memory limit: their number is capped.
+    CHECK_THAT(refused("sb_ens_many.lua", std::string(kWorld) + "w:ensemble{ members = 1025 }\n"),
+               Contains("sb_ens_many.lua:5: ensemble: field 'members' must be at most 1024, got 1025"));
 }
 
 TEST_CASE("sandbox: an ordinary scene runs, with its library, and writes inside the directory", "[sandbox]") {
