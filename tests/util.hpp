@@ -220,10 +220,24 @@ inline Spec every_joint_spec(unsigned seed = 21) {
     return s;
 }
 
+// The spec with a spring (stiffness, rest) and a damper on every DOF of every joint: implicit
+// joint forces, unknowns of the variational integrators' steps.
+inline Spec with_springs(Spec s, double stiffness = 3.0, double damping = 0.7) {
+    auto m = compile(s);
+    for (std::size_t j = 0; j < s.joints.size(); ++j) {
+        const int dofs = m->joints[j].dofs;
+        if (dofs == 0) continue;
+        s.joints[j].stiffness.assign(dofs, stiffness);
+        s.joints[j].damping.assign(dofs, damping * (1 + 0.1 * static_cast<double>(j)));
+        s.joints[j].rest.assign(dofs, 0.05);
+    }
+    return s;
+}
+
 // Relative error of the integrator's analytic Newton matrix against central differences of its
 // step residual, at random unknowns.
 inline double newton_matrix_error(const Model& m, Data& d, Rng& r) {
-    const BlockGraph& g = m.graph;
+    const BlockGraph& g = m.integrator->system_graph(m, d);
     VecX s(g.total_size), f(g.total_size), fp(g.total_size), fm(g.total_size);
     for (int i = 0; i < g.total_size; ++i) s[i] = r.uniform(-1, 1);
     BlockMatrix A(g);

@@ -19,6 +19,19 @@
 // ‖f‖, the rotation guard |ω| < 2/dt, warm starts. The Newton matrix has the sparsity of the
 // block graph, so a tree costs O(n) per iteration with the sparse-ldu solver.
 //
+// Joint springs and dampers are implicit (issue 15): a joint with stiffness or damping gets its
+// joint-space force u as unknowns of its own, after its constraint rows in the joint's node (the
+// graph of the step is the Model's with those nodes enlarged, system_graph()), with the rows
+//   z·lam − u(c3) = 0,   u = −(d/2h)(c3 − c1) − k [ (h1/2h)((c1 + c2)/2 − r) + ½((c2 + c3)/2 − r) ]
+// (c1, c2, c3 the joint coordinates at the previous, current and next node, h1 the previous
+// interval): the spring is the midpoint rule of its potential on both intervals at the node (a
+// linear spring keeps the energy with the spring at the interval midpoint exactly, at any h);
+// the damper is the discrete Lagrange–d'Alembert force that gives each node half of each
+// adjacent interval's impulse −d (Δc/h) h: the rate update (1 − a)/(1 + a), a = d h/2I, and an
+// energy change −(h d/4)(v1 + v2)² ≤ 0 per step for a linear joint, at any h (docs/integrators.md).
+// The force acts on the bodies through the coordinate Jacobian at the current configuration,
+// like an actuation. Joints without springs or dampers are unchanged.
+//
 // The kernel snapshots the Data before advance() and commits or restores after it. advance()
 // runs [substep × k], where a substep is
 //   prepare (forces, config-2 Jacobians) → warm start → Newton (assemble, factor, solve,
@@ -62,6 +75,20 @@ struct State final : IntegratorState {
     double rhoT = 1, rhoR = 1, rhoJ = 1, lam = 1;
     bool start = false;  // this substep is the Legendre start
 
+    // Implicit springs and dampers. c1, c2: joint coordinates (with offsets) at the previous and
+    // the current node; u: the joint forces of the last step (warm start). Sized total_dofs
+    // (saved even when no joint has a spring or damper, so a Data restores into a varied Model).
+    std::vector<double> c1, c2, u;
+    bool coords = false;  // c1, c2 hold the current nodes
+    // Per joint: implicit (a spring or damper on a joint with DOFs). Graph of the step's unknowns.
+    std::vector<char> implicit;
+    bool any_implicit = false;
+    BlockGraph graph;              // the Model's, joint nodes enlarged by the implicit joints' DOFs
+    const BlockGraph* G = nullptr;  // &graph, or the Model's graph when no joint is implicit
+    std::vector<double> alpha, kappa;  // u(c3) = alpha − kappa · c3 (per DOF, this substep)
+    std::vector<double> c3, C2a, C2b, C3a, C3b;  // next coordinates; coordinate Jacobians (dofs × 6)
+    double rhoZ = 1;  // force rows ×ρ_Z; force unknowns z with u = z · lam
+
     // Workspaces (sized once).
     BlockMatrix A;
     std::unique_ptr<SolverWorkspace> ws;
@@ -87,10 +114,15 @@ struct State final : IntegratorState {
         put(out, prev_force);
         put(out, prev_torque);
         put(out, prev_u);
+        put(out, c1);
+        put(out, c2);
+        put(out, u);
+        const char cs = coords ? 1 : 0;
+        out.append(&cs, 1);
     }
     bool restore(const char*& p, const char* end) override {
         const std::size_t need = sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
-                                 sizeof(double) * prev_u.size();
+                                 sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1;
         if (static_cast<std::size_t>(end - p) < need) return false;
         std::memcpy(&dt_prev, p, sizeof dt_prev);
         p += sizeof dt_prev;
@@ -98,6 +130,10 @@ struct State final : IntegratorState {
         get(p, prev_force);
         get(p, prev_torque);
         get(p, prev_u);
+        get(p, c1);
+        get(p, c2);
+        get(p, u);
+        coords = *p++ != 0;
         return true;
     }
 };
@@ -153,10 +189,34 @@ public:
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override {
         auto st = std::make_unique<State>();
-        const int n = m.graph.total_size, nb = m.nbodies();
+        const int nb = m.nbodies(), nd = m.total_dofs;
         st->dt_prev = m.options.dt;
-        st->A = BlockMatrix(m.graph);
-        st->ws = m.solver->create(m, m.graph);
+        st->implicit.assign(m.njoints(), 0);
+        std::vector<int> ja, jb, size;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            st->implicit[j] = ji.has_force_element && ji.dofs > 0;
+            st->any_implicit = st->any_implicit || st->implicit[j];
+            ja.push_back(ji.a);
+            jb.push_back(ji.b);
+            size.push_back(ji.rows + (st->implicit[j] ? ji.dofs : 0));
+        }
+        st->c1.assign(nd, 0.0);
+        st->c2.assign(nd, 0.0);
+        st->u.assign(nd, 0.0);
+        if (st->any_implicit) {
+            st->graph = build_block_graph(nb, ja, jb, size);
+            st->G = &st->graph;
+            st->alpha.assign(nd, 0.0);
+            st->kappa.assign(nd, 0.0);
+            st->c3.assign(nd, 0.0);
+            for (auto* v : {&st->C2a, &st->C2b, &st->C3a, &st->C3b}) v->assign(6 * static_cast<std::size_t>(nd), 0.0);
+        } else {
+            st->G = &m.graph;
+        }
+        const int n = st->G->total_size;
+        st->A = BlockMatrix(*st->G);
+        st->ws = m.solver->create(m, *st->G);
         st->s.assign(n, 0.0);
         st->s_try.assign(n, 0.0);
         st->f.assign(n, 0.0);
@@ -220,7 +280,7 @@ public:
         const double h = m.options.dt;
         set_scaling(st, h);
         prepare(m, d, st, h);
-        std::copy(s, s + m.graph.total_size, st.s.begin());
+        std::copy(s, s + st.G->total_size, st.s.begin());
         residual(m, d, st, h, st.s, st.f);
         std::copy(st.f.begin(), st.f.end(), f);
         if (A) {
@@ -230,10 +290,32 @@ public:
         return true;
     }
 
+    const BlockGraph& system_graph(const Model& m, const Data& d) const override {
+        (void)m;
+        return *static_cast<const State&>(*d.integrator_state).G;
+    }
+
     Monitors monitors(const Model& m, const Data& d) const override {
         const State& st = static_cast<const State&>(*d.integrator_state);
         if (midpoint_ && !st.started) return default_monitors(m, d);  // before the first step: the continuous values
-        return discrete_monitors(m, d, st.dt_prev);
+        Monitors mon = discrete_monitors(m, d, st.dt_prev);
+        if (st.any_implicit) {
+            // Implicit springs: their energy at the interval midpoint (c1 + c2)/2, like gravity's
+            // (with it a linear spring's energy is exactly conserved).
+            double e = 0;
+            for (const JointInfo& j : m.joints) {
+                if (!j.has_force_element) continue;
+                for (int k = 0; k < j.dofs; ++k) {
+                    const int i = j.dof_offset + k;
+                    const double mid = st.coords ? 0.5 * (st.c1[i] + st.c2[i]) : d.coord[i] - 0.5 * st.dt_prev * d.rate[i];
+                    const double x = mid - j.rest[k], x2 = d.coord[i] - j.rest[k];
+                    e += 0.5 * j.stiffness[k] * (x * x - x2 * x2);
+                }
+            }
+            mon.potential += e;
+            mon.total += e;
+        }
+        return mon;
     }
 
 private:
@@ -252,7 +334,7 @@ private:
     // and multipliers.
     static void warm_start(const Model& m, const Data& d, State& st, double h) {
         const int nb = m.nbodies();
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         const double limit = kGuard * 2.0 / h;
         for (int b = 0; b < nb; ++b) {
             double* sb = &st.s[g.node_offset[b]];
@@ -261,15 +343,18 @@ private:
             if (w >= limit) t.w = t.w * (0.5 * limit / w);
             sb[0] = t.v.x, sb[1] = t.v.y, sb[2] = t.v.z, sb[3] = t.w.x, sb[4] = t.w.y, sb[5] = t.w.z;
         }
-        for (int j = 0; j < m.njoints(); ++j)
-            for (int r = 0; r < m.joints[j].rows; ++r)
-                st.s[g.node_offset[nb + j] + r] = d.lambda[m.joints[j].row_offset + r] / st.lam;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            for (int r = 0; r < ji.rows; ++r) st.s[g.node_offset[nb + j] + r] = d.lambda[ji.row_offset + r] / st.lam;
+            if (st.implicit[j])
+                for (int k = 0; k < ji.dofs; ++k) st.s[g.node_offset[nb + j] + ji.rows + k] = st.u[ji.dof_offset + k] / st.lam;
+        }
     }
 
     // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
     // st.pose3 its next configuration.
     Solve newton(const Model& m, const Data& d, State& st, double h) const {
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
         Solve out;
         double fn = residual(m, d, st, h, st.s, st.f);
@@ -310,13 +395,13 @@ private:
         }
         out.residual = fn;
         if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
-        if (out.worst_node < 0) out.worst_node = worst_node(m, st.f);
+        if (out.worst_node < 0) out.worst_node = worst_node(*st.G, st.f);
         return out;
     }
 
     // Every constraint row of the last evaluated residual within eps (in units of g).
     static bool joints_within(const Model& m, const State& st, double eps) {
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         for (int j = 0; j < m.njoints(); ++j) {
             const double* fj = &st.f[g.node_offset[m.nbodies() + j]];
             for (int r = 0; r < m.joints[j].rows; ++r)
@@ -335,7 +420,7 @@ private:
     // admissible.
     bool line_search(const Model& m, const Data& d, State& st, double h, double fn, double& alpha, double& fn_try,
                      int& halvings) const {
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         const double limit = kGuard * 2.0 / h;
         bool admissible = false;
         for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
@@ -354,7 +439,7 @@ private:
     // (no assembly, no factorisation). True (and s, f, fn updated) if it confirms; otherwise
     // the current iterate is evaluated again (pose3, J3) and Newton goes on as usual.
     bool chord_confirms(const Model& m, const Data& d, State& st, double h, double& fn) const {
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
         st.dx = st.f;
         m.solver->solve(g, *st.ws, st.dx.data());
@@ -375,16 +460,24 @@ private:
     // accepted s, the last one evaluated).
     void commit(const Model& m, Data& d, State& st, double h) const {
         const int nb = m.nbodies();
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         for (int b = 0; b < nb; ++b) {
             const double* sb = &st.s[g.node_offset[b]];
             d.pose[b] = {st.pose3[b].x, qnormalized(st.pose3[b].q)};
             d.twist[b] = {{sb[0], sb[1], sb[2]}, {sb[3], sb[4], sb[5]}};
             d.twist_guess[b] = d.twist[b];
         }
-        for (int j = 0; j < m.njoints(); ++j)
-            for (int r = 0; r < m.joints[j].rows; ++r)
-                d.lambda[m.joints[j].row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            for (int r = 0; r < ji.rows; ++r) d.lambda[ji.row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;
+            if (!st.implicit[j]) continue;
+            for (int k = 0; k < ji.dofs; ++k) {  // c3 is that of the accepted s, the last evaluated
+                const int i = ji.dof_offset + k;
+                st.u[i] = st.s[g.node_offset[nb + j] + ji.rows + k] * st.lam;
+                st.c1[i] = st.c2[i];
+                st.c2[i] = st.c3[i];
+            }
+        }
         st.dt_prev = h;
         if (midpoint_) {  // this interval's input values become the previous ones
             st.started = true;
@@ -397,10 +490,10 @@ private:
     // Row scaling and the start flag of a substep of length h.
     void set_scaling(State& st, double h) const {
         if (midpoint_) {
-            st.rhoT = h, st.rhoR = 0.5 * h, st.rhoJ = 1.0 / h, st.lam = 1.0 / h;
+            st.rhoT = h, st.rhoR = 0.5 * h, st.rhoJ = 1.0 / h, st.lam = 1.0 / h, st.rhoZ = h;
             st.start = !st.started;
         } else {
-            st.rhoT = st.rhoR = st.rhoJ = st.lam = 1.0;
+            st.rhoT = st.rhoR = st.rhoJ = st.lam = st.rhoZ = 1.0;
             st.start = false;
         }
     }
@@ -408,7 +501,7 @@ private:
     // Stage: prepare a step: forcing and config-2 Jacobians (constant during the Newton
     // iterations), written into the force-mapping blocks F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ].
     void prepare(const Model& m, const Data& d, State& st, double h) const {
-        (void)h;
+        Inputs avg = d.inputs();
         if (midpoint_ && !st.start) {
             // Midpoint sampling: the node gets the average of the two adjacent intervals' input
             // values, mapped at its own configuration.
@@ -417,27 +510,100 @@ private:
                 st.cur_torque[b] = 0.5 * (st.prev_torque[b] + d.applied_torque[b]);
             }
             for (int k = 0; k < m.total_dofs; ++k) st.cur_u[k] = 0.5 * (st.prev_u[k] + d.actuation[k]);
-            const Inputs avg{st.cur_u.data(), st.cur_force.data(), st.cur_torque.data()};
-            applied_wrenches(m, d, avg, d.pose.data(), d.twist.data(), st.wrench.data());
+            avg = Inputs{st.cur_u.data(), st.cur_force.data(), st.cur_torque.data()};
+        }
+        if (st.any_implicit) {
+            // Springs and dampers are unknowns of the step: only the inputs act explicitly.
+            input_wrenches(m, d, st, avg);
         } else {
-            applied_wrenches(m, d, d.pose.data(), d.twist.data(), st.wrench.data());
+            applied_wrenches(m, d, avg, d.pose.data(), d.twist.data(), st.wrench.data());
         }
         if (st.start)  // the start node receives half of the first interval's impulse
             for (Wrench& w : st.wrench) w.force = 0.5 * w.force, w.torque = 0.5 * w.torque;
+        const BlockGraph& g = *st.G;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
             const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
             ji.impl->constraint(a, d.pose[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J2a[o] : nullptr, &st.J2b[o]);
-            const int mj = ji.rows;
+            const int mj = ji.rows, nj = g.node_size[m.nbodies() + j];
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+            if (st.implicit[j]) implicit_terms(m, d, st, h, j);
             for (int side = 0; side < 2; ++side) {
                 double* B = st.A.bj(j, side);
                 if (!B) continue;
                 const double* J = side == 0 ? &st.J2a[o] : &st.J2b[o];
-                for (int r = 0; r < 6; ++r)
-                    for (int c = 0; c < mj; ++c)
-                        B[r * mj + c] = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam * J[c * 6 + r];
+                for (int r = 0; r < 6; ++r) {
+                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
+                    for (int c = 0; c < mj; ++c) B[r * nj + c] = sc * J[c * 6 + r];
+                }
+                if (!st.implicit[j]) continue;
+                const double* C = side == 0 ? &st.C2a[oc] : &st.C2b[oc];  // the force through Cᵀ, like an actuation
+                for (int r = 0; r < 6; ++r) {
+                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
+                    for (int k = 0; k < ji.dofs; ++k) B[r * nj + mj + k] = sc * C[k * 6 + r];
+                }
             }
+        }
+    }
+
+    // Body inputs and joint actuation (no springs, no dampers) at the current configuration.
+    static void input_wrenches(const Model& m, const Data& d, State& st, const Inputs& in) {
+        body_wrenches(m, in, d.pose.data(), st.wrench.data());
+        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
+        for (const JointInfo& j : m.joints) {
+            if (j.dofs == 0) continue;
+            const double* act = in.actuation + j.dof_offset;
+            bool any = false;
+            for (int k = 0; k < j.dofs; ++k) any = any || act[k] != 0;
+            if (!any) continue;
+            const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};
+            j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+            for (int side = 0; side < 2; ++side) {
+                if (side == 0 && j.a < 0) continue;
+                const double* C = side == 0 ? Ca : Cb;
+                Wrench& w = st.wrench[side == 0 ? j.a : j.b];
+                for (int k = 0; k < j.dofs; ++k) {
+                    const double* r = C + 6 * k;
+                    w.force += act[k] * Vec3{r[0], r[1], r[2]};
+                    w.torque += act[k] * Vec3{r[3], r[4], r[5]};
+                }
+            }
+        }
+    }
+
+    // The implicit force of joint j for a step of length h: the current coordinates c2 and their
+    // Jacobians, and u(c3) = alpha − kappa c3 (see the top of the file).
+    void implicit_terms(const Model& m, const Data& d, State& st, double h, int j) const {
+        const JointInfo& ji = m.joints[j];
+        const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
+        const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+        ji.impl->coordinate_jacobian(a, d.pose[ji.b], ji.a >= 0 ? &st.C2a[oc] : nullptr, &st.C2b[oc]);
+        if (!st.coords) {
+            // The first step: the current coordinates are the Data's; the previous node lies one
+            // interval back along the current rates.
+            for (const JointInfo& jj : m.joints)
+                for (int k = 0; k < jj.dofs; ++k) {
+                    const int i = jj.dof_offset + k;
+                    st.c2[i] = d.coord[i];
+                    st.c1[i] = d.coord[i] - st.dt_prev * d.rate[i];
+                }
+            st.coords = true;
+        }
+        const double ratio = st.dt_prev / h;
+        for (int k = 0; k < ji.dofs; ++k) {
+            const int i = ji.dof_offset + k;
+            const double dmp = ji.damping[k], K = ji.stiffness[k], r = ji.rest[k];
+            const double c1 = st.c1[i], c2 = st.c2[i];
+            // spring: −K [ (ratio/2)((c1 + c2)/2 − r) + ½((c2 + c3)/2 − r) ], the first part only
+            // after the start of vi-midpoint (which takes half of the first interval alone)
+            const double spring_known = st.start ? -0.5 * K * (0.5 * c2 - r)
+                                                 : -K * (0.5 * ratio * (0.5 * (c1 + c2) - r) + 0.5 * (0.5 * c2 - r));
+            // damper: −(d/2h)(c3 − c1), the mean of the two intervals' rates (at the start of
+            // vi-midpoint half of the first interval's: −(d/2h)(c3 − c2))
+            const double damp_alpha = 0.5 * dmp * (st.start ? c2 : c1) / h, damp_kappa = 0.5 * dmp / h;
+            st.alpha[i] = spring_known + damp_alpha;
+            st.kappa[i] = 0.25 * K + damp_kappa;
         }
     }
 
@@ -445,7 +611,7 @@ private:
     double residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
                     std::vector<double>& f) const {
         const int nb = m.nbodies();
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         const double ratio = st.dt_prev / h;
         double scale2 = 0;
         for (int b = 0; b < nb; ++b) {
@@ -476,16 +642,16 @@ private:
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const double* lam = &s[g.node_offset[nb + j]];
-            const int mj = ji.rows;
+            const int mj = ji.rows, nj = g.node_size[nb + j];
             for (int side = 0; side < 2; ++side) {
                 const double* B = st.A.bj(j, side);
                 if (!B) continue;
                 double* fb = &f[g.node_offset[side == 0 ? ji.a : ji.b]];
                 for (int r = 0; r < 6; ++r) {
                     double acc = 0, mag = 0;
-                    for (int c = 0; c < mj; ++c) {
-                        acc += B[r * mj + c] * lam[c];
-                        mag += std::fabs(B[r * mj + c] * lam[c]);
+                    for (int c = 0; c < nj; ++c) {
+                        acc += B[r * nj + c] * lam[c];
+                        mag += std::fabs(B[r * nj + c] * lam[c]);
                     }
                     fb[r] += acc;
                     scale2 += mag * mag;
@@ -499,6 +665,21 @@ private:
             ji.impl->constraint(a, st.pose3[ji.b], fj, ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
             if (st.rhoJ != 1.0)
                 for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
+            if (!st.implicit[j]) continue;
+            // Force rows: ρ_Z (z·lam − u(c3)), c3 unwrapped against c2.
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+            double prev[kMaxJointDofs], c3[kMaxJointDofs];
+            for (int k = 0; k < ji.dofs; ++k) prev[k] = st.c2[ji.dof_offset + k] - ji.offset[k];
+            ji.impl->coordinates(a, st.pose3[ji.b], prev, c3);
+            ji.impl->coordinate_jacobian(a, st.pose3[ji.b], ji.a >= 0 ? &st.C3a[oc] : nullptr, &st.C3b[oc]);
+            for (int k = 0; k < ji.dofs; ++k) {
+                const int i = ji.dof_offset + k;
+                st.c3[i] = c3[k] + ji.offset[k];
+                const double zl = lam[mj + k] * st.lam, u = st.alpha[i] - st.kappa[i] * st.c3[i];
+                fj[mj + k] = st.rhoZ * (zl - u);
+                const double t = st.rhoZ * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
+                scale2 += t * t;
+            }
         }
         st.fscale = std::sqrt(scale2);
         return vnorm(f);
@@ -508,7 +689,7 @@ private:
     void assemble(const Model& m, const Data& d, State& st, double h) const {
         (void)d;
         const int nb = m.nbodies();
-        const BlockGraph& g = m.graph;
+        const BlockGraph& g = *st.G;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
             const double* sb = &st.s[g.node_offset[b]];
@@ -527,6 +708,13 @@ private:
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);  // J3: from residual()
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);  // C3: from residual()
+            const int nj = g.node_size[nb + j];
+            if (st.implicit[j]) {  // ∂(force rows)/∂z = ρ_Z lam I; constraint rows have no diagonal
+                double* D = st.A.diag(nb + j);
+                std::memset(D, 0, sizeof(double) * nj * nj);
+                for (int k = ji.rows; k < nj; ++k) D[k * nj + k] = st.rhoZ * st.lam;
+            }
             for (int side = 0; side < 2; ++side) {
                 double* H = st.A.jb(j, side);  // m_j × 6: [h ∂g/∂x, ∂g/∂θ K(ω2)]
                 if (!H) continue;
@@ -544,18 +732,30 @@ private:
                         Hr[3 + k] = st.rhoJ * (Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k]);
                     }
                 }
+                if (!st.implicit[j]) continue;
+                // Force rows: ∂(−ρ_Z u(c3))/∂s = ρ_Z κ ∂c3/∂s = ρ_Z κ C3 [h I, K(ω2)]
+                const double* C = side == 0 ? &st.C3a[oc] : &st.C3b[oc];
+                for (int q = 0; q < ji.dofs; ++q) {
+                    const double* Cr = C + 6 * q;
+                    double* Hr = H + 6 * (ji.rows + q);
+                    const double sc = st.rhoZ * st.kappa[ji.dof_offset + q];
+                    for (int k = 0; k < 3; ++k) {
+                        Hr[k] = sc * h * Cr[k];
+                        Hr[3 + k] = sc * (Cr[3] * K.m[0][k] + Cr[4] * K.m[1][k] + Cr[5] * K.m[2][k]);
+                    }
+                }
             }
         }
     }
 
     const char* name() const { return midpoint_ ? "vi-midpoint" : "vi-maximal"; }
 
-    static int worst_node(const Model& m, const std::vector<double>& f) {
+    static int worst_node(const BlockGraph& g, const std::vector<double>& f) {
         int worst = -1;
         double wv = -1;
-        for (int n = 0; n < m.graph.nnodes(); ++n) {
+        for (int n = 0; n < g.nnodes(); ++n) {
             double s = 0;
-            for (int i = 0; i < m.graph.node_size[n]; ++i) s += f[m.graph.node_offset[n] + i] * f[m.graph.node_offset[n] + i];
+            for (int i = 0; i < g.node_size[n]; ++i) s += f[g.node_offset[n] + i] * f[g.node_offset[n] + i];
             if (!(s <= wv)) wv = s, worst = n;
         }
         return worst;

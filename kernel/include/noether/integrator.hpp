@@ -71,6 +71,14 @@ public:
         (void)m; (void)d; (void)s; (void)f; (void)A;
         return false;
     }
+    // The block graph of step_system()'s unknowns for this Model and Data: the Model's graph, or
+    // for methods with unknowns of their own per joint (vi-maximal and vi-midpoint: the joint-space
+    // force of an implicit spring or damper, after the joint's constraint rows) a graph with larger
+    // joint nodes, same nodes and ordering.
+    virtual const BlockGraph& system_graph(const Model& m, const Data& d) const {
+        (void)d;
+        return m.graph;
+    }
     // Energy (including the joint springs), momenta and violation of the committed state as
     // this method defines them. The default: the continuous values of Data::pose/twist.
     virtual Monitors monitors(const Model& m, const Data& d) const { return default_monitors(m, d); }
