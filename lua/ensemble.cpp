@@ -323,54 +323,28 @@ int m_output(lua_State* L, EnsembleBox& box, int i) {
     OutputSpec o = read_output(L, 2, nullptr, &dropped);
     if (!dropped.empty())
         fail(L, "output: '%s': a sweep member writes only paths naming it (put {member} in the name)", dropped);
-    if (std::find(box.output_files.begin(), box.output_files.end(), o.file) != box.output_files.end())
-        fail(L, "output: member %s: file '%s' is already written by this ensemble (give each member its own file)",
-             std::to_string(i + 1), o.file);
+    for (const std::vector<OutputSpec>& member : box.outputs)
+        for (const OutputSpec& other : member)
+            if (other.file == o.file)
+                fail(L, "output: member %s: file '%s' is already written by this ensemble (give each member its own file)",
+                     std::to_string(i + 1), o.file);
     try {
         box.ensemble->run(i).add_output(o);
     } catch (const Error& err) {
         fail(L, "output: member %s: %s", std::to_string(i + 1), err.what());
     }
-    box.output_files.push_back(o.file);
     box.outputs[i].push_back(o);
     return 0;
 }
 
 int l_member_index_meta(lua_State* L) {
     check_member(L, 1);
-    luaL_getmetatable(L, kMemberMeta);
-    lua_getfield(L, -1, "methods");
-    if (lua_type(L, 2) == LUA_TSTRING) lua_getfield(L, -1, lua_tostring(L, 2));
-    else lua_pushnil(L);
-    return 1;
+    return push_method(L, kMemberMeta, 2);
 }
 
 int l_ensemble_index_meta(lua_State* L) {
     check_ensemble(L, 1);
-    luaL_getmetatable(L, kEnsembleMeta);
-    lua_getfield(L, -1, "methods");
-    if (lua_type(L, 2) == LUA_TSTRING) lua_getfield(L, -1, lua_tostring(L, 2));
-    else lua_pushnil(L);
-    return 1;
-}
-
-void new_metatable(lua_State* L, const char* name, lua_CFunction index, lua_CFunction gc, const luaL_Reg* methods) {
-    if (luaL_newmetatable(L, name)) {
-        lua_pushcfunction(L, index);
-        lua_setfield(L, -2, "__index");
-        if (gc) {
-            lua_pushcfunction(L, gc);
-            lua_setfield(L, -2, "__gc");
-        }
-        lua_newtable(L);
-        luaL_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "methods");
-        lua_pushstring(L, name);
-        lua_setfield(L, -2, "__name");
-        lua_pushstring(L, name);  // getmetatable() returns this string, not the metatable
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    return push_method(L, kEnsembleMeta, 2);
 }
 
 }  // namespace

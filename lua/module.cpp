@@ -280,19 +280,7 @@ int open_module(lua_State* L) {
         {"restore", compiled<world_state<l_restore>>},   {"save_file", compiled<world_state<l_save_file>>},
         {"restore_file", compiled<world_state<l_restore_file>>}, {"ensemble", compiled<l_ensemble>},
         {nullptr, nullptr}};
-    if (luaL_newmetatable(L, kWorldMeta)) {
-        lua_pushcfunction(L, guard<l_world_index>);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_world_gc);
-        lua_setfield(L, -2, "__gc");
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "methods");
-        lua_pushstring(L, "noether.World");
-        lua_setfield(L, -2, "__name");
-        lua_pushstring(L, "noether.World");  // getmetatable(w) returns this string, not the metatable
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    new_metatable(L, kWorldMeta, guard<l_world_index>, l_world_gc, methods);
     open_ensemble_metatables(L);
     static const luaL_Reg module[] = {{"world", guard<l_world>}, {"params", guard<l_params>}, {"plugins", guard<l_plugins>}, {"here", guard<l_here>},
                                       {"sweep", guard<l_sweep>}, {"record", guard<l_record>}, {nullptr, nullptr}};
@@ -343,6 +331,36 @@ bool has_context(lua_State* L) {
 }
 
 }  // namespace
+
+void new_metatable(lua_State* L, const char* name, lua_CFunction index, lua_CFunction gc, const luaL_Reg* methods) {
+    if (luaL_newmetatable(L, name)) {
+        lua_pushcfunction(L, index);
+        lua_setfield(L, -2, "__index");
+        if (gc) {
+            lua_pushcfunction(L, gc);
+            lua_setfield(L, -2, "__gc");
+        }
+        lua_newtable(L);
+        luaL_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "methods");
+        lua_pushstring(L, name);
+        lua_setfield(L, -2, "__name");
+        lua_pushstring(L, name);  // getmetatable() returns this string, not the metatable
+        lua_setfield(L, -2, "__metatable");
+    }
+    lua_pop(L, 1);
+}
+
+int push_method(lua_State* L, const char* meta, int key_idx) {
+    if (lua_type(L, key_idx) != LUA_TSTRING) {
+        lua_pushnil(L);
+        return 1;
+    }
+    luaL_getmetatable(L, meta);
+    lua_getfield(L, -1, "methods");
+    lua_getfield(L, -1, lua_tostring(L, key_idx));
+    return 1;
+}
 
 World* to_world(lua_State* L, int idx) {
     World** p = static_cast<World**>(luaL_testudata(L, idx, kWorldMeta));

@@ -88,15 +88,11 @@ int l_world_index(lua_State* L) {
         lua_pushnil(L);
         return 1;
     }
-    const char* key = lua_tostring(L, 2);
-    if (std::strcmp(key, "world") == 0) {
+    if (std::strcmp(lua_tostring(L, 2), "world") == 0) {
         push_handle(L, "world", "world");
         return 1;
     }
-    luaL_getmetatable(L, kWorldMeta);
-    lua_getfield(L, -1, "methods");
-    lua_getfield(L, -1, key);
-    return 1;
+    return push_method(L, kWorldMeta, 2);
 }
 
 // The Context owns every World (the host reads their summaries after the script); a world's

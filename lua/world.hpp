@@ -47,8 +47,7 @@ struct EnsembleBox {
     int controller = LUA_NOREF;                   // e:controller(function(m, i)): registry reference
     bool stepping = false;                        // inside e:steps (its controller may not re-enter)
     bool collected = false;                       // its __gc ran (a script may call it by hand)
-    std::vector<std::string> output_files;        // every member's output files (no two alike)
-    std::vector<std::vector<OutputSpec>> outputs; // per member (added again when m:vary renews its run)
+    std::vector<std::vector<OutputSpec>> outputs; // per member (added again when m:vary renews its run; no two files alike)
 };
 
 // Per-state context (options of the host, every world made).
@@ -214,6 +213,12 @@ template <StateFunction F>
 int world_state(lua_State* L, World& w) {
     return F(L, *w.model, *w.data);
 }
+
+// module.cpp: a protected metatable `name` for a userdata type (getmetatable() gives the name)
+// with __index, an optional __gc and the methods in its "methods" table; and the __index
+// lookup of method `key_idx` in it (nil for other keys).
+void new_metatable(lua_State* L, const char* name, lua_CFunction index, lua_CFunction gc, const luaL_Reg* methods);
+int push_method(lua_State* L, const char* meta, int key_idx);
 
 // scene.cpp
 int l_world(lua_State* L);

@@ -482,6 +482,20 @@ void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pos
     }
 }
 
+void input_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out) {
+    body_wrenches(m, in, poses, out);
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
+    for (const JointInfo& j : m.joints) {
+        const double* act = in.actuation + j.dof_offset;
+        bool any = false;
+        for (int k = 0; k < j.dofs && !any; ++k) any = act[k] != 0;
+        if (!any) continue;
+        j.impl->coordinate_jacobian(j.a >= 0 ? poses[j.a] : Pose{}, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        add_generalized(Cb, act, j.dofs, out[j.b]);
+        if (j.a >= 0) add_generalized(Ca, act, j.dofs, out[j.a]);
+    }
+}
+
 void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int j, Wrench* out) {
     if (m.joints[j].dofs > 0) add_joint_wrench(m.joints[j], d, in, poses, nullptr, out);
 }

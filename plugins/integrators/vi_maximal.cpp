@@ -514,7 +514,16 @@ private:
         }
         if (st.any_implicit) {
             // Springs and dampers are unknowns of the step: only the inputs act explicitly.
-            input_wrenches(m, d, st, avg);
+            input_wrenches(m, avg, d.pose.data(), st.wrench.data());
+            if (!st.coords) {
+                // The first step: the current coordinates are the Data's; the previous node lies
+                // one interval back along the current rates.
+                for (int i = 0; i < m.total_dofs; ++i) {
+                    st.c2[i] = d.coord[i];
+                    st.c1[i] = d.coord[i] - st.dt_prev * d.rate[i];
+                }
+                st.coords = true;
+            }
         } else {
             applied_wrenches(m, d, avg, d.pose.data(), d.twist.data(), st.wrench.data());
         }
@@ -547,49 +556,13 @@ private:
         }
     }
 
-    // Body inputs and joint actuation (no springs, no dampers) at the current configuration.
-    static void input_wrenches(const Model& m, const Data& d, State& st, const Inputs& in) {
-        body_wrenches(m, in, d.pose.data(), st.wrench.data());
-        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
-        for (const JointInfo& j : m.joints) {
-            if (j.dofs == 0) continue;
-            const double* act = in.actuation + j.dof_offset;
-            bool any = false;
-            for (int k = 0; k < j.dofs; ++k) any = any || act[k] != 0;
-            if (!any) continue;
-            const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};
-            j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
-            for (int side = 0; side < 2; ++side) {
-                if (side == 0 && j.a < 0) continue;
-                const double* C = side == 0 ? Ca : Cb;
-                Wrench& w = st.wrench[side == 0 ? j.a : j.b];
-                for (int k = 0; k < j.dofs; ++k) {
-                    const double* r = C + 6 * k;
-                    w.force += act[k] * Vec3{r[0], r[1], r[2]};
-                    w.torque += act[k] * Vec3{r[3], r[4], r[5]};
-                }
-            }
-        }
-    }
-
-    // The implicit force of joint j for a step of length h: the current coordinates c2 and their
-    // Jacobians, and u(c3) = alpha − kappa c3 (see the top of the file).
+    // The implicit force of joint j for a step of length h: the Jacobians of its current
+    // coordinates, and u(c3) = alpha − kappa c3 (see the top of the file).
     void implicit_terms(const Model& m, const Data& d, State& st, double h, int j) const {
         const JointInfo& ji = m.joints[j];
         const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
         const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
         ji.impl->coordinate_jacobian(a, d.pose[ji.b], ji.a >= 0 ? &st.C2a[oc] : nullptr, &st.C2b[oc]);
-        if (!st.coords) {
-            // The first step: the current coordinates are the Data's; the previous node lies one
-            // interval back along the current rates.
-            for (const JointInfo& jj : m.joints)
-                for (int k = 0; k < jj.dofs; ++k) {
-                    const int i = jj.dof_offset + k;
-                    st.c2[i] = d.coord[i];
-                    st.c1[i] = d.coord[i] - st.dt_prev * d.rate[i];
-                }
-            st.coords = true;
-        }
         const double ratio = st.dt_prev / h;
         for (int k = 0; k < ji.dofs; ++k) {
             const int i = ji.dof_offset + k;

@@ -36,18 +36,29 @@ System newton_system(const Spec& spec, unsigned seed) {
 VecX solve_with(const System& sys, const std::string& name) {
     const Solver* solver = Registry::global().solver(name);
     REQUIRE(solver);
-    auto ws = solver->create(*sys.m, (*sys.g));
-    REQUIRE(solver->factor((*sys.g), sys.A, *ws));
+    auto ws = solver->create(*sys.m, *sys.g);
+    REQUIRE(solver->factor(*sys.g, sys.A, *ws));
     VecX x = sys.f;
-    solver->solve((*sys.g), *ws, x.data());
+    solver->solve(*sys.g, *ws, x.data());
     return x;
 }
 
 VecX dense_reference(const System& sys) {
-    const int n = (*sys.g).total_size;
+    const int n = sys.g->total_size;
     testutil::MatX D(n, n);
-    sys.A.to_dense((*sys.g), D.data());
+    sys.A.to_dense(*sys.g, D.data());
     return D.fullPivLu().solve(sys.f);
+}
+
+// Each named solver's solution within 1e-12 (relative) of a full-pivoting dense solve.
+void check_agree(const System& sys, std::initializer_list<const char*> names) {
+    const VecX ref = dense_reference(sys);
+    for (const char* name : names) {
+        const VecX x = solve_with(sys, name);
+        const double rel = (x - ref).norm() / ref.norm();
+        INFO(name << ": relative difference to a full-pivoting dense solve " << rel);
+        CHECK(rel < 1e-12);
+    }
 }
 
 }  // namespace
@@ -56,14 +67,7 @@ TEST_CASE("all four solvers agree on a tree with every joint type", "[solvers]")
     Spec spec = testutil::every_joint_spec();
     spec.joints.resize(9);  // drop the loop joints: a tree
     spec.options.solver = "sparse-ldu";
-    const System sys = newton_system(spec, 3);
-    const VecX ref = dense_reference(sys);
-    for (const char* name : {"sparse-ldu", "dense-loop", "schur", "dense-lu"}) {
-        const VecX x = solve_with(sys, name);
-        const double rel = (x - ref).norm() / ref.norm();
-        INFO(name << ": relative difference to a full-pivoting dense solve " << rel);
-        CHECK(rel < 1e-12);
-    }
+    check_agree(newton_system(spec, 3), {"sparse-ldu", "dense-loop", "schur", "dense-lu"});
 }
 
 TEST_CASE("all four solvers agree with implicit springs and dampers (larger joint nodes)", "[solvers][springs]") {
@@ -72,26 +76,14 @@ TEST_CASE("all four solvers agree with implicit springs and dampers (larger join
     spec.options.solver = "sparse-ldu";
     const System sys = newton_system(spec, 5);
     REQUIRE(sys.g->total_size > sys.m->graph.total_size);
-    const VecX ref = dense_reference(sys);
-    for (const char* name : {"sparse-ldu", "dense-loop", "schur", "dense-lu"}) {
-        const VecX x = solve_with(sys, name);
-        const double rel = (x - ref).norm() / ref.norm();
-        INFO(name << ": relative difference to a full-pivoting dense solve " << rel);
-        CHECK(rel < 1e-12);
-    }
+    check_agree(sys, {"sparse-ldu", "dense-loop", "schur", "dense-lu"});
     // with the loops: the loop node holds the loop joints' force rows too
-    const System loops = newton_system(testutil::with_springs(testutil::every_joint_spec()), 6);
-    const VecX lref = dense_reference(loops);
-    for (const char* name : {"dense-loop", "schur", "dense-lu"}) {
-        const VecX x = solve_with(loops, name);
-        INFO(name);
-        CHECK((x - lref).norm() / lref.norm() < 1e-12);
-    }
+    check_agree(newton_system(testutil::with_springs(testutil::every_joint_spec()), 6), {"dense-loop", "schur", "dense-lu"});
 }
 
 TEST_CASE("dense-loop, schur and dense-lu agree on a mechanism with a body-body loop and a second world joint", "[solvers]") {
     const System sys = newton_system(testutil::every_joint_spec(), 4);
-    REQUIRE((*sys.g).loop_joints.size() == 2);
+    REQUIRE(sys.g->loop_joints.size() == 2);
     REQUIRE(sys.m->solver_name == "dense-loop");
     const VecX ref = solve_with(sys, "dense-lu");
     for (const char* name : {"dense-loop", "schur"}) {
@@ -101,9 +93,9 @@ TEST_CASE("dense-loop, schur and dense-lu agree on a mechanism with a body-body 
         CHECK(rel < 1e-12);
     }
     // And the residual of the solution is at round-off.
-    const int n = (*sys.g).total_size;
+    const int n = sys.g->total_size;
     testutil::MatX D(n, n);
-    sys.A.to_dense((*sys.g), D.data());
+    sys.A.to_dense(*sys.g, D.data());
     const VecX x = solve_with(sys, "dense-loop");
     CHECK((D * x - sys.f).norm() / sys.f.norm() < 1e-12);
 }
@@ -126,19 +118,19 @@ TEST_CASE("dense-loop gives minimum-norm multipliers for redundant closure rows"
     // Planar four-bar of four hinges: 3 of the 5 closure rows are redundant in 3-D.
     const System sys = newton_system(testutil::closed_loop_spec("revolute"), 5);
     const Solver* solver = Registry::global().solver("dense-loop");
-    auto ws = solver->create(*sys.m, (*sys.g));
-    REQUIRE(solver->factor((*sys.g), sys.A, *ws));
+    auto ws = solver->create(*sys.m, *sys.g);
+    REQUIRE(solver->factor(*sys.g, sys.A, *ws));
     REQUIRE(ws->redundant_joints == std::vector<int>{3});
     VecX x = sys.f;
-    solver->solve((*sys.g), *ws, x.data());
-    const int n = (*sys.g).total_size;
+    solver->solve(*sys.g, *ws, x.data());
+    const int n = sys.g->total_size;
     testutil::MatX D(n, n);
-    sys.A.to_dense((*sys.g), D.data());
+    sys.A.to_dense(*sys.g, D.data());
     // A real step's right-hand side is consistent: project f onto range(D), then solve.
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(D);
     const VecX fc = D * cod.solve(sys.f);
     VecX y = fc;
-    solver->solve((*sys.g), *ws, y.data());
+    solver->solve(*sys.g, *ws, y.data());
     CHECK((D * y - fc).norm() / fc.norm() < 1e-9);
     // Every solution is y + N t (N: null space of D). The loop multipliers are the
     // minimum-norm ones: y_loop ⟂ the loop rows of N.
@@ -146,7 +138,7 @@ TEST_CASE("dense-loop gives minimum-norm multipliers for redundant closure rows"
     lu.setThreshold(1e-10);
     const Eigen::MatrixXd N = lu.kernel();
     REQUIRE(N.cols() == 3);
-    const int off = (*sys.g).node_offset[sys.m->nbodies() + 3];
+    const int off = sys.g->node_offset[sys.m->nbodies() + 3];
     const VecX yl = y.segment(off, 5);
     const Eigen::MatrixXd Nl = N.block(off, 0, 5, N.cols());
     INFO("loop multipliers " << yl.transpose() << ", N_loop^T y_loop = " << (Nl.transpose() * yl).transpose());
@@ -156,7 +148,7 @@ TEST_CASE("dense-loop gives minimum-norm multipliers for redundant closure rows"
 TEST_CASE("schur refuses redundant closure rows and names the joint", "[solvers]") {
     const System sys = newton_system(testutil::closed_loop_spec("revolute"), 6);
     const Solver* solver = Registry::global().solver("schur");
-    auto ws = solver->create(*sys.m, (*sys.g));
-    REQUIRE_FALSE(solver->factor((*sys.g), sys.A, *ws));
+    auto ws = solver->create(*sys.m, *sys.g);
+    REQUIRE_FALSE(solver->factor(*sys.g, sys.A, *ws));
     CHECK_THAT(ws->error, Contains("redundant constraint rows") && Contains("'closure'") && Contains("use solver 'dense-loop'"));
 }

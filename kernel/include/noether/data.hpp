@@ -195,6 +195,10 @@ NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Inputs& i
 // apply in joint space).
 NOETHER_API void body_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out);
 
+// applied_wrenches() without joint springs and dampers: the body part and the joint actuation
+// (for integrators that treat springs and dampers implicitly).
+NOETHER_API void input_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out);
+
 // Adds the actuation and spring wrenches of joint j (no damper) at the given poses onto its two
 // bodies, as applied_wrenches() computes them (springs unwrap against Data::coord).
 NOETHER_API void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, int j, Wrench* out);
