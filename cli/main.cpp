@@ -3,7 +3,8 @@
 //   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]
 //               [--sandbox DIR [--time-limit SECONDS]]
 //   noether check SCRIPT [--set name=value]...
-//   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]
+//   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
+//                  [--option name=number]... [--summary-json FILE]
 //   noether sweep SCRIPT [--grid k=a:b:n | --grid k=v1,v2]... [--samples N] [--seed S] [--threads T] [--out F]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,7 +70,8 @@ void usage(FILE* out) {
                  "                     its steps are not); print its graph\n"
                  "  --sandbox DIR      for untrusted scenes: safe Lua libraries only, files written only below\n"
                  "                     DIR, no plugin directories, Lua heap and wall-time limits (docs/lua.md)\n"
-                 "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--summary-json FILE]\n"
+                 "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
+                 "             [--option name=number]... [--summary-json FILE]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary\n"
                  "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
@@ -220,6 +223,8 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
 int cmd_import(const std::vector<std::string>& args) {
     std::string file, base = "floating", summary_json;
     double simulate = -1, dt = 0.005;
+    std::string integrator;
+    std::map<std::string, double> extra;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -250,7 +255,16 @@ int cmd_import(const std::vector<std::string>& args) {
             }
         } else if (a == "--simulate") simulate = number(value(), "--simulate");
         else if (a == "--dt") dt = number(value(), "--dt");
-        else if (a == "--summary-json") summary_json = value();
+        else if (a == "--integrator") integrator = value();
+        else if (a == "--option") {
+            const std::string kv = value();
+            const std::size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                std::fprintf(stderr, "noether import: --option takes name=number, got '%s'\n", kv.c_str());
+                return 2;
+            }
+            extra[kv.substr(0, eq)] = number(kv.substr(eq + 1), "--option");
+        } else if (a == "--summary-json") summary_json = value();
         else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "noether import: unknown option '%s'\n", a.c_str());
             return 2;
@@ -271,6 +285,8 @@ int cmd_import(const std::vector<std::string>& args) {
     // The importer and the kernel's run directly: no scene script in between.
     noether::Spec spec;
     spec.options.dt = dt;
+    if (!integrator.empty()) spec.options.integrator = integrator;
+    for (const auto& [k, v] : extra) spec.options.extra[k] = v;
     noether::urdf::Options uo;
     uo.fixed_base = base == "fixed";
     noether::urdf::Report rep;

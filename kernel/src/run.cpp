@@ -9,11 +9,25 @@
 #include <cstdio>
 #include <sstream>
 
+#include "noether/advice.hpp"
 #include "noether/integrator.hpp"
 
 namespace noether {
 
 namespace {
+
+// The watch's thresholds (docs/integrators.md, "Never a silent blow-up").
+constexpr double kWatchTurn = 0.4;     // rad per step
+constexpr double kWatchEnergy = 0.05;  // growth as a fraction of max(|E0|, largest kinetic energy)
+constexpr long long kWatchWindow = 200;
+constexpr double kWatchShare = 0.1;
+
+// Down to two significant digits (a step to suggest).
+double round_down(double x) {
+    if (!(x > 0) || !std::isfinite(x)) return x;
+    const double p = std::pow(10.0, std::floor(std::log10(x)) - 1);
+    return std::floor(x / p) * p;
+}
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -355,6 +369,7 @@ bool Run::steps(long long n, RunHooks* hooks) {
             if (mon.worst_joint >= 0) worst_joint_ = m.joints[mon.worst_joint].name;
         }
         sample(false, &mon, hooks);
+        watch(mon);
         if (tty) {
             const double t = now_s();
             if (t - t_start > 2.0 && t - last_print > 0.25) {
@@ -367,6 +382,106 @@ bool Run::steps(long long n, RunHooks* hooks) {
     }
     if (printed) std::fprintf(stderr, "\n");
     return !failed_;
+}
+
+const StepAdvice& Run::advice() const {
+    if (!advised_) {
+        advice_ = step_advice(*model_, *data_);
+        advised_ = true;
+    }
+    return advice_;
+}
+
+// The watch (run.hpp): warn once, naming the fastest body and joint, with a step that would do.
+void Run::watch(const Monitors& mon) {
+    const Model& m = *model_;
+    Data& d = *data_;
+    if (m.integrator->scheme() == Integrator::Scheme::adaptive) return;  // it controls its own error
+    const double dt = m.options.dt;
+    Watch& w = watch_;
+    if (w.passive) {
+        for (const ForceInfo& f : m.forces)
+            if (norm(f.force) > 0 || norm(f.torque) > 0) w.passive = false;
+        for (double u : d.actuation)
+            if (u != 0) w.passive = false;
+        for (int b = 0; b < m.nbodies() && w.passive; ++b)
+            if (norm(d.applied_force[b]) > 0 || norm(d.applied_torque[b]) > 0) w.passive = false;
+    }
+    w.kinetic_max = std::max(w.kinetic_max, mon.kinetic);
+    // What to name: the body turning fastest and the joint coordinate moving fastest at it.
+    auto fastest = [&](double& rate, int& body, int& joint, double& jrate) {
+        rate = 0, body = -1, joint = -1, jrate = 0;
+        for (int b = 0; b < m.nbodies(); ++b) {
+            const double r = norm(d.twist[b].w);
+            if (r > rate) rate = r, body = b;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            if (ji.a != body && ji.b != body) continue;
+            for (int k = 0; k < ji.dofs; ++k)
+                if (std::fabs(d.rate[ji.dof_offset + k]) > jrate) jrate = std::fabs(d.rate[ji.dof_offset + k]), joint = j;
+        }
+    };
+    auto warn = [&](const char* key, const std::string& what) {
+        double rate;
+        int body, joint;
+        double jrate;
+        fastest(rate, body, joint, jrate);
+        char buf[800];
+        int k = std::snprintf(buf, sizeof buf, "step %lld (t = %.6g s): %s", static_cast<long long>(d.step), d.time,
+                              what.c_str());
+        if (body < 0 && k > 0 && k < static_cast<int>(sizeof buf))  // nothing turns: no rate to go by
+            std::snprintf(buf + k, sizeof buf - k, "; try a smaller dt or integrator dp45-projection");
+        if (body >= 0 && k > 0 && k < static_cast<int>(sizeof buf)) {
+            k += std::snprintf(buf + k, sizeof buf - k, "; fastest body '%s' at %.4g rad/s (%.2g rad per step)",
+                               m.bodies[body].name.c_str(), rate, rate * dt);
+            if (joint >= 0 && k > 0 && k < static_cast<int>(sizeof buf))
+                k += std::snprintf(buf + k, sizeof buf - k, ", joint '%s' at %.4g", m.joints[joint].name.c_str(), jrate);
+            const auto names = m.integrator->option_names();
+            const bool turn_option = std::find(names.begin(), names.end(), "max_turn") != names.end();
+            if (k > 0 && k < static_cast<int>(sizeof buf))
+                std::snprintf(buf + k, sizeof buf - k,
+                              "; for about 1%% energy keep bodies below %.2g rad per step: %sdt <= %.2g s at the "
+                              "present rates, or integrator dp45-projection",
+                              kAdviceTurn, turn_option ? "options { max_turn = 0.1 } (substeps where needed), " : "",
+                              round_down(kAdviceTurn / rate));
+        }
+        d.warn_once(key, buf);
+    };
+    // 1. A body turning more than kWatchTurn per step.
+    if (!d.warned("watch/turn")) {
+        double rate = 0;
+        for (int b = 0; b < m.nbodies(); ++b) rate = std::max(rate, norm(d.twist[b].w));
+        const double h = dt / std::max(1, d.last.substeps);  // the step it took (substeps of max_turn)
+        if (rate * h > kWatchTurn) {
+            char what[160];
+            std::snprintf(what, sizeof what, "a body turns %.2g rad per step (more than %.2g: the energy error grows)",
+                          rate * h, kWatchTurn);
+            warn("watch/turn", what);
+        }
+    }
+    // 2. Energy growing with no input doing work (springs are in E; dampers only remove).
+    const double scale = std::max(std::fabs(e0_), w.kinetic_max);
+    if (w.passive && scale > 0 && !d.warned("watch/energy") && mon.total - e0_ > kWatchEnergy * scale) {
+        char what[200];
+        std::snprintf(what, sizeof what, "the energy grew from %.6g J to %.6g J with no input doing work", e0_,
+                      mon.total);
+        warn("watch/energy", what);
+    }
+    // 3. A growing share of subdivided steps, window by window.
+    const long long in_window = d.stats.steps - w.window_start;
+    if (in_window >= kWatchWindow) {
+        const double share = double(d.stats.subdivided_steps - w.window_subdivided) / double(in_window);
+        if (share >= kWatchShare && share > w.last_share && !d.warned("watch/subdivided")) {
+            char what[200];
+            std::snprintf(what, sizeof what, "%.0f%% of the last %lld steps needed substeps (%.0f%% before)",
+                          100 * share, in_window, 100 * w.last_share);
+            warn("watch/subdivided", what);
+        }
+        w.last_share = share;
+        w.window_start = d.stats.steps;
+        w.window_subdivided = d.stats.subdivided_steps;
+    }
 }
 
 void Run::abort(const std::string& why) {
@@ -438,7 +553,7 @@ RunSummary Run::summary() const {
     for (const std::string& x : notes_) s.warnings.push_back(x);
     for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());
     for (const Warning& x : d.warnings) s.warnings.push_back(x.message);
-    s.graph = graph_text(m);
+    s.graph = graph_text(m) + step_advice_text(advice(), m.options.dt);
     return s;
 }
 

@@ -55,7 +55,15 @@ namespace {
 
 using namespace noether;
 
-constexpr double kGuard = 0.99;       // |ω| < kGuard · 2/dt
+// Every body's discrete angular velocity stays below kBranch/dt, a quarter turn per step. The
+// rotation update q ⊗ f(ω) turns by φ with sin(φ/2) = |ω| dt/2, and the momentum it carries,
+// J sin(φ)/dt along the spin, is largest at φ = 90°, |ω| dt = √2: beyond it a faster turn carries
+// less momentum, the Newton matrix D_R is singular at √2/dt, and a second solution of the same
+// discrete Euler–Lagrange equations exists for every spin (φ and 180° − φ). Up to issue 15 the
+// guard was 0.99 · 2/dt (below half a turn) and Newton could settle on that second branch:
+// atlas without damping at dt = 0.005 gained 786 J in 5 s against 275 J with this guard
+// (docs/integrators.md, "Energy on humanoids at dt = 0.005").
+constexpr double kBranch = 0.999 * 1.4142135623730951;
 constexpr int kMaxStalls = 5;         // consecutive stalled iterations above tolerance: give up
 // Round-off floor of the residual, relative to the size of the terms that make it up. A large or
 // fast system (a 256-link chain spinning at 1 rad/s has momentum terms m v/dt ≈ 3e4) cannot get
@@ -64,6 +72,7 @@ constexpr double kFloor = 64 * 2.220446049250313e-16;
 
 struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
+    double max_turn = 0;  // option max_turn [rad per substep]; 0: off
     bool started = false;  // vi-midpoint: the Legendre start has been taken
     // vi-midpoint: input values of the previous interval (world force, world torque, actuation).
     std::vector<Vec3> prev_force, prev_torque;
@@ -166,22 +175,34 @@ bool within_guard(const Model& m, const std::vector<double>& s, double limit) {
     return true;
 }
 
+double max_turn(const Model& m) {
+    const auto it = m.options.extra.find("max_turn");
+    return it == m.options.extra.end() ? 0.0 : it->second;
+}
+
 class VIMaximal final : public Integrator {
 public:
     explicit VIMaximal(bool midpoint) : midpoint_(midpoint) {}
     Scheme scheme() const override { return Scheme::implicit_fixed; }
 
+    std::vector<std::string> option_names() const override { return {"max_turn"}; }
+
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
-        const double limit = kGuard * 2.0 / m.options.dt;
+        const double turn = max_turn(m);
+        if (!(turn >= 0) || !std::isfinite(turn) || turn > kBranch)
+            out.push_back({Severity::error, m.origin,
+                           std::string("options: ") + name() + " option 'max_turn' (radians per substep) must be in "
+                           "[0, " + std::to_string(kBranch).substr(0, 5) + "] (0: off), got " + std::to_string(turn)});
+        const double limit = kBranch / m.options.dt;
         for (const BodyInfo& b : m.bodies) {
             const double w = norm(b.twist0.w);
             if (w >= limit) {
                 char buf[256];
                 std::snprintf(buf, sizeof buf,
                               "body '%s': initial angular velocity |w| = %.6g rad/s is too fast for dt = %.6g s "
-                              "(%s needs |w| < 1.98/dt = %.6g rad/s: less than half a turn per step); "
+                              "(%s needs |w| < 1.41/dt = %.6g rad/s: less than a quarter turn per step); "
                               "use dt < %.6g s",
-                              b.name.c_str(), w, m.options.dt, name(), limit, kGuard * 2.0 / w);
+                              b.name.c_str(), w, m.options.dt, name(), limit, kBranch / w);
                 out.push_back({Severity::error, b.origin, buf});
             }
         }
@@ -191,6 +212,7 @@ public:
         auto st = std::make_unique<State>();
         const int nb = m.nbodies(), nd = m.total_dofs;
         st->dt_prev = m.options.dt;
+        st->max_turn = max_turn(m);
         st->implicit.assign(m.njoints(), 0);
         std::vector<int> ja, jb, size;
         for (int j = 0; j < m.njoints(); ++j) {
@@ -246,8 +268,16 @@ public:
         const double dt = m.options.dt;
         StepReport report;
         Solve total;
-        for (int k = 1; k <= m.options.max_substeps; k *= 2) {
-            if (k > 1) d.rollback_step();  // a failed attempt leaves no trace
+        // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the
+        // fastest body of the last interval below max_turn radians per substep.
+        int k0 = 1;
+        if (st.max_turn > 0) {
+            double wmax = 0;
+            for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
+            while (k0 < m.options.max_substeps && wmax * dt / k0 > st.max_turn) k0 *= 2;
+        }
+        for (int k = k0; k <= m.options.max_substeps; k *= 2) {
+            if (k > k0) d.rollback_step();  // a failed attempt leaves no trace
             report.attempts = k;
             total = Solve{};
             for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
@@ -269,7 +299,7 @@ public:
         report.halvings = total.halvings;
         report.residual = total.residual;
         report.worst_node = total.worst_node;
-        report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
+        report.subdivided = report.status == StepStatus::ok && report.substeps > k0;  // Newton needed them
         report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
         report.redundant_joints = &st.ws->redundant_joints;
         return report;
@@ -335,7 +365,7 @@ private:
     static void warm_start(const Model& m, const Data& d, State& st, double h) {
         const int nb = m.nbodies();
         const BlockGraph& g = *st.G;
-        const double limit = kGuard * 2.0 / h;
+        const double limit = kBranch / h;
         for (int b = 0; b < nb; ++b) {
             double* sb = &st.s[g.node_offset[b]];
             Twist t = d.twist_guess[b];
@@ -421,7 +451,7 @@ private:
     bool line_search(const Model& m, const Data& d, State& st, double h, double fn, double& alpha, double& fn_try,
                      int& halvings) const {
         const BlockGraph& g = *st.G;
-        const double limit = kGuard * 2.0 / h;
+        const double limit = kBranch / h;
         bool admissible = false;
         for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
             if (hv > 0) ++halvings;
@@ -444,7 +474,7 @@ private:
         st.dx = st.f;
         m.solver->solve(g, *st.ws, st.dx.data());
         for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
-        if (!within_guard(m, st.s_try, kGuard * 2.0 / h)) return false;
+        if (!within_guard(m, st.s_try, kBranch / h)) return false;
         const double fc = residual(m, d, st, h, st.s_try, st.f_try);
         if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
             std::swap(st.s, st.s_try);

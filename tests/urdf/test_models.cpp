@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "models_util.hpp"
+#include "noether/run.hpp"
 #include "noether/urdf.hpp"
 #include "util.hpp"
 
@@ -186,4 +187,64 @@ TEST_CASE("the generalized_rbda four-bar (<loop>) bent off its change point asse
     std::printf("generalized_rbda four_bar: joint1 in [%.3f, %.3f] rad, max violation %.2g\n", qmin, qmax, vmax);
     CHECK(vmax < 1e-10);
     CHECK(qmax - qmin > 0.5);  // the parallelogram swings
+}
+
+namespace {
+
+// atlas.urdf, fixed base, every joint damping removed (issue 15's humanoid at dt 0.005).
+Spec atlas_undamped(double dt) {
+    Spec s;
+    urdf::Options opt;
+    opt.fixed_base = true;
+    urdf::import(s, models::dir() + "/ConstrainedDynamics.jl/examples/examples_files/atlas.urdf", opt);
+    for (JointSpec& j : s.joints)
+        for (double& d : j.damping) d = 0;
+    s.options.dt = dt;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("atlas without damping at dt 0.005: the rotation update stays on its branch, the run warns in time",
+          "[urdf][models][watch]") {
+    // Issue 15, item 2: 497 -> 1033 J in 5 s (largest deviation 786 J) while Newton could settle on
+    // the rotation update's second branch (|w| dt up to 2); with the guard at sqrt(2)/dt 275 J.
+    if (!models::available()) return;
+    Run run(compile(atlas_undamped(0.005)));
+    const double E0 = run.energy_initial();
+    double dev_at_warning = -1, t_warning = -1;
+    std::string warning;
+    for (int i = 0; i < 1000; ++i) {
+        REQUIRE(run.steps(1));
+        const Data& d = run.data();
+        if (warning.empty())
+            for (const Warning& w : d.warnings)
+                if (w.message.find("rad per step (more than") != std::string::npos) {
+                    warning = w.message;
+                    t_warning = d.time;
+                    dev_at_warning = std::fabs(monitors(run.model(), d).total - E0);
+                }
+    }
+    const RunSummary s = run.summary();
+    INFO("E0 " << E0 << " J, largest deviation " << s.energy_max_abs_dev << " J; warned at t = " << t_warning
+               << " s with deviation " << dev_at_warning << " J: " << warning);
+    CHECK(s.energy_max_abs_dev < 0.8 * E0);  // 1.58 E0 before
+    REQUIRE_FALSE(warning.empty());
+    CHECK(t_warning < 1.6);
+    CHECK(dev_at_warning < 0.01 * E0);  // before the energy is 1% off
+    CHECK_THAT(warning, Contains("fastest body '") && Contains("options { max_turn = 0.1 }"));
+}
+
+TEST_CASE("atlas without damping at dt 0.005 with max_turn = 0.1 (the watch's remedy) stays within 1%",
+          "[urdf][models][watch]") {
+    if (!models::available()) return;
+    Spec spec = atlas_undamped(0.005);
+    spec.options.extra["max_turn"] = 0.1;
+    Run run(compile(spec));
+    REQUIRE(run.steps(1000));
+    const RunSummary s = run.summary();
+    INFO("largest deviation " << s.energy_max_abs_dev << " J of " << s.energy_initial << " J");
+    CHECK(s.energy_max_abs_dev < 0.01 * s.energy_initial);
+    CHECK(s.subdivided_steps == 0);
+    for (const std::string& w : s.warnings) CHECK_THAT(w, !Contains("rad per step") && !Contains("grew"));
 }

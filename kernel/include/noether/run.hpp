@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "noether/advice.hpp"
 #include "noether/data.hpp"
 #include "noether/model.hpp"
 
@@ -137,6 +138,9 @@ public:
     // Tracking since the start (initial energy, extremes, wall time of the steps).
     double energy_initial() const { return e0_; }
     double wall_seconds() const { return wall_; }
+    // The step advice (noether/advice.hpp) for the state at first use (summary() asks for it:
+    // `noether check` and the import report print it for the initial state).
+    const StepAdvice& advice() const;
 
 private:
     struct Output {
@@ -148,6 +152,20 @@ private:
     void sample(bool force, const Monitors* known, RunHooks* hooks);
     void write_header(Output& o);
     void write_row(Output& o, const Monitors& mon);
+    void watch(const Monitors& mon);
+
+    // The watch over a fixed-step run (docs/integrators.md, "Never a silent blow-up"): energy
+    // growth without inputs, bodies turning too far per step, a growing share of subdivided steps.
+    struct Watch {
+        bool passive = true;          // no input seen yet (forces, torques, actuation)
+        double kinetic_max = 0;       // largest kinetic energy seen (the energy scale with |E0|)
+        long long window_start = 0;   // step and subdivided count at the start of the window
+        long long window_subdivided = 0;
+        double last_share = 0;        // subdivided share of the previous window
+    };
+    Watch watch_;
+    mutable StepAdvice advice_;
+    mutable bool advised_ = false;
 
     std::shared_ptr<const Model> model_;
     std::unique_ptr<Data> data_;

@@ -1,0 +1,197 @@
+// Step-size advice from the energy the mechanism can release (noether/advice.hpp).
+#include "noether/advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "noether/data.hpp"
+#include "noether/dense.hpp"
+#include "noether/model.hpp"
+#include "noether/tree.hpp"
+
+namespace noether {
+
+namespace {
+
+// Largest eigenvalue of a symmetric positive semi-definite 3×3 matrix (cyclic Jacobi sweeps).
+double lambda_max(double a[3][3]) {
+    for (int sweep = 0; sweep < 32; ++sweep) {
+        const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+        const double diag = a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2];
+        if (!(off > 1e-30 * diag)) break;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                if (a[p][q] == 0) continue;
+                const double theta = 0.5 * (a[q][q] - a[p][p]) / a[p][q];
+                const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+                for (int k = 0; k < 3; ++k) {  // columns p, q
+                    const double akp = a[k][p], akq = a[k][q];
+                    a[k][p] = c * akp - s * akq;
+                    a[k][q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < 3; ++k) {  // rows p, q
+                    const double apk = a[p][k], aqk = a[q][k];
+                    a[p][k] = c * apk - s * aqk;
+                    a[q][k] = s * apk + c * aqk;
+                }
+            }
+    }
+    return std::max({a[0][0], a[1][1], a[2][2], 0.0});
+}
+
+// The point of the line through p along unit u closest to x.
+Vec3 closest_on_line(const Vec3& p, const Vec3& u, const Vec3& x) { return p + u * dot(x - p, u); }
+
+}  // namespace
+
+StepAdvice step_advice(const Model& m, const Data& d) {
+    StepAdvice a;
+    TreeView tv;
+    std::vector<Diagnostic> why;
+    if (!m.graph.loop_joints.empty()) {
+        a.reason = "loop closures (joint '" + m.joints[m.graph.loop_joints.front()].name + "'): trees only";
+        return a;
+    }
+    if (!build_tree_view(m, "", tv, why)) {
+        a.reason = why.empty() ? std::string("not a tree of revolute, prismatic, helical and spherical joints")
+                               : why.front().message;
+        if (a.reason.rfind(": ", 0) == 0) a.reason.erase(0, 2);
+        const std::size_t cut = a.reason.find("; ");  // the first clause names the joint and the rule
+        if (cut != std::string::npos) a.reason.resize(cut);
+        return a;
+    }
+    if (tv.nv > kAdviceMaxCoordinates) {
+        a.reason = "the tree has " + std::to_string(tv.nv) + " velocity coordinates (the estimate stops at " +
+                   std::to_string(kAdviceMaxCoordinates) + ")";
+        return a;
+    }
+    const int n = tv.size(), nv = tv.nv;
+    std::vector<double> q(tv.nq);
+    tree_coordinates(tv, d.pose.data(), nullptr, q.data());
+    std::vector<Frame> g(n);
+    tree_link_poses(tv, q.data(), g.data());
+
+    // The largest release of potential energy: each centre of mass at most as low as the link
+    // lengths to the world allow.
+    const double gmag = norm(m.gravity);
+    const Vec3 up = gmag > 0 ? m.gravity * (-1.0 / gmag) : Vec3{0, 0, 1};
+    std::vector<double> low(n, 0.0);
+    double drop = 0;
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = tv.links[i];
+        const Vec3 c = g[i].p;  // link frames sit at the link centre of mass
+        const std::string jname = l.joint >= 0 ? m.joints[l.joint].name : std::string("-");
+        Vec3 anchor = c;        // a point of the joint fixed in both the link and its parent
+        bool translates = false;
+        switch (l.type) {
+            case TreeJoint::free:
+                anchor = c;  // a floating link: its own fall is not motion of the mechanism
+                break;
+            case TreeJoint::ball:
+                anchor = g[i].R * l.centre + g[i].p;
+                break;
+            case TreeJoint::screw: {
+                const Vec3 w{l.S[0], l.S[1], l.S[2]}, v{l.S[3], l.S[4], l.S[5]};
+                if (norm(w) < 0.5 || std::fabs(dot(w, v)) > 1e-12) translates = true;  // prismatic, helical
+                else anchor = closest_on_line(g[i].R * cross(w, v) + g[i].p, g[i].R * w, c);
+                break;
+            }
+        }
+        if (translates && gmag > 0) {
+            a.reason = "joint '" + jname + "' translates, so gravity does not bound how far it can move";
+            return a;
+        }
+        const double hang = norm(c - anchor);
+        if (l.parent < 0) low[i] = (l.type == TreeJoint::free ? dot(c, up) : dot(anchor, up) - hang);
+        else low[i] = low[l.parent] - norm(anchor - g[l.parent].p) - hang;
+        drop += l.mass * gmag * (dot(c, up) - low[i]);
+    }
+    const Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
+    const double springs = spring_energy(m, d.coord.data());
+    a.energy = std::max(0.0, mon.kinetic + drop + springs);
+
+    // M⁻¹ at this configuration.
+    std::vector<double> M(static_cast<std::size_t>(nv) * nv), X(M.size(), 0.0);
+    std::vector<int> piv(nv);
+    tree_mass_matrix(tv, q.data(), M.data());
+    if (!dense::lu_factor(nv, M.data(), piv.data())) {
+        a.reason = "the joint-space mass matrix is singular (a massless link?)";
+        return a;
+    }
+    for (int k = 0; k < nv; ++k) {  // row k = M⁻¹ e_k (= column k: M is symmetric)
+        double* row = &X[static_cast<std::size_t>(k) * nv];
+        row[k] = 1;
+        dense::lu_solve(nv, M.data(), piv.data(), row);
+    }
+
+    // World angular columns of every velocity coordinate.
+    std::vector<Vec3> W(nv);
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = tv.links[i];
+        for (int k = 0; k < l.nv; ++k) {
+            double s[6];
+            link_motion(l, k, s);
+            W[l.iv + k] = g[i].R * Vec3{s[0], s[1], s[2]};
+        }
+    }
+    a.available = true;
+    std::vector<int> path;
+    for (int i = 0; i < n; ++i) {
+        path.clear();
+        for (int k = i; k >= 0; k = tv.links[k].parent)
+            for (int c = 0; c < tv.links[k].nv; ++c) path.push_back(tv.links[k].iv + c);
+        double C[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+        for (int r : path)
+            for (int c : path) {
+                const double x = X[static_cast<std::size_t>(r) * nv + c];
+                const double wr[3] = {W[r].x, W[r].y, W[r].z}, wc[3] = {W[c].x, W[c].y, W[c].z};
+                for (int p = 0; p < 3; ++p)
+                    for (int s = 0; s < 3; ++s) C[p][s] += wr[p] * x * wc[s];
+            }
+        const double rate = std::sqrt(2 * a.energy * lambda_max(C));
+        if (rate > a.rate) {
+            a.rate = rate;
+            a.body = m.bodies[tv.links[i].body].name;
+        }
+    }
+    for (int i = 0; i < n; ++i) {  // the joint coordinate that can turn fastest
+        const TreeLink& l = tv.links[i];
+        if (l.joint < 0 || l.type != TreeJoint::screw) continue;
+        const double rate = std::sqrt(2 * a.energy * std::max(0.0, X[static_cast<std::size_t>(l.iv) * nv + l.iv]));
+        if (rate > a.joint_rate) {
+            a.joint_rate = rate;
+            a.joint = m.joints[l.joint].name;
+        }
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    a.guard_step = a.rate > 0 ? std::sqrt(2.0) / a.rate : inf;
+    a.accurate_step = a.rate > 0 ? kAdviceTurn / a.rate : inf;
+    return a;
+}
+
+std::string step_advice_text(const StepAdvice& a, double dt) {
+    char buf[768];
+    if (!a.available) {
+        std::snprintf(buf, sizeof buf, "step advice: none (%s)\n", a.reason.c_str());
+        return buf;
+    }
+    if (a.rate <= 0) return "step advice: nothing can turn (no kinetic energy and none to release)\n";
+    std::string joint;
+    if (!a.joint.empty()) {
+        std::snprintf(buf, sizeof buf, " (joint '%s' at %.4g rad/s)", a.joint.c_str(), a.joint_rate);
+        joint = buf;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "step advice: with %.4g J to release, body '%s' can turn at up to %.4g rad/s%s\n"
+                  "  steps on the safe side: %.3g s for at most %.2g rad per step, %.3g s for the rotation update; "
+                  "dt %.3g s is %s (a bound: docs/integrators.md says how far real runs stay from it)\n",
+                  a.energy, a.body.c_str(), a.rate, joint.c_str(), a.accurate_step, kAdviceTurn, a.guard_step, dt,
+                  dt <= a.accurate_step ? "within both" : dt <= a.guard_step ? "beyond the first" : "beyond both");
+    return buf;
+}
+
+}  // namespace noether

@@ -1,0 +1,147 @@
+// The step advice (noether/advice.hpp) and the run's watch (run.cpp): issue 15, item 3.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "noether/advice.hpp"
+#include "noether/run.hpp"
+#include "util.hpp"
+
+using namespace noether;
+using Catch::Matchers::Contains;
+
+namespace {
+
+double fastest_body(const Data& d) {
+    double r = 0;
+    for (const Twist& t : d.twist) r = std::max(r, norm(t.w));
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("step advice: a rod released from horizontal reaches exactly the rate the advice bounds", "[advice]") {
+    Spec s = testutil::chain_spec(1, "revolute", "vi-maximal");
+    auto m = compile(s);
+    Data d(m);
+    const StepAdvice a = step_advice(*m, d);
+    REQUIRE(a.available);
+    const double g = norm(m->gravity), I = 1.01 / 12 + 0.25;  // box 1 × 0.1 × 0.1 about its end
+    CHECK(a.energy == Approx(g * 0.5).epsilon(1e-12));          // the centre can drop by 0.5 m
+    CHECK(a.rate == Approx(std::sqrt(2 * a.energy / I)).epsilon(1e-12));
+    CHECK(a.joint == "j1");
+    CHECK(a.joint_rate == Approx(a.rate).epsilon(1e-12));
+    CHECK(a.body == "link1");
+    CHECK(a.guard_step == Approx(std::sqrt(2.0) / a.rate).epsilon(1e-12));
+    CHECK(a.accurate_step == Approx(kAdviceTurn / a.rate).epsilon(1e-12));
+    // The bound is reached at the bottom of the swing (a small step follows the exact motion).
+    s.options.dt = 1e-4;
+    auto fine = compile(s);
+    Data f(fine);
+    double seen = 0;
+    for (int i = 0; i < 8000; ++i) {
+        REQUIRE(step(*fine, f) == StepStatus::ok);
+        seen = std::max(seen, fastest_body(f));
+    }
+    CHECK(seen <= a.rate * (1 + 1e-6));
+    CHECK(seen > 0.999 * a.rate);
+}
+
+TEST_CASE("step advice: a chain never turns faster than the bound and the bound is not absurd", "[advice]") {
+    for (int n : {2, 5}) {
+        Spec s = testutil::chain_spec(n, "revolute", "vi-maximal");
+        s.options.dt = 1e-3;
+        auto m = compile(s);
+        Data d(m);
+        const StepAdvice a = step_advice(*m, d);
+        REQUIRE(a.available);
+        double seen = 0;
+        for (int i = 0; i < 10000; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            seen = std::max(seen, fastest_body(d));
+        }
+        INFO(n << " links: bound " << a.rate << " rad/s, seen " << seen << " rad/s in 10 s");
+        CHECK(seen <= a.rate);
+        CHECK(seen > 0.2 * a.rate);
+    }
+}
+
+TEST_CASE("step advice: loops and large trees get a reason instead of an estimate", "[advice]") {
+    auto loop = compile(testutil::closed_loop_spec());
+    Data d(loop);
+    const StepAdvice a = step_advice(*loop, d);
+    CHECK_FALSE(a.available);
+    CHECK_THAT(a.reason, Contains("loop closures") && Contains("joint '"));
+    CHECK_THAT(step_advice_text(a, 0.01), Contains("step advice: none"));
+    auto big = compile(testutil::chain_spec(kAdviceMaxCoordinates + 1, "revolute", "vi-maximal"));
+    Data b(big);
+    const StepAdvice c = step_advice(*big, b);
+    CHECK_FALSE(c.available);
+    CHECK_THAT(c.reason, Contains("velocity coordinates"));
+    // noether check's graph carries the advice.
+    Run run(compile(testutil::double_pendulum_spec()));
+    CHECK_THAT(run.summary().graph, Contains("step advice: with 19.62 J to release, body 'link2'"));
+}
+
+TEST_CASE("the watch: heun's energy growth on a spring is named once, with the fastest body and a remedy",
+          "[advice][watch]") {
+    // Heun's amplification on an undamped oscillator is |1 + iz - z^2/2|^2 = 1 + z^4/4 > 1 per step.
+    Spec s = testutil::chain_spec(1, "prismatic", "heun");
+    s.joints[0].stiffness = {100.0};
+    s.joints[0].rest = {0.1};
+    s.options.dt = 0.02;
+    Run run(compile(s));
+    run.steps(1000);
+    const RunSummary sum = run.summary();
+    CHECK(sum.energy_final > 1.2 * sum.energy_initial);
+    int energy = 0;
+    for (const std::string& w : sum.warnings)
+        if (w.find("with no input doing work") != std::string::npos) {
+            ++energy;
+            CHECK_THAT(w, Contains("the energy grew from 0.5 J") && Contains("dp45-projection"));
+            CHECK_THAT(w, !Contains("max_turn"));  // not an option of heun
+        }
+    CHECK(energy == 1);
+}
+
+TEST_CASE("the watch: quiet on the double pendulum and a pushed pendulum, the reference scenes", "[advice][watch]") {
+    for (const char* integrator : {"vi-maximal", "vi-midpoint"}) {
+        Spec s = testutil::double_pendulum_spec();
+        s.options.integrator = integrator;
+        s.options.dt = 0.01;
+        Run run(compile(s));
+        run.steps(6000);
+        for (const std::string& w : run.summary().warnings) CHECK_THAT(w, !Contains("rad per step") && !Contains("grew"));
+    }
+    // Work done by an input is not an energy error.
+    Spec s = testutil::chain_spec(1, "revolute", "vi-maximal");
+    s.options.dt = 0.01;
+    Run run(compile(s));
+    run.data().actuation[0] = 3.0;
+    run.steps(300);
+    CHECK(run.summary().energy_final > run.summary().energy_initial + 1);
+    for (const std::string& w : run.summary().warnings) CHECK_THAT(w, !Contains("grew"));
+}
+
+TEST_CASE("vi-maximal option max_turn: substeps that keep every body below it, refused outside its range", "[advice]") {
+    Spec s = testutil::chain_spec(1, "revolute", "vi-maximal");
+    s.options.dt = 0.05;
+    s.options.extra["max_turn"] = 0.05;
+    auto m = compile(s);
+    Data d(m);
+    int most = 1;
+    for (int i = 0; i < 40; ++i) {
+        const double before = fastest_body(d);
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        // Substeps are a power of two chosen from the last interval's rate.
+        int k = 1;
+        while (k < m->options.max_substeps && before * 0.05 / k > 0.05) k *= 2;
+        CHECK(d.last.substeps == k);
+        most = std::max(most, d.last.substeps);
+    }
+    CHECK(most >= 4);
+    CHECK(d.stats.subdivided_steps == 0);  // chosen substeps are not Newton failures
+    for (double bad : {-0.1, 2.0}) {
+        s.options.extra["max_turn"] = bad;
+        CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("max_turn") && Contains("must be in [0, 1.41"));
+    }
+}
