@@ -450,15 +450,22 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         const Link& top = links[group_top[gi]];
         if (B.mass > 0) continue;
         const bool has_inertia = !is_zero(B.inertia);
+        if (!has_inertia && !constrained[gi]) {  // e.g. a massless root whose only child floats
+            B.used = false;
+            continue;
+        }
+        // A floating base needs mass whatever its inertia (regularising it would invent the
+        // robot's translational inertia).
+        if (gi == 0 && !optr.fixed_base)
+            P.fail(top.line, "link '" + top.name + "': the root link (with the links welded to it) has no mass, so it "
+                                 "cannot be a floating base; import with base = \"fixed\"");
         if (!has_inertia) {
-            if (!constrained[gi]) {  // e.g. a massless root whose only child floats
-                B.used = false;
-                continue;
-            }
-            if (gi == 0 && !optr.fixed_base)
-                P.fail(top.line, "link '" + top.name + "': the root link (with the links welded to it) has no mass, so it "
-                                     "cannot be a floating base; import with base = \"fixed\"");
             const int pj = parent_joint[group_top[gi]];
+            if (pj >= 0 && joints[pj].type == "fixed")  // lump_fixed = false: its own body
+                P.fail(top.line, "link '" + top.name + "' has no mass and no inertia and is a body of its own (joint '" +
+                                     joints[pj].name + "' is fixed and lump_fixed = false keeps it separate): a "
+                                     "maximal-coordinate body needs both; give it an <inertial>, or import with "
+                                     "lump_fixed = true to merge it into its parent");
             P.fail(top.line, "link '" + top.name + "' has no mass and no inertia but moves (" +
                                  (pj >= 0 ? "joint '" + joints[pj].name + "' is " + joints[pj].type : std::string("it floats")) +
                                  "): a maximal-coordinate body needs both; give it an <inertial>, or attach it with a fixed joint");

@@ -215,6 +215,34 @@ TEST_CASE("massless links: lumped when welded, regularised rotors, refused when 
         CHECK_THAT(e.what(), Contains("pend.urdf:2: link 'base': the root link (with the links welded to it) has no mass, "
                                       "so it cannot be a floating base; import with base = \"fixed\""));
     }
+    // Also when the massless root has inertia (issue 15: it was regularised to 1 g with a warning
+    // naming joint '-').
+    const std::string spinning_root = R"(<robot name="r">
+  <link name="base"><inertial><mass value="0"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/></joint>
+</robot>
+)";
+    Spec v;
+    CHECK_THAT(testutil::error_of([&] { urdf::import(v, fixture("spin.urdf", spinning_root), {}); }),
+               Contains("spin.urdf:2: link 'base': the root link (with the links welded to it) has no mass, so it "
+                        "cannot be a floating base"));
+    // lump_fixed = false: a massless link on a fixed joint is its own body, it does not "move"
+    // (the message said "moves (joint 'jt' is fixed)").
+    const std::string tool = R"(<robot name="r">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="tool"/>
+  <joint name="jt" type="fixed"><parent link="base"/><child link="tool"/></joint>
+</robot>
+)";
+    Spec w;
+    urdf::Options separate;
+    separate.fixed_base = true;
+    separate.lump_fixed = false;
+    const std::string err = testutil::error_of([&] { urdf::import(w, fixture("tool.urdf", tool), separate); });
+    CHECK_THAT(err, Contains("tool.urdf:3: link 'tool' has no mass and no inertia and is a body of its own (joint 'jt' "
+                             "is fixed and lump_fixed = false keeps it separate)") &&
+                        Contains("lump_fixed = true") && !Contains("moves"));
 }
 
 TEST_CASE("loop closures open at q = 0 are assembled, then stay closed", "[urdf]") {
