@@ -286,6 +286,11 @@ int cmd_import(const std::vector<std::string>& args) {
     noether::Spec spec;
     spec.options.dt = dt;
     if (!integrator.empty()) spec.options.integrator = integrator;
+    // A robot tried with --simulate gets accurate steps by default: bodies turning faster than
+    // 0.1 rad per step are substepped (docs/integrators.md, "Energy on humanoids at dt = 0.005");
+    // --option max_turn=0 turns it off. Lua worlds keep the option off unless they set it.
+    const bool variational = spec.options.integrator == "vi-maximal" || spec.options.integrator == "vi-midpoint";
+    if (variational && !extra.count("max_turn")) extra["max_turn"] = 0.1;
     for (const auto& [k, v] : extra) spec.options.extra[k] = v;
     noether::urdf::Options uo;
     uo.fixed_base = base == "fixed";
@@ -312,7 +317,16 @@ int cmd_import(const std::vector<std::string>& args) {
     run.finish();
     const noether::RunSummary s = run.summary();
     std::printf("%s", s.graph.c_str());
-    if (simulate >= 0) std::printf("noether import %s --simulate %g\n%s", file.c_str(), simulate, s.to_text().c_str());
+    if (simulate >= 0) {
+        std::string opts;
+        for (const auto& [k, v] : extra) {
+            char b[96];
+            std::snprintf(b, sizeof b, "%s%s = %g", opts.empty() ? " (options: " : ", ", k.c_str(), v);
+            opts += b;
+        }
+        if (!opts.empty()) opts += ")";
+        std::printf("noether import %s --simulate %g%s\n%s", file.c_str(), simulate, opts.c_str(), s.to_text().c_str());
+    }
     if (!summary_json.empty() && write_json(summary_json, {s}) != 0) return 2;
     if (run.failed()) {
         std::fprintf(stderr, "noether: the simulation failed: %s\n", run.failure().c_str());

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sys/stat.h>
+#include <cstring>
+#include <fstream>
 
 #include "models_util.hpp"
 #include "noether/run.hpp"
@@ -247,4 +249,41 @@ TEST_CASE("atlas without damping at dt 0.005 with max_turn = 0.1 (the watch's re
     CHECK(s.energy_max_abs_dev < 0.01 * s.energy_initial);
     CHECK(s.subdivided_steps == 0);
     for (const std::string& w : s.warnings) CHECK_THAT(w, !Contains("rad per step") && !Contains("grew"));
+}
+
+TEST_CASE("noether import --simulate keeps undamped atlas at dt 0.005 within 1% by default (max_turn 0.1)",
+          "[urdf][models][watch]") {
+    // Issue 15's reproduction command; it went 497 -> 1033 J. --option max_turn=0 gives the plain
+    // steps (and the watch's warning).
+    if (!models::available()) return;
+    std::string text = testutil::slurp(models::dir() + "/ConstrainedDynamics.jl/examples/examples_files/atlas.urdf");
+    for (std::size_t p = text.find("damping=\""); p != std::string::npos; p = text.find("damping=\"", p + 1)) {
+        const std::size_t q = text.find('"', p + 9);
+        text.replace(p + 9, q - (p + 9), "0");
+    }
+    const std::string dir = std::string(NOETHER_BINARY_DIR) + "/tests/";
+    const std::string urdf = dir + "atlas_nodamp.urdf", json = dir + "atlas_nodamp.json", json0 = dir + "atlas_nodamp0.json";
+    {
+        std::ofstream(urdf + ".tmp") << text;
+        std::rename((urdf + ".tmp").c_str(), urdf.c_str());
+    }
+    auto run = [&](const std::string& extra, const std::string& out) {
+        const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether import " + urdf +
+                                " --base fixed --simulate 5 --dt 0.005 " + extra + " --summary-json " + out +
+                                " >/dev/null 2>&1";
+        return std::system(cmd.c_str());
+    };
+    REQUIRE(run("", json) == 0);
+    const std::string s = testutil::slurp(json);
+    auto number = [&](const std::string& js, const char* key) {
+        const std::size_t p = js.find(std::string("\"") + key + "\": ");
+        REQUIRE(p != std::string::npos);
+        return std::stod(js.substr(p + std::strlen(key) + 4));
+    };
+    INFO(s);
+    CHECK(number(s, "energy_max_rel_dev") < 0.01);
+    REQUIRE(run("--option max_turn=0", json0) == 0);
+    const std::string s0 = testutil::slurp(json0);
+    CHECK(number(s0, "energy_max_rel_dev") > 0.1);
+    CHECK_THAT(s0, Contains("rad per step (more than 0.4"));
 }
