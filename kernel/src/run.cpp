@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "noether/advice.hpp"
+#include "noether/dense.hpp"
+#include "noether/limits.hpp"
 #include "noether/integrator.hpp"
 
 namespace noether {
@@ -160,6 +162,29 @@ std::string RunSummary::to_text() const {
     return o.str();
 }
 
+// Rank of the joint constraint Jacobian at the initial configuration, for the degrees of
+// freedom of a mechanism with loops (closure rows can be redundant: a planar four-bar of hinges
+// has 3). −1 when the matrix is too large for a dense factorisation here.
+int constraint_rank(const Model& m) {
+    const int rows = m.total_rows, cols = 6 * m.nbodies(), n = std::max(rows, cols);
+    if (n > 240) return -1;
+    std::vector<double> A(static_cast<std::size_t>(n) * n, 0.0);  // J padded with zeros: same rank
+    double g[kMaxJointRows], Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows];
+    for (const JointInfo& ji : m.joints) {
+        const Pose a = ji.a >= 0 ? m.bodies[ji.a].pose0 : Pose{};
+        ji.impl->constraint(a, m.bodies[ji.b].pose0, g, ji.a >= 0 ? Ja : nullptr, Jb);
+        for (int r = 0; r < ji.rows; ++r)
+            for (int c = 0; c < 6; ++c) {
+                double* row = &A[static_cast<std::size_t>(ji.row_offset + r) * n];
+                if (ji.a >= 0) row[6 * ji.a + c] += Ja[6 * r + c];
+                row[6 * ji.b + c] += Jb[6 * r + c];
+            }
+    }
+    dense::RankRevealingQR qr;
+    qr.reserve(n);
+    return qr.factor(A.data());
+}
+
 std::string graph_text(const Model& m) {
     std::ostringstream o;
     const BlockGraph& g = m.graph;
@@ -180,10 +205,18 @@ std::string graph_text(const Model& m) {
     o << "\ncomponents: " << g.roots.size() << " (";
     for (std::size_t c = 0; c < g.roots.size(); ++c)
         o << (c ? ", " : "") << "root " << node(g.roots[c]) << (g.floating[c] ? " floating" : "");
-    o << ")\ndegrees of freedom: " << m.dof() << " by counting (6 x " << m.nbodies() << " bodies - " << m.total_rows
-      << " constraint rows)";
-    if (!g.loop_joints.empty()) o << "; loop-closure rows may be redundant (the solver reports them when it runs)";
-    o << "\n";
+    o << ")\n";
+    const int rank = g.loop_joints.empty() ? m.total_rows : constraint_rank(m);
+    if (rank >= 0 && rank < m.total_rows)
+        o << "degrees of freedom: " << 6 * m.nbodies() - rank << " (6 x " << m.nbodies() << " bodies - " << rank
+          << " independent of the " << m.total_rows << " constraint rows at the initial configuration; "
+          << m.total_rows - rank << " loop-closure rows are redundant)\n";
+    else {
+        o << "degrees of freedom: " << m.dof() << " by counting (6 x " << m.nbodies() << " bodies - " << m.total_rows
+          << " constraint rows)";
+        if (rank < 0) o << "; loop-closure rows may be redundant (the solver reports them when it runs)";
+        o << "\n";
+    }
     o << "integrator " << m.options.integrator << ", solver " << m.solver_name << ", dt " << m.options.dt << " s\n";
     return o.str();
 }

@@ -137,3 +137,16 @@ TEST_CASE("hooks run before every step and when a hooked output samples", "[run]
     REQUIRE(plain.steps(50));
     CHECK(std::fabs(plain.data().coord[0] - run.data().coord[0]) > 1e-3);
 }
+
+TEST_CASE("noether check's degrees of freedom count only independent constraint rows, whatever the integrator", "[run]") {
+    // Issue 15: the planar four-bar of four hinges showed -2 "by counting" before it ran.
+    for (const char* integrator : {"vi-maximal", "dp45-projection", "rk4"}) {
+        Spec s = testutil::closed_loop_spec("revolute");
+        s.options.integrator = integrator;
+        const std::string text = graph_text(*compile(s));
+        CHECK_THAT(text, Contains("degrees of freedom: 1 (6 x 3 bodies - 17 independent of the 20 constraint rows") &&
+                             Contains("3 loop-closure rows are redundant"));
+    }
+    const std::string tree = graph_text(*compile(testutil::double_pendulum_spec()));
+    CHECK_THAT(tree, Contains("degrees of freedom: 2 by counting (6 x 2 bodies - 10 constraint rows)\n"));
+}
