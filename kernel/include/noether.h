@@ -34,6 +34,9 @@ NOETHER_API void noether_spec_free(noether_spec* s);
 NOETHER_API int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz);
 /* integrator/solver may be NULL (keep the default); dt > 0. */
 NOETHER_API int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt);
+/* One integrator option by name (e.g. "max_turn" of vi-maximal, "atol" of dp45-projection); the
+   integrator checks names and values when the spec is compiled. */
+NOETHER_API int noether_spec_set_option(noether_spec* s, const char* name, double value);
 /* inertia: 9 values, row-major, about the CoM in body axes; quat: w, x, y, z (NULL = identity). */
 NOETHER_API int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
                           const double position[3], const double quat[4]);

@@ -84,6 +84,12 @@ int noether_spec_set_options(noether_spec* s, const char* integrator, const char
     return NOETHER_OK;
 }
 
+int noether_spec_set_option(noether_spec* s, const char* name, double value) {
+    if (!s || !name || !*name) return fail(NOETHER_USAGE, "noether_spec_set_option: spec and name are required");
+    s->spec.options.extra[name] = value;
+    return NOETHER_OK;
+}
+
 int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
                           const double position[3], const double quat[4]) {
     if (!s || !name) return fail(NOETHER_USAGE, "noether_spec_add_body: spec and name are required");

@@ -68,3 +68,23 @@ TEST_CASE("C API: NULL handles and out-of-range indices are refused with a messa
     noether_model_free(m);
     noether_spec_free(s);
 }
+
+TEST_CASE("C API: integrator options by name, checked when the spec is compiled", "[c-api]") {
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1}, pos[3] = {1, 0, 0}, o[3] = {0, 0, 0}, y[3] = {0, 1, 0};
+    noether_spec_add_body(s, "bob", 1.0, I, pos, nullptr);
+    noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", o, y);
+    CHECK(noether_spec_set_option(nullptr, "max_turn", 0.1) == NOETHER_USAGE);
+    CHECK(noether_spec_set_option(s, "", 0.1) == NOETHER_USAGE);
+    REQUIRE(noether_spec_set_option(s, "max_turn", -1) == NOETHER_OK);
+    CHECK(noether_compile(s) == nullptr);
+    CHECK_THAT(std::string(noether_last_error()), Contains("option 'max_turn'") && Contains("got -1"));
+    REQUIRE(noether_spec_set_option(s, "max_turn", 0.1) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    noether_model_free(m);
+    REQUIRE(noether_spec_set_option(s, "nosuch", 1) == NOETHER_OK);
+    CHECK(noether_compile(s) == nullptr);
+    CHECK_THAT(std::string(noether_last_error()), Contains("'nosuch' is not an option of integrator 'vi-maximal'"));
+    noether_spec_free(s);
+}
