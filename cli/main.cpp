@@ -311,12 +311,13 @@ int cmd_import(const std::vector<std::string>& args) {
         return 2;
     }
     noether::Run run(model);
+    const std::string graph = run.graph_report();  // the advice of the initial state
     for (const std::string& w : rep.warnings) run.add_note(rep.file + ": " + w);
     run.set_progress(isatty(2));
     if (simulate >= 0) run.steps(run.steps_for(simulate));
     run.finish();
     const noether::RunSummary s = run.summary();
-    std::printf("%s", s.graph.c_str());
+    std::printf("%s", graph.c_str());
     if (simulate >= 0) {
         std::string opts;
         for (const auto& [k, v] : extra) {

@@ -53,6 +53,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             if (aborted) w->run->abort("the script stopped with an error");
             w->run->finish(&notes);
             RunSummary s = w->run->summary();
+            if (ctx->options.check_only) s.graph = w->run->graph_report();  // before any step: the initial state
             for (const std::string& n : notes) s.warnings.push_back(n);
             if (s.failed && result.exit_code == 0) {
                 result.exit_code = 1;

@@ -12,36 +12,11 @@
 #include "noether/model.hpp"
 #include "noether/tree.hpp"
 
+#include "sym3.hpp"
+
 namespace noether {
 
 namespace {
-
-// Largest eigenvalue of a symmetric positive semi-definite 3×3 matrix (cyclic Jacobi sweeps).
-double lambda_max(double a[3][3]) {
-    for (int sweep = 0; sweep < 32; ++sweep) {
-        const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
-        const double diag = a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2];
-        if (!(off > 1e-30 * diag)) break;
-        for (int p = 0; p < 2; ++p)
-            for (int q = p + 1; q < 3; ++q) {
-                if (a[p][q] == 0) continue;
-                const double theta = 0.5 * (a[q][q] - a[p][p]) / a[p][q];
-                const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
-                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
-                for (int k = 0; k < 3; ++k) {  // columns p, q
-                    const double akp = a[k][p], akq = a[k][q];
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < 3; ++k) {  // rows p, q
-                    const double apk = a[p][k], aqk = a[q][k];
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
-            }
-    }
-    return std::max({a[0][0], a[1][1], a[2][2], 0.0});
-}
 
 // The point of the line through p along unit u closest to x.
 Vec3 closest_on_line(const Vec3& p, const Vec3& u, const Vec3& x) { return p + u * dot(x - p, u); }
@@ -144,15 +119,17 @@ StepAdvice step_advice(const Model& m, const Data& d) {
         path.clear();
         for (int k = i; k >= 0; k = tv.links[k].parent)
             for (int c = 0; c < tv.links[k].nv; ++c) path.push_back(tv.links[k].iv + c);
-        double C[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+        Mat3 C;  // J_b M⁻¹ J_bᵀ
         for (int r : path)
             for (int c : path) {
                 const double x = X[static_cast<std::size_t>(r) * nv + c];
                 const double wr[3] = {W[r].x, W[r].y, W[r].z}, wc[3] = {W[c].x, W[c].y, W[c].z};
                 for (int p = 0; p < 3; ++p)
-                    for (int s = 0; s < 3; ++s) C[p][s] += wr[p] * x * wc[s];
+                    for (int s = 0; s < 3; ++s) C.m[p][s] += wr[p] * x * wc[s];
             }
-        const double rate = std::sqrt(2 * a.energy * lambda_max(C));
+        double ev[3];
+        detail::sym_eigenvalues(C, ev);
+        const double rate = std::sqrt(2 * a.energy * std::max(ev[2], 0.0));
         if (rate > a.rate) {
             a.rate = rate;
             a.body = m.bodies[tv.links[i].body].name;

@@ -17,6 +17,7 @@
 #include "noether/solver.hpp"
 
 #include "fnv.hpp"
+#include "sym3.hpp"
 
 namespace noether {
 
@@ -37,38 +38,7 @@ std::string list_names(const std::vector<std::string>& names) {
     return s;
 }
 
-// Eigenvalues of a symmetric 3×3 matrix (cyclic Jacobi; ascending).
-void sym_eigenvalues(const Mat3& A, double ev[3]) {
-    double a[3][3];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) a[i][j] = 0.5 * (A.m[i][j] + A.m[j][i]);
-    for (int sweep = 0; sweep < 50; ++sweep) {
-        const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
-        if (off < 1e-30 * (a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2]) || off == 0) break;
-        for (int p = 0; p < 2; ++p)
-            for (int q = p + 1; q < 3; ++q) {
-                if (a[p][q] == 0) continue;
-                const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-                const double t = (theta >= 0 ? 1 : -1) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
-                const double c = 1 / std::sqrt(t * t + 1), s = t * c;
-                for (int k = 0; k < 3; ++k) {  // columns
-                    const double akp = a[k][p], akq = a[k][q];
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < 3; ++k) {  // rows
-                    const double apk = a[p][k], aqk = a[q][k];
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
-            }
-    }
-    ev[0] = a[0][0];
-    ev[1] = a[1][1];
-    ev[2] = a[2][2];
-    std::sort(ev, ev + 3);
-}
-
+using detail::sym_eigenvalues;
 using detail::fnv;
 std::uint64_t fnv(std::uint64_t h, const std::string& s) { return fnv(fnv(h, s.data(), s.size()), "\0", 1); }
 std::uint64_t fnv(std::uint64_t h, int v) { return fnv(h, &v, sizeof v); }

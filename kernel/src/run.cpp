@@ -230,6 +230,8 @@ Run::Run(std::shared_ptr<const Model> model) : model_(std::move(model)) {
     e0_ = e_final_ = mon.total;
     v_max_ = mon.max_violation;
     if (mon.worst_joint >= 0) worst_joint_ = model_->joints[mon.worst_joint].name;
+    for (const ForceInfo& f : model_->forces)  // constant forces do work: the watch's energy test is off
+        if (norm(f.force) > 0 || norm(f.torque) > 0) watch_.passive = false;
 }
 
 Run::~Run() {
@@ -417,12 +419,8 @@ bool Run::steps(long long n, RunHooks* hooks) {
     return !failed_;
 }
 
-const StepAdvice& Run::advice() const {
-    if (!advised_) {
-        advice_ = step_advice(*model_, *data_);
-        advised_ = true;
-    }
-    return advice_;
+std::string Run::graph_report() const {
+    return graph_text(*model_) + step_advice_text(step_advice(*model_, *data_), model_->options.dt);
 }
 
 // The watch (run.hpp): warn once, naming the fastest body and joint, with a step that would do.
@@ -432,22 +430,26 @@ void Run::watch(const Monitors& mon) {
     if (m.integrator->scheme() == Integrator::Scheme::adaptive) return;  // it controls its own error
     const double dt = m.options.dt;
     Watch& w = watch_;
-    if (w.passive) {
-        for (const ForceInfo& f : m.forces)
-            if (norm(f.force) > 0 || norm(f.torque) > 0) w.passive = false;
+    if (w.passive) {  // inputs the host sets (constant forces: the constructor)
         for (double u : d.actuation)
             if (u != 0) w.passive = false;
         for (int b = 0; b < m.nbodies() && w.passive; ++b)
             if (norm(d.applied_force[b]) > 0 || norm(d.applied_torque[b]) > 0) w.passive = false;
     }
     w.kinetic_max = std::max(w.kinetic_max, mon.kinetic);
-    // What to name: the body turning fastest and the joint coordinate moving fastest at it.
-    auto fastest = [&](double& rate, int& body, int& joint, double& jrate) {
-        rate = 0, body = -1, joint = -1, jrate = 0;
+    // The body turning fastest (−1: nothing turns).
+    auto fastest_body = [&](double& rate) {
+        int body = -1;
+        rate = 0;
         for (int b = 0; b < m.nbodies(); ++b) {
             const double r = norm(d.twist[b].w);
             if (r > rate) rate = r, body = b;
         }
+        return body;
+    };
+    // What to name: that body and the joint coordinate moving fastest at it.
+    auto fastest = [&](double& rate, int& body, int& joint, double& jrate) {
+        body = fastest_body(rate), joint = -1, jrate = 0;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             if (ji.a != body && ji.b != body) continue;
@@ -483,8 +485,8 @@ void Run::watch(const Monitors& mon) {
     };
     // 1. A body turning more than kWatchTurn per step.
     if (!d.warned("watch/turn")) {
-        double rate = 0;
-        for (int b = 0; b < m.nbodies(); ++b) rate = std::max(rate, norm(d.twist[b].w));
+        double rate;
+        fastest_body(rate);
         const double h = dt / std::max(1, d.last.substeps);  // the step it took (substeps of max_turn)
         if (rate * h > kWatchTurn) {
             char what[160];
@@ -586,7 +588,6 @@ RunSummary Run::summary() const {
     for (const std::string& x : notes_) s.warnings.push_back(x);
     for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());
     for (const Warning& x : d.warnings) s.warnings.push_back(x.message);
-    s.graph = graph_text(m) + step_advice_text(advice(), m.options.dt);
     return s;
 }
 

@@ -41,15 +41,10 @@ struct Workspace final : SolverWorkspace {
 
 // r ← b − A x over the blocks of the graph.
 void residual(const BlockGraph& g, const BlockMatrix& A, const double* b, const double* x, double* r) {
-    for (int i = 0; i < g.total_size; ++i) r[i] = b[i];
+    std::copy(b, b + g.total_size, r);
     for (int n = 0; n < g.nnodes(); ++n) {
         const int sz = g.node_size[n], off = g.node_offset[n];
-        const double* D = A.diag(n);
-        for (int i = 0; i < sz; ++i) {
-            double s = 0;
-            for (int k = 0; k < sz; ++k) s += D[i * sz + k] * x[off + k];
-            r[off + i] -= s;
-        }
+        dense::gemv_sub(sz, sz, A.diag(n), x + off, r + off);
     }
     for (int j = 0; j < g.njoints; ++j) {
         const int jn = g.joint_node(j), m = g.node_size[jn], jo = g.node_offset[jn];
@@ -57,18 +52,8 @@ void residual(const BlockGraph& g, const BlockMatrix& A, const double* b, const 
             const int body = side == 0 ? g.joint_a[j] : g.joint_b[j];
             if (body < 0) continue;
             const int bo = g.node_offset[body];
-            const double* F = A.bj(j, side);  // 6 × m
-            const double* H = A.jb(j, side);  // m × 6
-            for (int i = 0; i < 6; ++i) {
-                double s = 0;
-                for (int k = 0; k < m; ++k) s += F[i * m + k] * x[jo + k];
-                r[bo + i] -= s;
-            }
-            for (int i = 0; i < m; ++i) {
-                double s = 0;
-                for (int k = 0; k < 6; ++k) s += H[i * 6 + k] * x[bo + k];
-                r[jo + i] -= s;
-            }
+            dense::gemv_sub(6, m, A.bj(j, side), x + jo, r + bo);  // F[body, joint]: 6 × m
+            dense::gemv_sub(m, 6, A.jb(j, side), x + bo, r + jo);  // F[joint, body]: m × 6
         }
     }
 }

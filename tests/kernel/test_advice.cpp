@@ -79,7 +79,7 @@ TEST_CASE("step advice: loops and large trees get a reason instead of an estimat
     CHECK_THAT(c.reason, Contains("velocity coordinates"));
     // noether check's graph carries the advice.
     Run run(compile(testutil::double_pendulum_spec()));
-    CHECK_THAT(run.summary().graph, Contains("step advice: with 19.62 J to release, body 'link2'"));
+    CHECK_THAT(run.graph_report(), Contains("step advice: with 19.62 J to release, body 'link2'"));
 }
 
 TEST_CASE("the watch: heun's energy growth on a spring is named once, with the fastest body and a remedy",

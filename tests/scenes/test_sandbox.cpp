@@ -46,6 +46,12 @@ const char* kWorld =
     "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
     "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
 
+// A free body at a small step: long runs in C++ (the time-limit probes).
+const char* kFreeBody =
+    "local noether = require('noether')\n"
+    "local w = noether.world{ dt = 1e-4 }\n"
+    "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n";
+
 }  // namespace
 
 TEST_CASE("sandbox: the Lua escapes are closed", "[sandbox]") {
@@ -90,19 +96,12 @@ TEST_CASE("sandbox: memory and time limits stop a runaway script", "[sandbox]") 
     CHECK(loop.exit_code == 2);
     CHECK_THAT(loop.error, Contains("time limit"));
     // Long inside the steps, not in Lua: stopped between steps.
-    const auto run = sandboxed(write_script("sb_steps.lua", "local noether = require('noether')\n"
-                                                            "local w = noether.world{ dt = 1e-4 }\n"
-                                                            "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
-                                                            "w:run{ duration = 5000 }\n"),
-                               0.5);
+    const auto run = sandboxed(write_script("sb_steps.lua", std::string(kFreeBody) + "w:run{ duration = 5000 }\n"), 0.5);
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.error, Contains("time limit"));
     // An ensemble's steps run in C++ on worker threads: stopped between chunks of steps.
-    const auto ens = sandboxed(write_script("sb_ens.lua", "local noether = require('noether')\n"
-                                                          "local w = noether.world{ dt = 1e-4 }\n"
-                                                          "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
-                                                          "w:ensemble{ members = 8 }:run{ duration = 5000 }\n"),
-                               0.5);
+    const auto ens = sandboxed(
+        write_script("sb_ens.lua", std::string(kFreeBody) + "w:ensemble{ members = 8 }:run{ duration = 5000 }\n"), 0.5);
     CHECK(ens.exit_code == 2);
     CHECK_THAT(ens.error, Contains("time limit"));
     // Members live on the C++ heap, outside the Lua memory limit: their number is capped.

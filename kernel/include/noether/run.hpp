@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "noether/advice.hpp"
 #include "noether/data.hpp"
 #include "noether/model.hpp"
 
@@ -67,7 +66,7 @@ struct NOETHER_API RunSummary {
     NOETHER_SUMMARY_FIELDS(NOETHER_X)
 #undef NOETHER_X
     std::vector<std::string> warnings;
-    std::string graph;  // the block graph as text, for `noether check`
+    std::string graph;  // Run::graph_report(), filled by the hosts that print it (`noether check`)
     std::string to_json() const;
     std::string to_text() const;
 };
@@ -138,9 +137,11 @@ public:
     // Tracking since the start (initial energy, extremes, wall time of the steps).
     double energy_initial() const { return e0_; }
     double wall_seconds() const { return wall_; }
-    // The step advice (noether/advice.hpp) for the state at first use (summary() asks for it:
-    // `noether check` and the import report print it for the initial state).
-    const StepAdvice& advice() const;
+    // The block graph (graph_text) and the step advice (noether/advice.hpp) for the current
+    // state, as `noether check` and the import report print them (before any step: the initial
+    // state). Not part of summary(): summaries are taken per run and per ensemble member, and
+    // the advice factors the joint-space mass matrix.
+    std::string graph_report() const;
 
 private:
     struct Output {
@@ -157,15 +158,13 @@ private:
     // The watch over a fixed-step run (docs/integrators.md, "Never a silent blow-up"): energy
     // growth without inputs, bodies turning too far per step, a growing share of subdivided steps.
     struct Watch {
-        bool passive = true;          // no input seen yet (forces, torques, actuation)
+        bool passive = true;          // no input seen yet (constant forces, applied forces, actuation)
         double kinetic_max = 0;       // largest kinetic energy seen (the energy scale with |E0|)
         long long window_start = 0;   // step and subdivided count at the start of the window
         long long window_subdivided = 0;
         double last_share = 0;        // subdivided share of the previous window
     };
     Watch watch_;
-    mutable StepAdvice advice_;
-    mutable bool advised_ = false;
 
     std::shared_ptr<const Model> model_;
     std::unique_ptr<Data> data_;
