@@ -81,7 +81,7 @@ bool Data::warn_once(const char* key, const std::string& message) {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
-constexpr std::uint32_t kFormat = 2;  // 2: StepStats::projections, RunStats::projection_total
+constexpr std::uint32_t kFormat = 3;  // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps
 
 struct Writer {
     std::string& out;

@@ -149,6 +149,10 @@ std::string RunSummary::to_text() const {
     std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %lld; subdivided steps %lld; failed steps %lld\n",
                   newton_mean, newton_max, subdivided_steps, failed_steps);
     o << buf;
+    if (floor_steps > 0) {
+        std::snprintf(buf, sizeof buf, "  steps accepted at Newton's floor above the tolerance: %lld\n", floor_steps);
+        o << buf;
+    }
     if (internal_steps > 0) {
         std::snprintf(buf, sizeof buf, "  internal steps: %lld accepted, %lld rejected; projection iterations %lld\n",
                       internal_steps, rejected_steps, projection_total);
@@ -581,6 +585,7 @@ RunSummary Run::summary() const {
     s.newton_max = d.stats.newton_max;
     s.subdivided_steps = d.stats.subdivided_steps;
     s.failed_steps = d.stats.failed_steps;
+    s.floor_steps = d.stats.floor_steps;
     s.internal_steps = d.stats.internal_steps;
     s.rejected_steps = d.stats.rejected_steps;
     s.projection_total = d.stats.projection_total;

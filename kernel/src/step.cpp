@@ -50,6 +50,19 @@ void warn_subdivided(const Model& m, Data& d, const StepReport& r) {
     d.warn_once("step/subdivided", buf);
 }
 
+void warn_floor(const Model& m, Data& d, const StepReport& r) {
+    if (d.warned("step/floor")) return;
+    char buf[640];
+    const std::string worst = node_name(m, r.worst_node);
+    std::snprintf(buf, sizeof buf,
+                  "step %lld (t = %.6g s): Newton stopped at residual %.3g, above the tolerance %.3g: no update "
+                  "changed the solution any more (its floor, e.g. a loop at a singular pose)%s%s; the step was "
+                  "accepted (first time this run; further ones are counted in the summary)",
+                  static_cast<long long>(d.step + 1), d.time + m.options.dt, r.residual, m.options.tolerance,
+                  worst.empty() ? "" : "; worst ", worst.c_str());
+    d.warn_once("step/floor", buf);
+}
+
 void warn_redundant(const Model& m, Data& d, const StepReport& r) {
     if (!r.redundant_joints || r.redundant_joints->empty() || d.warned("step/redundant")) return;
     std::string names;
@@ -71,6 +84,7 @@ void commit(const Model& m, Data& d, const StepReport& r) {
     s.newton_max = std::max(s.newton_max, r.iterations);
     s.newton_work += r.work;
     if (r.subdivided) ++s.subdivided_steps;
+    if (r.at_floor) ++s.floor_steps;
     s.redundant_rows = std::max(s.redundant_rows, r.redundant_rows);
     s.internal_steps += r.internal_steps;
     s.rejected_steps += r.rejected_steps;
@@ -113,6 +127,7 @@ StepStatus step(const Model& m, Data& d) {
     }
     // commit
     if (r.subdivided) warn_subdivided(m, d, r);
+    if (r.at_floor) warn_floor(m, d, r);
     warn_redundant(m, d, r);
     commit(m, d, r);
     // joint coordinates

@@ -269,7 +269,7 @@ int LoopClosure::factor(const BlockGraph& g, const BlockMatrix& A, const TreeLDU
     return qr_.factor(S_.data());
 }
 
-void LoopClosure::solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree, double* x) {
+void LoopClosure::solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree, double* x, double negligible) {
     const int n = g.total_size;
     tree.solve(g, A, x);  // y1 = T⁻¹ f_T (loop entries still hold f_Λ)
     for (int j : g.loop_joints) {  // rhs = f_Λ − R y1
@@ -280,7 +280,7 @@ void LoopClosure::solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU
         for (int s = 0; s < 2; ++s)
             if (ends[s] >= 0) gemv_sub(mj, 6, A.jb(j, s), x + g.node_offset[ends[s]], &rhs_[r0]);
     }
-    qr_.solve(rhs_.data());  // Δs_Λ
+    qr_.solve(rhs_.data(), negligible);  // Δs_Λ
     for (int j : g.loop_joints) {
         const int mj = g.node_size[g.nbodies + j], r0 = joint_row0_[j];
         for (int r = 0; r < mj; ++r) x[g.node_offset[g.nbodies + j] + r] = rhs_[r0 + r];

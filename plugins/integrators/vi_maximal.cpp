@@ -69,6 +69,15 @@ constexpr int kMaxStalls = 5;         // consecutive stalled iterations above to
 // fast system (a 256-link chain spinning at 1 rad/s has momentum terms m v/dt ≈ 3e4) cannot get
 // ‖f‖ below an absolute 1e-10; once Newton stalls there, the step is converged.
 constexpr double kFloor = 64 * 2.220446049250313e-16;
+// Newton is stationary when an accepted update moved the unknowns by at most this (relative to
+// their size): the iterate no longer changes, so further iterations repeat themselves. A
+// stationary iterate within kFloorSlack × the tolerance is Newton's floor and the step is
+// accepted, reported to the kernel (StepReport::at_floor: counted, warned once); further off it
+// is a failure. Example: a damped rhombus four-bar settling into its folded pose, where the
+// loop loses a rank and the last ~1e-10 of the closure is quadratic in the coordinates
+// (issue 14, item 13).
+constexpr double kStationary = 1e-12;
+constexpr double kFloorSlack = 10;
 
 struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
@@ -164,6 +173,7 @@ struct Solve {
     int iterations = 0, halvings = 0;
     double residual = 0;
     int worst_node = -1;
+    bool at_floor = false;  // accepted at a stationary iterate above the tolerance
 };
 
 // Every trial twist inside the rotation guard |ω| < limit?
@@ -239,6 +249,9 @@ public:
         const int n = st->G->total_size;
         st->A = BlockMatrix(*st->G);
         st->ws = m.solver->create(m, *st->G);
+        // Residual parts this far below the tolerance are round-off: a nearly dependent direction
+        // is not solved for them (dense-loop near singular poses; see dense::RankRevealingQR).
+        st->ws->negligible_rhs = 1e-2 * m.options.tolerance;
         st->s.assign(n, 0.0);
         st->s_try.assign(n, 0.0);
         st->f.assign(n, 0.0);
@@ -288,6 +301,7 @@ public:
                 total.halvings += attempt.halvings;
                 total.residual = attempt.residual;
                 total.worst_node = attempt.worst_node;
+                total.at_floor = total.at_floor || attempt.at_floor;
             }
             if (total.status == StepStatus::ok) {
                 report.substeps = k;
@@ -300,6 +314,7 @@ public:
         report.residual = total.residual;
         report.worst_node = total.worst_node;
         report.subdivided = report.status == StepStatus::ok && report.substeps > k0;  // Newton needed them
+        report.at_floor = report.status == StepStatus::ok && total.at_floor;
         report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
         report.redundant_joints = &st.ws->redundant_joints;
         return report;
@@ -416,6 +431,14 @@ private:
             // At the round-off floor of large terms: accepted only if the joints themselves meet the
             // tolerance (a stalled step is never committed with its constraints violated).
             if (stalled && fn < kFloor * st.fscale && joints_within(m, st, eps)) return done(out, fn);
+            if (stalled && fn >= eps && alpha * vnorm(st.dx) <= kStationary * std::max(1.0, vnorm(st.s))) {
+                if (fn < kFloorSlack * eps) {
+                    out.at_floor = true;
+                    out.worst_node = worst_node(*st.G, st.f);
+                    return done(out, fn);
+                }
+                break;  // stationary far above the tolerance: more iterations repeat this one
+            }
             stalls = stalled && fn >= eps ? stalls + 1 : 0;
             if (stalls >= kMaxStalls) break;
             if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {

@@ -50,7 +50,7 @@ public:
     void solve(const BlockGraph& g, SolverWorkspace& w, double* x) const override {
         auto& ws = static_cast<Workspace&>(w);
         if (g.loop_rows == 0) ws.tree.solve(g, *ws.A, x);
-        else ws.loop.solve(g, *ws.A, ws.tree, x);
+        else ws.loop.solve(g, *ws.A, ws.tree, x, ws.negligible_rhs);
     }
 };
 

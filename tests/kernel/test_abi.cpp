@@ -76,11 +76,13 @@ std::string layout() {
     SZ(RunStats);
     OFF(RunStats, steps);
     OFF(RunStats, projection_total);
+    OFF(RunStats, floor_steps);
     SZ(StepReport);
     OFF(StepReport, status);
     OFF(StepReport, work);
     OFF(StepReport, worst_node);
     OFF(StepReport, redundant_joints);
+    OFF(StepReport, at_floor);
     SZ(Inputs);
     SZ(Monitors);
     SZ(Data);
@@ -104,11 +106,12 @@ std::string layout() {
     OFF(SolverWorkspace, redundant_rows);
     OFF(SolverWorkspace, failed_node);
     OFF(SolverWorkspace, error);
+    OFF(SolverWorkspace, negligible_rhs);
     return o.str();
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 2 (g++ 12, libstdc++, x86-64).
+// The layout of ABI version 4 (g++ 12, libstdc++, x86-64).
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
 Quat 32/8
@@ -160,17 +163,19 @@ Model 904/8
   solver 832
   solver_name 840
 StepStats 32/8
-RunStats 80/8
+RunStats 88/8
   steps 0
   projection_total 72
-StepReport 88/8
+  floor_steps 80
+StepReport 96/8
   status 0
   work 40
   worst_node 68
   redundant_joints 80
+  at_floor 88
 Inputs 24/8
 Monitors 88/8
-Data 720/8
+Data 736/8
   time 0
   step 8
   pose 16
@@ -184,13 +189,14 @@ Data 720/8
   applied_torque 208
   last 232
   stats 264
-  warnings 344
-  integrator_state 368
-SolverWorkspace 72/8
+  warnings 352
+  integrator_state 376
+SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
   failed_node 36
   error 40
+  negligible_rhs 72
 )";
 
 }  // namespace
@@ -202,5 +208,5 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 3u);  // 3: Integrator::system_graph
+    CHECK(NOETHER_PLUGIN_ABI == 4u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs, RunStats::floor_steps
 }

@@ -107,3 +107,54 @@ TEST_CASE("loop node: tree LDU + Schur complement on the loop rows equals dense 
         CHECK((x - ref).norm() <= 1e-11 * ref.norm());
     }
 }
+
+// Issue 14, item 13: the loop node's rank-revealing QR dropped every direction weaker than 1e-9
+// of the largest, also when the right-hand side was nothing but that direction (a four-bar
+// folding flat): the solve returned 0 there and Newton stalled. Now a weak direction is dropped
+// only while the right-hand side asks for (almost) nothing along it.
+TEST_CASE("rank-revealing QR keeps a weak direction the right-hand side asks for", "[tree-ldu][singular]") {
+    const Eigen::Matrix3d U = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+    const Eigen::Matrix3d V = Eigen::AngleAxisd(1.1, Eigen::Vector3d(3, -1, 2).normalized()).toRotationMatrix();
+    const auto solve = [](const Eigen::Matrix3d& A, const Eigen::Vector3d& rhs, double negligible, int& rank) {
+        Eigen::Matrix<double, 3, 3, Eigen::RowMajor> Ar = A;
+        dense::RankRevealingQR qr;
+        qr.reserve(3);
+        rank = qr.factor(Ar.data());
+        Eigen::Vector3d x = rhs;
+        qr.solve(x.data(), negligible);
+        return x;
+    };
+    int rank = 0;
+    // A = U diag(1, 0.5, 1e-11) Vᵀ: numerical rank 2 at tol 1e-9, but not at round-off.
+    const Eigen::Matrix3d A = U * Eigen::Vector3d(1, 0.5, 1e-11).asDiagonal() * V.transpose();
+
+    // Only the weak direction asked for: it is solved (before: x = 0, residual = ‖b‖).
+    const Eigen::Vector3d b = A * V.col(2);
+    Eigen::Vector3d x = solve(A, b, 0, rank);
+    CHECK(rank == 2);
+    CHECK((A * x - b).norm() < 1e-3 * b.norm());  // round-off of A is 1e-5 of this direction
+    CHECK((x - V.col(2)).norm() < 1e-3);
+    // ... also when the caller says what is negligible, as long as b is above it.
+    x = solve(A, b, 1e-12, rank);
+    CHECK((A * x - b).norm() < 1e-3 * b.norm());  // round-off of A is 1e-5 of this direction
+    // ... and dropped when all of b along it is below what the caller calls negligible.
+    x = solve(A, b, 1e-10, rank);
+    CHECK(x.norm() < 1e-12);
+
+    // A right-hand side with round-off along the weak direction: the minimum-norm solution of the
+    // rank-2 part (keeping it would add 0.1 along V.col(2)).
+    const Eigen::Vector3d c = U * Eigen::Vector3d(1, 0.5, 1e-12);
+    x = solve(A, c, 0, rank);
+    CHECK((x - (V.col(0) + V.col(1))).norm() < 1e-9);
+
+    // Exactly dependent rows (a third row the sum of the others) with a consistent b: the
+    // minimum-norm solution, orthogonal to the null space.
+    Eigen::Matrix3d S;
+    S << 1, 2, 0.5, -1, 0.3, 2, 0, 2.3, 2.5;
+    const Eigen::Vector3d null = S.fullPivLu().kernel().col(0).normalized();
+    const Eigen::Vector3d d = S * Eigen::Vector3d(0.2, -0.4, 0.9);
+    x = solve(S, d, 0, rank);
+    CHECK(rank == 2);
+    CHECK((S * x - d).norm() < 1e-12);
+    CHECK(std::fabs(x.dot(null)) < 1e-12);
+}

@@ -270,3 +270,77 @@ TEST_CASE("one rule for paths: relative to the working directory, noether.here f
     CHECK(b.exit_code == 2);
     CHECK_THAT(b.error, Contains("relative to the working directory"));
 }
+
+namespace {
+
+// Issue 14, item 13: a damped rhombus four-bar (all links 1 m, ground pivots 1 m apart straight
+// below each other) that settles folded flat, crank at 90° — a singular pose of the loop. Its
+// plane is tilted by `angle` about (1, 2, 3) so that no row of it is exactly zero.
+const char* kFoldedFourBar = R"(local noether = require('noether')
+local P = noether.params { dt = 0.01, duration = 30, integrator = 'vi-maximal', solver = 'dense-loop', damping = 0.5, angle = 0 }
+local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
+local n = { 1 / math.sqrt(14), 2 / math.sqrt(14), 3 / math.sqrt(14) }
+local c, s = math.cos(P.angle / 2), math.sin(P.angle / 2)
+local Q = { c, n[1] * s, n[2] * s, n[3] * s }
+local function qmul(a, b)
+  return { a[1]*b[1] - a[2]*b[2] - a[3]*b[3] - a[4]*b[4], a[1]*b[2] + a[2]*b[1] + a[3]*b[4] - a[4]*b[3],
+           a[1]*b[3] - a[2]*b[4] + a[3]*b[1] + a[4]*b[2], a[1]*b[4] + a[2]*b[3] - a[3]*b[2] + a[4]*b[1] }
+end
+local function rot(v)
+  local r = qmul(qmul(Q, { 0, v[1], v[2], v[3] }), { Q[1], -Q[2], -Q[3], -Q[4] })
+  return { r[2], r[3], r[4] }
+end
+local box = noether.inertia.box(1, 1, 0.1, 0.1)
+local crank = w:body { name = 'crank', mass = 1, inertia = box, position = rot { 0.5, 0, 0 }, orientation = Q }
+local coupler = w:body { name = 'coupler', mass = 1, inertia = box, position = rot { 1, 0, -0.5 },
+                         orientation = qmul(Q, { math.sqrt(0.5), 0, math.sqrt(0.5), 0 }) }
+local rocker = w:body { name = 'rocker', mass = 1, inertia = box, position = rot { 0.5, 0, -1 }, orientation = Q }
+local y, d = rot { 0, 1, 0 }, P.damping
+w:joint { name = 'ground_crank', type = 'revolute', parent = w.world, child = crank, anchor = rot { 0, 0, 0 }, axis = y, damping = d }
+w:joint { name = 'crank_coupler', type = 'revolute', parent = crank, child = coupler, anchor = rot { 1, 0, 0 }, axis = y, damping = d }
+w:joint { name = 'coupler_rocker', type = 'revolute', parent = coupler, child = rocker, anchor = rot { 1, 0, -1 }, axis = y, damping = d }
+w:joint { name = 'rocker_ground', type = 'revolute', parent = w.world, child = rocker, anchor = rot { 0, 0, -1 }, axis = y, damping = d }
+return w
+)";
+
+}  // namespace
+
+TEST_CASE("a damped four-bar settles into its folded singular pose with every loop integrator", "[hardening][singular]") {
+    const std::string script = write_script("h_fold.lua", kFoldedFourBar);
+    // Before: vi-maximal failed at t = 4.38 s (damping 0.5) and 2.38 s (2), vi-midpoint at 3.7 s,
+    // dp45-projection at 3.46 s: Newton or the projection stalled at the folded pose.
+    struct Case {
+        const char* integrator;
+        const char* damping;
+    };
+    for (const Case& c : {Case{"vi-maximal", "0.5"}, Case{"vi-maximal", "2"}, Case{"vi-midpoint", "2"},
+                          Case{"dp45-projection", "0.5"}}) {
+        INFO(c.integrator << ", damping " << c.damping);
+        const auto r = run(script, {{"integrator", c.integrator}, {"damping", c.damping}});
+        REQUIRE(r.exit_code == 0);
+        REQUIRE(r.worlds.size() == 1);
+        const auto& s = r.worlds[0];
+        CHECK(s.failed_steps == 0);
+        CHECK(s.sim_time == Approx(30));
+        // It did fold: all three links hang straight down (−3.5 m·g·kg; it started at −1.5).
+        CHECK(s.energy_final == Approx(-3.5 * 9.81).margin(1e-3));
+        // Within the tolerance 1e-10, or within 10x of it at Newton's floor — and then said so.
+        CHECK(s.max_violation < (s.floor_steps > 0 ? 1e-9 : 1e-10));
+        bool said = false;
+        for (const auto& w : s.warnings) said |= w.find("Newton stopped at residual") != std::string::npos;
+        CHECK(said == (s.floor_steps > 0));
+    }
+}
+
+TEST_CASE("a stalled step is never committed with its joints violated (dense-lu at the folded pose)", "[hardening][singular]") {
+    // Tilted plane, light damping, dense-lu: Newton stalls at the round-off floor of the large
+    // terms. Accepting that floor without checking the joint rows committed violations of
+    // 2.1e-9 (20x the tolerance) silently; now such a step is subdivided and meets 1e-10.
+    const auto r = run(write_script("h_fold.lua", kFoldedFourBar),
+                       {{"solver", "dense-lu"}, {"damping", "0.1"}, {"angle", "0.7"}});
+    REQUIRE(r.exit_code == 0);
+    const auto& s = r.worlds[0];
+    CHECK(s.failed_steps == 0);
+    CHECK(s.max_violation < 1e-10);
+    CHECK(s.energy_final < -32);  // on its way to the fold (−34.3 J), from −14.7 J
+}

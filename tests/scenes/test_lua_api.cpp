@@ -147,7 +147,7 @@ TEST_CASE("the noether command: exit codes 0, 1, 2 and the summary JSON keys", "
     for (const char* key : {"bodies", "joints", "loop_joints", "dof", "integrator", "solver", "dt", "steps", "sim_time",
                             "wall_s", "us_per_step", "energy_initial", "energy_final", "energy_max_abs_dev",
                             "energy_max_rel_dev", "max_violation", "newton_mean", "newton_max", "subdivided_steps",
-                            "failed_steps", "warnings"})
+                            "failed_steps", "floor_steps", "warnings"})
         CHECK_THAT(text, Contains(std::string("\"") + key + "\": "));
     CHECK_THAT(text, Contains("\"energy_max_rel_dev\": null"));  // E0 = 0
     CHECK_THAT(text, Contains("\"steps\": 100"));

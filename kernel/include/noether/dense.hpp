@@ -111,8 +111,16 @@ inline void gemv_sub(int r, int c, const double* A, const double* x, double* y) 
 
 // Rank-revealing solve of a square m×m system by Householder QR with column pivoting:
 // A P = Q R. Columns P(r…m−1) with |R_kk| ≤ tol·|R_00| are dependent; solve() then returns the
-// minimum-norm solution of the (consistent part of the) system. All storage is caller-owned
-// and sized once (`reserve(m)`): no allocation in factor() or solve().
+// minimum-norm solution of the (consistent part of the) system.
+//
+// Dependent is decided per right-hand side between two ranks: columns at round-off
+// (|R_kk| ≤ kZero·m·|R_00|) are always dropped; weak columns (up to tol·|R_00|) are dropped only
+// while the right-hand side asks for nothing along them: |(Qᵀb)_k| ≤ max(kConsistent·‖b‖,
+// negligible), `negligible` an absolute size the caller gives (a Newton solve: well below its
+// tolerance, as rows that repeat others leave round-off there, ~1e-14 relative). A mechanism
+// near a singular pose (a four-bar folding flat) does ask: dropping that direction leaves its
+// equation unsolved and Newton stalls above its tolerance (issue 14, item 13).
+// All storage is caller-owned and sized once (`reserve(m)`): no allocation in factor() or solve().
 class NOETHER_API RankRevealingQR {
 public:
     void reserve(int m) {
@@ -121,9 +129,11 @@ public:
         tau_.assign(m, 0.0);
         perm_.assign(m, 0);
         norms_.assign(m, 0.0);
-        w_.assign(static_cast<std::size_t>(m) * m, 0.0);
-        g_.assign(static_cast<std::size_t>(m) * m, 0.0);
-        gpiv_.assign(m, 0);
+        for (Null* z : {&soft_, &hard_}) {
+            z->w.assign(static_cast<std::size_t>(m) * m, 0.0);
+            z->g.assign(static_cast<std::size_t>(m) * m, 0.0);
+            z->piv.assign(m, 0);
+        }
         t1_.assign(m, 0.0);
         t2_.assign(m, 0.0);
     }
@@ -169,32 +179,19 @@ public:
         const double r00 = m ? std::fabs(a_[0]) : 0.0;
         rank_ = 0;
         while (rank_ < m && std::fabs(a_[rank_ * m + rank_]) > tol * r00) ++rank_;
-        // Null-space data for the minimum-norm correction: W = R11⁻¹ R12 (r×k), G = WᵀW + I.
-        const int r = rank_, kk = m - r;
-        if (kk > 0) {
-            for (int c = 0; c < kk; ++c) {
-                for (int i = r - 1; i >= 0; --i) {
-                    double s = a_[i * m + r + c];
-                    for (int j = i + 1; j < r; ++j) s -= a_[i * m + j] * w_[j * kk + c];
-                    w_[i * kk + c] = s / a_[i * m + i];
-                }
-            }
-            for (int i = 0; i < kk; ++i)
-                for (int j = 0; j < kk; ++j) {
-                    double s = i == j ? 1.0 : 0.0;
-                    for (int t = 0; t < r; ++t) s += w_[t * kk + i] * w_[t * kk + j];
-                    g_[i * kk + j] = s;
-                }
-            lu_factor(kk, g_.data(), gpiv_.data());
-        }
+        hard_rank_ = rank_;
+        const double zero = kZero * m * r00;
+        while (hard_rank_ < m && std::fabs(a_[hard_rank_ * m + hard_rank_]) > zero) ++hard_rank_;
+        null_space(rank_, soft_);
+        if (hard_rank_ > rank_) null_space(hard_rank_, hard_);
         return rank_;
     }
     int rank() const { return rank_; }
     // Index (in the original ordering) of the i-th dependent column, i < m − rank.
     int dependent(int i) const { return perm_[rank_ + i]; }
-    // b ← minimum-norm x with A x ≈ b.
-    void solve(double* b) {
-        const int m = m_, r = rank_, kk = m - r;
+    // b ← minimum-norm x with A x ≈ b (`negligible`: see above).
+    void solve(double* b, double negligible = 0) {
+        const int m = m_;
         for (int k = 0; k < m; ++k) {  // c = Qᵀ b
             if (tau_[k] == 0) continue;
             double s = b[k];
@@ -203,6 +200,16 @@ public:
             b[k] -= s;
             for (int i = k + 1; i < m; ++i) b[i] -= s * a_[i * m + k];
         }
+        int r = rank_;
+        const Null* z = &soft_;
+        if (hard_rank_ > rank_) {  // weak columns: kept if b asks for something along them
+            double bb = 0;
+            for (int k = 0; k < m; ++k) bb += b[k] * b[k];
+            const double limit = std::max(kConsistent * std::sqrt(bb), negligible);
+            for (int k = rank_; k < hard_rank_; ++k)
+                if (std::fabs(b[k]) > limit) r = hard_rank_, z = &hard_;
+        }
+        const int kk = m - r;
         double* y = t1_.data();
         for (int i = r - 1; i >= 0; --i) {  // y = R11⁻¹ c1
             double s = b[i];
@@ -212,22 +219,52 @@ public:
         double* t = t2_.data();
         for (int i = 0; i < kk; ++i) {  // t = (WᵀW + I)⁻¹ (−Wᵀ y)
             double s = 0;
-            for (int j = 0; j < r; ++j) s -= w_[j * kk + i] * y[j];
+            for (int j = 0; j < r; ++j) s -= z->w[j * kk + i] * y[j];
             t[i] = s;
         }
-        if (kk > 0) lu_solve(kk, g_.data(), gpiv_.data(), t);
+        if (kk > 0) lu_solve(kk, z->g.data(), z->piv.data(), t);
         for (int i = 0; i < r; ++i) {  // x = P [y + W t; −t]
             double s = y[i];
-            for (int c = 0; c < kk; ++c) s += w_[i * kk + c] * t[c];
+            for (int c = 0; c < kk; ++c) s += z->w[i * kk + c] * t[c];
             b[perm_[i]] = s;
         }
         for (int c = 0; c < kk; ++c) b[perm_[r + c]] = -t[c];
     }
 
+    // Relative size of a pivot at round-off (per row), and of a right-hand side component that
+    // asks for nothing (√ε: rows that repeat others to within δ leave components of order δ·‖b‖).
+    static constexpr double kZero = 8 * 2.220446049250313e-16, kConsistent = 1.5e-8;
+
 private:
-    int m_ = 0, rank_ = 0;
-    std::vector<double> a_, tau_, norms_, w_, g_, t1_, t2_;
-    std::vector<int> perm_, gpiv_;
+    // Null-space data for the minimum-norm correction at rank r: W = R11⁻¹ R12 (r×k),
+    // G = WᵀW + I (k×k, LU-factored), k = m − r.
+    struct Null {
+        std::vector<double> w, g;
+        std::vector<int> piv;
+    };
+    void null_space(int r, Null& z) {
+        const int m = m_, kk = m - r;
+        if (kk == 0) return;
+        for (int c = 0; c < kk; ++c) {
+            for (int i = r - 1; i >= 0; --i) {
+                double s = a_[i * m + r + c];
+                for (int j = i + 1; j < r; ++j) s -= a_[i * m + j] * z.w[j * kk + c];
+                z.w[i * kk + c] = s / a_[i * m + i];
+            }
+        }
+        for (int i = 0; i < kk; ++i)
+            for (int j = 0; j < kk; ++j) {
+                double s = i == j ? 1.0 : 0.0;
+                for (int t = 0; t < r; ++t) s += z.w[t * kk + i] * z.w[t * kk + j];
+                z.g[i * kk + j] = s;
+            }
+        lu_factor(kk, z.g.data(), z.piv.data());
+    }
+
+    int m_ = 0, rank_ = 0, hard_rank_ = 0;
+    std::vector<double> a_, tau_, norms_, t1_, t2_;
+    std::vector<int> perm_;
+    Null soft_, hard_;
 };
 
 }  // namespace dense

@@ -45,6 +45,10 @@ struct NOETHER_API StepReport {
     // (may be null); the kernel reports them once per run.
     int redundant_rows = 0;
     const std::vector<int>* redundant_joints = nullptr;
+    // Implicit methods: Newton stopped at its floor a little above the tolerance (no update
+    // changed anything any more; `residual` says where) and the step was accepted. The kernel
+    // counts these steps and warns once per run.
+    bool at_floor = false;
 };
 
 class NOETHER_API Integrator {

@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 3u
+#define NOETHER_PLUGIN_ABI 4u
 
 extern "C" {
 

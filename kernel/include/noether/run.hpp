@@ -53,8 +53,8 @@ struct NOETHER_API OutputSpec {
     X(D, dt) X(I, steps) X(D, sim_time) X(D, wall_s) X(D, us_per_step) X(D, energy_initial)    \
     X(D, energy_final) X(D, energy_max_abs_dev) X(DN, energy_max_rel_dev) X(D, max_violation)  \
     X(S, worst_joint) X(D, newton_mean) X(I, newton_max) X(I, subdivided_steps)                \
-    X(I, failed_steps) X(I, internal_steps) X(I, rejected_steps) X(I, projection_total)        \
-    X(B, failed)
+    X(I, failed_steps) X(I, floor_steps) X(I, internal_steps) X(I, rejected_steps)              \
+    X(I, projection_total) X(B, failed)
 
 struct NOETHER_API RunSummary {
     using I = long long;

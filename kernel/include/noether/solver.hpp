@@ -29,6 +29,11 @@ public:
     // Node at which the last factorisation failed (−1 if none), and why (optional).
     int failed_node = -1;
     std::string error;
+    // Set by the caller: right-hand side components up to this size (absolute, in the units of
+    // the system's rows) need not be solved for along nearly dependent directions. A Newton
+    // solve sets a fraction of its tolerance; 0 (default): decided relative to the right-hand
+    // side alone. Read by rank-revealing solvers (dense-loop).
+    double negligible_rhs = 0;
 };
 
 class NOETHER_API Solver {

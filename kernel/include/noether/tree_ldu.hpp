@@ -41,8 +41,9 @@ public:
     void init(const BlockGraph& g);
     // After tree.factor(): build and factor the loop node. Returns its numerical rank.
     int factor(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree);
-    // Full solve: x ← F⁻¹ x (tree and loop unknowns), using tree for the tree part.
-    void solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree, double* x);
+    // Full solve: x ← F⁻¹ x (tree and loop unknowns), using tree for the tree part; `negligible`
+    // as in dense::RankRevealingQR::solve.
+    void solve(const BlockGraph& g, const BlockMatrix& A, const TreeLDU& tree, double* x, double negligible = 0);
     int rows() const { return m_; }
     int rank() const { return qr_.rank(); }
     // Joints owning the rows found dependent by the last factor() (each once, in order).
