@@ -10,6 +10,7 @@
 // factorisation. It is cheaper when m_Λ is small compared to n, which is the common case.
 #include "noether/tree_ldu.hpp"
 #include "noether/limits.hpp"
+#include "noether/model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -305,5 +306,86 @@ void LoopClosure::dependent_joints(const BlockGraph& g, std::vector<int>& out) c
     }
     std::sort(out.begin(), out.end());
 }
+
+}  // namespace noether
+
+// ---------------------------------------------------------------------------------------------
+// CheckedSolve
+
+namespace noether {
+
+double model_scale_spread(const Model& m) {
+    double lo = HUGE_VAL, hi = 0;
+    for (const BodyInfo& b : m.bodies) {
+        double s = std::fabs(b.mass);
+        for (int i = 0; i < 3; ++i)
+            for (int k = 0; k < 3; ++k) s = std::max(s, std::fabs(b.inertia.m[i][k]));
+        lo = std::min(lo, s), hi = std::max(hi, s);
+    }
+    return m.bodies.empty() ? 1.0 : (lo > 0 ? hi / lo : HUGE_VAL);
+}
+
+void CheckedSolve::init(const BlockGraph& g, double scale_spread) {
+    const int n = g.total_size;
+    b_.assign(n, 0.0);
+    r_.assign(n, 0.0);
+    if (n <= kDenseMax && !(scale_spread <= kModelSpread)) {
+        M_.assign(static_cast<std::size_t>(n) * n, 0.0);
+        piv_.assign(n, 0);
+    }
+}
+
+namespace {
+double max_abs(const double* v, int n) {
+    double m = 0;
+    for (int i = 0; i < n; ++i) m = std::max(m, std::fabs(v[i]));
+    return m;
+}
+}  // namespace
+
+bool CheckedSolve::factor(const BlockGraph& g, const BlockMatrix& A, bool structured_ok) {
+    A_ = &A;
+    dense_ready_ = false;
+    double lo = HUGE_VAL, hi = 0;  // scale of each body's diagonal block
+    for (int b = 0; b < g.nbodies; ++b) {
+        const double sb = max_abs(A.diag(b), 36);
+        lo = std::min(lo, sb), hi = std::max(hi, sb);
+    }
+    checked_ = hi > kSpread * lo;
+    structured_ok_ = structured_ok;
+    return structured_ok || dense_factor(g);
+}
+
+bool CheckedSolve::residual_within(const BlockGraph& g, const double* x) {
+    const BlockMatrix& A = *A_;
+    double* r = r_.data();
+    std::copy(b_.begin(), b_.end(), r);
+    for (int n = 0; n < g.nnodes(); ++n) {
+        const int sz = g.node_size[n], off = g.node_offset[n];
+        dense::gemv_sub(sz, sz, A.diag(n), x + off, r + off);
+    }
+    for (int j = 0; j < g.njoints; ++j) {
+        const int jn = g.joint_node(j), m = g.node_size[jn], jo = g.node_offset[jn];
+        for (int side = 0; side < 2; ++side) {
+            const int body = side == 0 ? g.joint_a[j] : g.joint_b[j];
+            if (body < 0) continue;
+            const int bo = g.node_offset[body];
+            dense::gemv_sub(6, m, A.bj(j, side), x + jo, r + bo);  // F[body, joint]: 6 × m
+            dense::gemv_sub(m, 6, A.jb(j, side), x + bo, r + jo);  // F[joint, body]: m × 6
+        }
+    }
+    const int n = g.total_size;
+    return !(max_abs(r, n) > kRefined * max_abs(b_.data(), n));
+}
+
+bool CheckedSolve::dense_factor(const BlockGraph& g) {
+    if (M_.empty()) return false;
+    const int n = g.total_size;
+    A_->to_dense(g, M_.data());
+    dense_ready_ = dense::lu_factor(n, M_.data(), piv_.data());
+    return dense_ready_;
+}
+
+void CheckedSolve::dense_solve(double* x) { dense::lu_solve(static_cast<int>(b_.size()), M_.data(), piv_.data(), x); }
 
 }  // namespace noether

@@ -7,10 +7,12 @@
 // topology without redundant rows. Redundant loop-closure rows make S singular: they are
 // detected at the first factorisation (rank-revealing check of the loop node) and refused with
 // the joints named. Note: Eigen's SparseLU allocates inside factorize(); this solver is not
-// allocation-free while stepping (sparse-ldu and dense-loop are).
+// allocation-free while stepping (sparse-ldu and dense-loop are). Bodies far apart in scale are
+// guarded by CheckedSolve (residual check, refinement, dense fallback; noether/tree_ldu.hpp).
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,7 @@ struct Workspace final : SolverWorkspace {
     Eigen::VectorXd rhs, sol;
     const BlockMatrix* A = nullptr;
     bool checked = false;
+    CheckedSolve guard;
     std::vector<std::string> joint_names;
 };
 
@@ -97,17 +100,33 @@ public:
         ws->X.assign(off, 0.0);
         ws->rhs.setZero(rows);
         ws->sol.setZero(rows);
+        ws->guard.init(g, model_scale_spread(m));
         return ws;
     }
 
     bool factor(const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& w) const override {
         auto& ws = static_cast<Workspace&>(w);
-        const int nb = g.nbodies, nj = g.njoints;
         ws.failed_node = -1;
         ws.error.clear();
         ws.A = &A;
         if (!ws.checked && !g.loop_joints.empty() && !check_redundancy(g, A, ws)) return false;
         ws.checked = true;
+        if (ws.guard.factor(g, A, factor_structured(g, A, ws))) {
+            ws.failed_node = -1;
+            ws.error.clear();
+            return true;
+        }
+        return false;
+    }
+
+    void solve(const BlockGraph& g, SolverWorkspace& w, double* x) const override {
+        auto& ws = static_cast<Workspace&>(w);
+        ws.guard.solve(g, x, [&](double* v) { solve_structured(g, ws, v); });
+    }
+
+private:
+    static bool factor_structured(const BlockGraph& g, const BlockMatrix& A, Workspace& ws) {
+        const int nb = g.nbodies, nj = g.njoints;
         // Body blocks and X = D_b⁻¹ F[b, j] for every joint side.
         for (int b = 0; b < nb; ++b) {
             double* D = &ws.Dlu[36 * static_cast<std::size_t>(b)];
@@ -157,8 +176,7 @@ public:
         return true;
     }
 
-    void solve(const BlockGraph& g, SolverWorkspace& w, double* x) const override {
-        auto& ws = static_cast<Workspace&>(w);
+    static void solve_structured(const BlockGraph& g, Workspace& ws, double* x) {
         const BlockMatrix& A = *ws.A;
         const int nb = g.nbodies, nj = g.njoints;
         // y_b = D_b⁻¹ f_b
@@ -188,16 +206,32 @@ public:
         }
     }
 
-private:
     // Redundant rows can only come with loop closures: check the rank of the loop node once.
+    // Whether rows are redundant is geometry (the constraint Jacobian), not mass: when the bodies
+    // span more than CheckedSolve::kSpread in scale, whose round-off would blur the rank, the
+    // check runs with unit body blocks instead.
     static bool check_redundancy(const BlockGraph& g, const BlockMatrix& A, Workspace& ws) {
         TreeLDU tree;
         LoopClosure loop;
         tree.init(g);
         loop.init(g);
+        double lo = HUGE_VAL, hi = 0;
+        for (int b = 0; b < g.nbodies; ++b) {
+            double sb = 0;
+            for (int i = 0; i < 36; ++i) sb = std::max(sb, std::fabs(A.diag(b)[i]));
+            lo = std::min(lo, sb), hi = std::max(hi, sb);
+        }
+        BlockMatrix unit;
+        const BlockMatrix* M = &A;
+        if (hi > CheckedSolve::kSpread * lo) {
+            unit = A;
+            for (int b = 0; b < g.nbodies; ++b)
+                for (int i = 0; i < 36; ++i) unit.diag(b)[i] = i % 7 == 0 ? 1.0 : 0.0;
+            M = &unit;
+        }
         int failed = -1;
-        if (!tree.factor(g, A, &failed)) return true;  // let the main factorisation report it
-        if (loop.factor(g, A, tree) == loop.rows()) return true;
+        if (!tree.factor(g, *M, &failed)) return true;  // let the main factorisation report it
+        if (loop.factor(g, *M, tree) == loop.rows()) return true;
         loop.dependent_joints(g, ws.redundant_joints);
         std::string names;
         for (int j : ws.redundant_joints) names += (names.empty() ? "'" : ", '") + ws.joint_names[j] + "'";
