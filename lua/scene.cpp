@@ -136,9 +136,9 @@ int l_body(lua_State* L, World& w) {
     if (frame != "world" && frame != "body")
         fail(L, "%s: field 'angular_velocity_frame' must be \"world\" or \"body\", got \"%s\"", who, frame);
     b.angular_velocity_in_body = frame == "body";
-    for (const BodySpec& o : w.spec.bodies)
-        if (o.name == name) fail(L, "%s: duplicate name (first defined at %s)", who, o.origin.str());
-    w.spec.bodies.push_back(b);
+    if (const int o = w.body_index.find(w.spec.bodies, name); o >= 0)
+        fail(L, "%s: duplicate name (first defined at %s)", who, w.spec.bodies[o].origin.str());
+    w.spec.bodies.push_back(std::move(b));
     push_handle(L, "body", name);
     return 1;
 }
@@ -185,18 +185,13 @@ int l_joint(lua_State* L, World& w) {
     j.offset = f.numbers("offset");
     for (const std::string& p : type_params)
         if (f.has(p.c_str())) j.params[p] = f.numbers(p.c_str());
-    for (const JointSpec& o : w.spec.joints)
-        if (o.name == name) fail(L, "%s: duplicate name (first defined at %s)", who, o.origin.str());
+    if (const int o = w.joint_index.find(w.spec.joints, name); o >= 0)
+        fail(L, "%s: duplicate name (first defined at %s)", who, w.spec.joints[o].origin.str());
     // Names of bodies are checked now, so the error points at this line.
-    auto known = [&](const std::string& n) {
-        if (n == "world") return true;
-        for (const BodySpec& b : w.spec.bodies)
-            if (b.name == n) return true;
-        return false;
-    };
+    auto known = [&](const std::string& n) { return n == "world" || w.body_index.find(w.spec.bodies, n) >= 0; };
     if (!known(j.parent)) fail(L, "%s: field 'parent': no body named '%s' (define bodies before their joints)", who, j.parent);
     if (!known(j.child)) fail(L, "%s: field 'child': no body named '%s' (define bodies before their joints)", who, j.child);
-    w.spec.joints.push_back(j);
+    w.spec.joints.push_back(std::move(j));
     push_handle(L, "joint", name);
     return 1;
 }
@@ -221,9 +216,7 @@ int l_force(lua_State* L, World& w) {
     const std::string frame = f.string("frame", "world");
     if (frame != "world" && frame != "body") fail(L, "%s: field 'frame' must be \"world\" or \"body\", got \"%s\"", f.who, frame);
     fs.body_frame = frame == "body";
-    bool found = false;
-    for (const BodySpec& b : w.spec.bodies) found |= b.name == fs.body;
-    if (!found) fail(L, "%s: no body named '%s'", f.who, fs.body);
+    if (w.body_index.find(w.spec.bodies, fs.body) < 0) fail(L, "%s: no body named '%s'", f.who, fs.body);
     w.spec.forces.push_back(fs);
     return 0;
 }

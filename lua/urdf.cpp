@@ -101,10 +101,9 @@ int l_urdf(lua_State* L, World& w) {
     } catch (const ModelError& e) {
         fail(L, "urdf: %s", e.what());  // the script line first, then the file's element and line
     }
-    for (const BodySpec& b : trial.bodies)
-        for (const BodySpec& o : w.spec.bodies)
-            if (&b - trial.bodies.data() >= static_cast<long>(w.spec.bodies.size()) && o.name == b.name)
-                fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, b.name);
+    for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
+        if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
+            fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);
     w.spec = trial;
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "urdf");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "noether/ensemble.hpp"
@@ -27,8 +28,29 @@ struct LuaFail : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Name → index of the first element of that name, so that the builder's duplicate and
+// known-body checks cost O(1) instead of a scan of every earlier element (O(n²) for a chain).
+// Elements are only appended to a Spec (w:body, w:joint, w:urdf); find() first takes in whatever
+// was appended since it last looked, and starts over if the list shrank or a hit is stale.
+struct NameIndex {
+    std::unordered_map<std::string, int> first;
+    std::size_t seen = 0;
+    template <class Items>
+    int find(const Items& items, const std::string& name) {
+        for (int pass = 0; pass < 2; ++pass) {
+            if (items.size() < seen || pass == 1) first.clear(), seen = 0;
+            for (; seen < items.size(); ++seen) first.emplace(items[seen].name, static_cast<int>(seen));
+            const auto it = first.find(name);
+            if (it == first.end()) return -1;
+            if (items[it->second].name == name) return it->second;
+        }
+        return -1;
+    }
+};
+
 struct World {
     Spec spec;  // spec.origin: where noether.world{} was called
+    NameIndex body_index, joint_index;  // over spec.bodies and spec.joints
     double duration = -1;  // default duration when the host runs a returned world
     long long max_steps = Run::kDefaultMaxSteps;  // guard on the steps of one run call
     std::vector<OutputSpec> outputs;   // declared outputs (added to the run at compile)

@@ -230,22 +230,31 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
     }
 
     // Pass 2: composite mass and inertia; body offsets in their link frames.
+    // The bodies of each link in increasing order (a counting sort: O(n), not O(links · n)).
+    std::vector<int> first(out.size() + 1, 0), members(nb);
     for (int b = 0; b < nb; ++b)
         if (out.body_link[b] < 0) out.body_offset[b] = frame_of(m.bodies[b].pose0);
+        else ++first[out.body_link[b] + 1];
+    for (int i = 0; i < out.size(); ++i) first[i + 1] += first[i];
+    {
+        std::vector<int> next(first.begin(), first.end() - 1);
+        for (int b = 0; b < nb; ++b)
+            if (out.body_link[b] >= 0) members[next[out.body_link[b]]++] = b;
+    }
     for (int i = 0; i < out.size(); ++i) {
         TreeLink& l = out.links[i];
         const Frame top_inv = inverse(frame_of(m.bodies[l.body].pose0));
         Vec3 c;
-        for (int b = 0; b < nb; ++b) {
-            if (out.body_link[b] != i) continue;
+        for (int k = first[i]; k < first[i + 1]; ++k) {
+            const int b = members[k];
             const Frame rel = top_inv * frame_of(m.bodies[b].pose0);
             out.body_offset[b] = rel;
             l.mass += m.bodies[b].mass;
             c += m.bodies[b].mass * rel.p;
         }
         c = c / l.mass;
-        for (int b = 0; b < nb; ++b) {
-            if (out.body_link[b] != i) continue;
+        for (int k = first[i]; k < first[i + 1]; ++k) {
+            const int b = members[k];
             Frame& o = out.body_offset[b];
             o.p -= c;
             const double mb = m.bodies[b].mass;

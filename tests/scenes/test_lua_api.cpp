@@ -1,6 +1,8 @@
 // The Lua module and the `noether` command: argument errors with file:line, outputs written
 // atomically, exit codes, save/restore, manual stepping, the C entry point.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
@@ -188,4 +190,39 @@ TEST_CASE("the C API runs the same script with the same result", "[lua][c-api]")
     CHECK_THAT(from_c, Contains(buf));
     CHECK(noether_run_script("/no/such.lua", 0, nullptr, nullptr) == 2);
     CHECK_THAT(std::string(noether_script_error()), Contains("cannot open"));
+}
+
+TEST_CASE("building and compiling a chain scales linearly: 10,000 and 100,000 links", "[lua][scaling]") {
+    // Issue 16, item 3: each w:body{} / w:joint{} scanned every earlier element for duplicate
+    // names and known bodies, and the tree view grouped bodies by link with a scan per link:
+    // O(n²), 86 s for `noether check` on the 100,000-link chain. Asserted as a ratio of two
+    // sizes measured in one process (linear: ~10, quadratic: ~100), not as a time.
+    const std::string script = write_script("scaling_chain.lua",
+                                            "local noether = require('noether')\n"
+                                            "local P = noether.params { n = 10 }\n"
+                                            "local w = noether.world { dt = 0.01 }\n"
+                                            "local prev = w.world\n"
+                                            "for i = 1, P.n do\n"
+                                            "  local b = w:body { name = 'l' .. i, mass = 1, inertia = { 0.1, 0.1, 0.1 },\n"
+                                            "                     position = { i - 0.5, 0, 0 } }\n"
+                                            "  w:joint { name = 'j' .. i, type = 'revolute', parent = prev, child = b,\n"
+                                            "            anchor = { i - 1, 0, 0 }, axis = { 0, 1, 0 } }\n"
+                                            "  prev = b\n"
+                                            "end\n"
+                                            "w:compile()\n"
+                                            "return w\n");
+    const auto seconds = [&](int n) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = run(script, {{"n", std::to_string(n)}, {"duration", "0"}});
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        REQUIRE(r.exit_code == 0);
+        REQUIRE(r.worlds.size() == 1);
+        CHECK(r.worlds[0].bodies == n);
+        return s;
+    };
+    double small = HUGE_VAL;
+    for (int k = 0; k < 3; ++k) small = std::min(small, seconds(10000));  // the fastest of three
+    const double large = seconds(100000);
+    INFO("10,000 links: " << small << " s, 100,000 links: " << large << " s, ratio " << large / small);
+    CHECK(large / small < 40);
 }
