@@ -1,6 +1,7 @@
 // vi-maximal: the recipes of maximal-vi.md §10 with its thresholds (or tighter).
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstring>
 
 #include "util.hpp"
 
@@ -406,4 +407,70 @@ TEST_CASE("same scene twice gives bit-identical results, and save/restore contin
     c.restore(mid);
     run(*m, c, 150);
     CHECK(c.save() == a.save());
+}
+
+// Issue 16, item 2: after Newton needed substeps twice within 16 steps, vi-maximal keeps them
+// for substep_hold steps (then tries one halving, holding longer after each failed halving)
+// instead of failing at the full dt first on almost every step.
+TEST_CASE("remembered subdivision: less Newton work on a 128-link chain, same accuracy", "[vi-maximal][hold]") {
+    Spec s = testutil::chain_spec(128, "revolute", "vi-maximal");
+    std::int64_t work[2] = {0, 0};
+    double erange[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+        s.options.extra["substep_hold"] = k == 0 ? 0 : 4;
+        auto m = compile(s);
+        Data d(m);
+        const Run r = run(*m, d, 1000);
+        CHECK(r.failures == 0);
+        CHECK(r.vmax < 1e-9);
+        CHECK(d.stats.subdivided_steps > 150);  // from t = 5 s on, most steps need substeps
+        work[k] = d.stats.newton_work;
+        erange[k] = r.emax - r.emin;
+    }
+    INFO("Newton work: " << work[0] << " without the hold, " << work[1] << " with it; energy range " << erange[0]
+                         << " / " << erange[1] << " J");
+    CHECK(work[1] < 0.9 * work[0]);          // measured 0.87
+    CHECK(erange[1] < 1.5 * erange[0]);      // not traded for accuracy
+}
+
+TEST_CASE("remembered subdivision: a lone subdivision is not held, and a held state saves and restores exactly",
+          "[vi-maximal][hold]") {
+    // The 8-link chain needs substeps once in 10 s: the same run with and without the hold.
+    Spec s = testutil::chain_spec(8, "revolute", "vi-maximal");
+    std::vector<Pose> end[2];
+    for (int k = 0; k < 2; ++k) {
+        s.options.extra["substep_hold"] = k == 0 ? 0 : 4;
+        auto m = compile(s);
+        Data d(m);
+        REQUIRE(run(*m, d, 1000).failures == 0);
+        CHECK(d.stats.subdivided_steps >= 1);
+        end[k] = d.pose;
+    }
+    for (std::size_t b = 0; b < end[0].size(); ++b) CHECK(std::memcmp(&end[0][b], &end[1][b], sizeof(Pose)) == 0);
+
+    // A 128-link chain inside a hold: a restored copy continues bit for bit.
+    Spec l = testutil::chain_spec(128, "revolute", "vi-maximal");
+    auto m = compile(l);
+    Data d(m);
+    std::int64_t sub = 0;
+    while (d.stats.subdivided_steps < 3) REQUIRE(step(*m, d) == StepStatus::ok);
+    sub = d.stats.subdivided_steps;
+    const std::string saved = d.save();
+    Data e(m);
+    e.restore(saved);
+    for (int i = 0; i < 40; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        REQUIRE(step(*m, e) == StepStatus::ok);
+    }
+    CHECK(d.stats.subdivided_steps > sub);
+    CHECK(e.stats.newton_work == d.stats.newton_work);
+    for (int b = 0; b < m->nbodies(); ++b) CHECK(std::memcmp(&d.pose[b], &e.pose[b], sizeof(Pose)) == 0);
+}
+
+TEST_CASE("substep_hold must be a whole number of steps", "[vi-maximal][hold]") {
+    for (double bad : {-1.0, 1.5, 1e9}) {
+        Spec s = testutil::chain_spec(2, "revolute", "vi-maximal");
+        s.options.extra["substep_hold"] = bad;
+        CHECK_THROWS_WITH(compile(s), Catch::Matchers::Contains("option 'substep_hold' (steps a subdivision is kept) must be a whole number"));
+    }
 }
