@@ -15,7 +15,7 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 MODELS_DIR   ?= $(or $(NOETHER_MODELS_DIR),../shared/models)
 
-.PHONY: run test deps configure build test-asan bench clean install fuzz
+.PHONY: run test deps configure build test-asan bench bench-peers clean install fuzz
 
 run: build
 	./$(BUILD)/bin/noether run $(SCENE)
@@ -68,6 +68,21 @@ fuzz: deps
 
 bench: build
 	./$(BUILD)/bin/chain_scaling
+
+# Peer benchmarks: needs the peers' Debian packages (not installed by `make deps`: they are never a
+# dependency of the engine) and matplotlib; regenerates docs/benchmarks.md (tens of minutes).
+PEER_PACKAGES := libmujoco-dev libdart-dev libsimbody-dev python3-matplotlib
+# Debian's python3 (its matplotlib), also when another python3 comes first on PATH.
+PEER_PYTHON := $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+bench-peers:
+	@missing=$$(for p in $(PEER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing the peer engines: $$missing"; \
+	  $(SUDO) apt-get install -y $$missing; \
+	fi
+	$(MAKE) build
+	test -x $(BUILD)/bin/peers || { echo "bench-peers: build/bin/peers was not built (see cmake's 'peer benchmarks' line)"; exit 1; }
+	$(PEER_PYTHON) bench/peers/report.py --peers $(BUILD)/bin/peers --out docs/benchmarks.md $(PEER_ARGS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
