@@ -183,6 +183,10 @@ public:
         return d_->energy[1];
     }
     bool finite() override {
+        // MuJoCo resets the state by itself when the accelerations blow up (and warns): diverged.
+        if (d_->warning[mjWARN_BADQACC].number > 0 || d_->warning[mjWARN_BADQVEL].number > 0 ||
+            d_->warning[mjWARN_BADQPOS].number > 0)
+            return false;
         for (int i = 0; i < m_->nq; ++i)
             if (!std::isfinite(d_->qpos[i]) || !std::isfinite(d_->qvel[i])) return false;
         return true;
@@ -365,7 +369,15 @@ bool probe_ok(const Setting& s, int n, std::string& why) {
     if (s.engine == "noether") return true;  // the reference builds the scene with the same code
     NoetherSim ref("rk4", n, 0.01, 1e-6, true);  // continuous energy at the initial state
     const double e_ref = ref.energy();
-    std::unique_ptr<Sim> sim = make(s, n, 0.01, 1e-6, true);
+    std::unique_ptr<Sim> sim;
+    try {
+        sim = make(s, n, 0.01, 1e-6, true);
+    } catch (const std::exception& e) {  // e.g. MuJoCo's XML parser refuses deep nesting
+        why = e.what();
+        for (char& c : why)
+            if (c == '"' || c == '\n' || c == '\\') c = ' ';
+        return false;
+    }
     if (!sim) {
         why = "engine not built";
         return false;
@@ -402,7 +414,13 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     for (long long k = 0; k < steps;) {
         const long long chunk = std::min<long long>(sample, steps - k);
         const auto t0 = std::chrono::steady_clock::now();
-        for (long long i = 0; i < chunk; ++i) sim->advance();
+        try {
+            for (long long i = 0; i < chunk; ++i) sim->advance();
+        } catch (const std::exception&) {  // Simbody throws on a NaN state
+            o.diverged = true;
+            o.steps = k;
+            break;
+        }
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         k += chunk;
         if (!sim->finite()) {
