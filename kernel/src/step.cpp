@@ -30,11 +30,11 @@ void warn_failure(const Model& m, Data& d, const StepReport& r) {
     if (r.attempts > 1) add(", also with up to %d substeps", m.options.max_substeps);
     const std::string worst = node_name(m, r.worst_node);
     if (m.integrator->scheme() == Integrator::Scheme::implicit_fixed || !worst.empty()) {
-        add(" (");
+        add("%s", " (");
         if (m.integrator->scheme() == Integrator::Scheme::implicit_fixed) add("last residual %.3g", r.residual);
         if (!worst.empty()) add("%sworst %s", m.integrator->scheme() == Integrator::Scheme::implicit_fixed ? ", " : "",
                                 worst.c_str());
-        add(")");
+        add("%s", ")");
     }
     add("; the state is left at t = %.6g s", d.time);
     d.warn(buf);
