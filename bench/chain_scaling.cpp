@@ -36,17 +36,13 @@
 
 #include "noether/noether.hpp"
 
+#include "bench_util.hpp"
+
 using namespace noether;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-}
+using bench::split;
 
 Spec chain(int n, bool ball, const std::string& solver, const std::string& integrator, double dt) {
     Spec s;

@@ -37,6 +37,8 @@
 
 #include "noether/noether.hpp"
 
+#include "../bench_util.hpp"
+
 #ifdef NOETHER_PEER_MUJOCO
 #include <mujoco/mujoco.h>
 #endif
@@ -52,6 +54,8 @@
 #endif
 
 namespace {
+
+using bench::split;
 
 constexpr double kMass = 1, kLength = 1, kWidth = 0.1, kGravity = 9.81;
 const double kIxx = kMass * (kWidth * kWidth + kWidth * kWidth) / 12;    // about the link axis
@@ -441,14 +445,6 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     o.us_per_sim_second = 1e6 * seconds / std::max(1e-300, o.steps * dt);
     o.rel_error = o.diverged ? HUGE_VAL : emax / std::max(std::fabs(e0), kmax);
     return o;
-}
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
 }
 
 std::string num(double v) {

@@ -343,15 +343,19 @@ double max_abs(const double* v, int n) {
 }
 }  // namespace
 
-bool CheckedSolve::factor(const BlockGraph& g, const BlockMatrix& A, bool structured_ok) {
-    A_ = &A;
-    dense_ready_ = false;
+bool CheckedSolve::scales_apart(const BlockGraph& g, const BlockMatrix& A) {
     double lo = HUGE_VAL, hi = 0;  // scale of each body's diagonal block
     for (int b = 0; b < g.nbodies; ++b) {
         const double sb = max_abs(A.diag(b), 36);
         lo = std::min(lo, sb), hi = std::max(hi, sb);
     }
-    checked_ = hi > kSpread * lo;
+    return hi > kSpread * lo;
+}
+
+bool CheckedSolve::factor(const BlockGraph& g, const BlockMatrix& A, bool structured_ok) {
+    A_ = &A;
+    dense_ready_ = false;
+    checked_ = scales_apart(g, A);
     structured_ok_ = structured_ok;
     return structured_ok || dense_factor(g);
 }

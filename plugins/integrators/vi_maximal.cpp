@@ -226,9 +226,9 @@ double max_turn(const Model& m) {
 }
 
 // Option substep_hold: steps a subdivision Newton needed is kept before one halving is tried
-// (0: off, every step starts at dt again). 4 measured best on the revolute chains (bench/
-// chain_scaling, 1000 steps: Newton work per step 7.45 → 6.36 at 128 links, 11.45 → 7.71 at
-// 256, 15.32 → 10.73 at 512; +1.5% at 32, where few steps subdivide).
+// (0: off, every step starts at dt again). 4 measured best of 2/4/8/16 on the revolute chains
+// (bench/chain_scaling, 1000 steps: Newton work per step 7.45 → 6.48 at 128 links, 11.45 → 7.67
+// at 256, 15.32 → 10.74 at 512; +1.5% at 32, where few steps subdivide).
 constexpr double kDefaultHold = 4, kMaxHold = 1 << 20;
 double substep_hold(const Model& m) {
     const auto it = m.options.extra.find("substep_hold");
@@ -477,7 +477,6 @@ private:
     }
 
     // One variational step of length h from the committed state; commits on success.
-    // One variational step of length h from the committed state; commits on success.
     Solve substep(const Model& m, Data& d, State& st, double h) const {
         set_scaling(st, h);
         prepare(m, d, st, h);
@@ -485,6 +484,12 @@ private:
         Solve out = newton(m, d, st, h);
         if (out.status == StepStatus::ok) commit(m, d, st, h);
         return out;
+    }
+
+    // Does Data still hold the velocities of the last commit (nobody set them from outside)?
+    static bool velocities_kept(const Data& d, const State& st) {
+        return st.v_last.empty() ||  // memcmp on the null data of empty vectors is undefined
+               std::memcmp(d.twist_guess.data(), st.v_last.data(), sizeof(Twist) * st.v_last.size()) == 0;
     }
 
     // Stage: the unknowns start at the previous velocities (kept inside the rotation guard)
@@ -495,9 +500,7 @@ private:
         const double limit = kBranch / h;
         // Linear extrapolation from the last two steps when they and this one have the same length
         // and nobody changed the velocities since.
-        bool extrapolate = st.predict && st.h_pred == h && st.dt_prev == h;
-        for (int b = 0; b < nb && extrapolate; ++b)
-            extrapolate = std::memcmp(&d.twist_guess[b], &st.v_last[b], sizeof(Twist)) == 0;
+        const bool extrapolate = st.predict && st.h_pred == h && st.dt_prev == h && velocities_kept(d, st);
         for (int b = 0; b < nb; ++b) {
             double* sb = &st.s[g.node_offset[b]];
             Twist t = d.twist_guess[b];
@@ -637,9 +640,7 @@ private:
         const BlockGraph& g = *st.G;
         // The predictor's pair: the velocities and multipliers this step started from, if they
         // were the previous commit's (else no pair).
-        bool pair = true;
-        for (int b = 0; b < nb && pair; ++b) pair = std::memcmp(&d.twist_guess[b], &st.v_last[b], sizeof(Twist)) == 0;
-        st.h_pred = pair ? st.dt_prev : 0;
+        st.h_pred = velocities_kept(d, st) ? st.dt_prev : 0;
         std::copy(d.twist_guess.begin(), d.twist_guess.end(), st.v_prev.begin());
         std::copy(d.lambda.begin(), d.lambda.end(), st.lam_prev.begin());
         for (int b = 0; b < nb; ++b) {

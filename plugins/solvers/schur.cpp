@@ -12,7 +12,6 @@
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -215,15 +214,9 @@ private:
         LoopClosure loop;
         tree.init(g);
         loop.init(g);
-        double lo = HUGE_VAL, hi = 0;
-        for (int b = 0; b < g.nbodies; ++b) {
-            double sb = 0;
-            for (int i = 0; i < 36; ++i) sb = std::max(sb, std::fabs(A.diag(b)[i]));
-            lo = std::min(lo, sb), hi = std::max(hi, sb);
-        }
         BlockMatrix unit;
         const BlockMatrix* M = &A;
-        if (hi > CheckedSolve::kSpread * lo) {
+        if (CheckedSolve::scales_apart(g, A)) {
             unit = A;
             for (int b = 0; b < g.nbodies; ++b)
                 for (int i = 0; i < 36; ++i) unit.diag(b)[i] = i % 7 == 0 ? 1.0 : 0.0;

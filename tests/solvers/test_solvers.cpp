@@ -61,6 +61,15 @@ void check_agree(const System& sys, std::initializer_list<const char*> names) {
     }
 }
 
+// Bodies alternating `light` and 1e6 kg (boxes 1×0.1×0.1 m), the first one light.
+void alternate_masses(Spec& s, double light) {
+    for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+        const double m = i % 2 == 0 ? light : 1e6;
+        s.bodies[i].mass = m;
+        s.bodies[i].inertia = testutil::box_inertia(m, 1, 0.1, 0.1);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("all four solvers agree on a tree with every joint type", "[solvers]") {
@@ -158,11 +167,7 @@ TEST_CASE("sparse-ldu solves chains of bodies 1e4 to 1e18 apart in mass like den
     // or "not converged" (1e-4 to 1e-10 kg) under sparse-ldu while dense-lu ran them.
     for (double light : {1e-2, 1e-4, 1e-8, 1e-12}) {
         Spec s = testutil::chain_spec(6, "revolute", "vi-maximal");
-        for (int i = 0; i < 6; ++i) {
-            const double m = i % 2 == 0 ? light : 1e6;
-            s.bodies[i].mass = m;
-            s.bodies[i].inertia = testutil::box_inertia(m, 1, 0.1, 0.1);
-        }
+        alternate_masses(s, light);
         s.options.dt = 0.01;
         std::vector<Pose> end[4];
         int k = 0;
@@ -186,17 +191,10 @@ TEST_CASE("dense-loop and schur solve a closed chain of links 1e-8 and 1e6 kg li
     // Issue 14, item 14, for the loop solvers: with the light and heavy links alternating, their
     // tree part (dense-loop) and Schur complement (schur) lost the light links to round-off
     // ("not converged", or trajectories metres from dense-lu's).
-    const auto alternate = [](Spec& s, double light) {
-        for (std::size_t i = 0; i < s.bodies.size(); ++i) {
-            const double m = i % 2 == 0 ? light : 1e6;
-            s.bodies[i].mass = m;
-            s.bodies[i].inertia = testutil::box_inertia(m, 1, 0.1, 0.1);
-        }
-    };
     for (double light : {1e-4, 1e-8}) {
         // Independent closure rows: dense-lu is the reference.
         Spec s = testutil::closed_loop_spec("point-on-line");
-        alternate(s, light);
+        alternate_masses(s, light);
         std::vector<Pose> ref;
         for (const char* solver : {"dense-lu", "dense-loop", "schur"}) {
             INFO("light " << light << " kg, solver " << solver);
@@ -215,7 +213,7 @@ TEST_CASE("dense-loop and schur solve a closed chain of links 1e-8 and 1e6 kg li
         // Redundant closure rows (a hinge closes the planar loop) are still found and refused by
         // schur, whatever the masses.
         Spec r = testutil::closed_loop_spec("revolute", "schur");
-        alternate(r, light);
+        alternate_masses(r, light);
         const System sys = newton_system(r, 7);
         auto ws = Registry::global().solver("schur")->create(*sys.m, *sys.g);
         CHECK_FALSE(Registry::global().solver("schur")->factor(*sys.g, sys.A, *ws));

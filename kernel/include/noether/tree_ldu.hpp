@@ -83,6 +83,8 @@ public:
     // False when the structured factorisation failed and no dense one can stand in.
     bool factor(const BlockGraph& g, const BlockMatrix& A, bool structured_ok);
     bool checked() const { return checked_; }
+    // Do the bodies' diagonal blocks of A span more than kSpread in scale (max |entry| per block)?
+    static bool scales_apart(const BlockGraph& g, const BlockMatrix& A);
     // x ← A⁻¹ x, by `structured(double* v)` (v ← A⁻¹ v with the structured factors) while it is
     // accurate, else densely.
     template <class F>
