@@ -138,9 +138,14 @@ private:
 // ---- MuJoCo ----------------------------------------------------------------------------------
 
 #ifdef NOETHER_PEER_MUJOCO
+// MuJoCo's default warning handler appends to MUJOCO_LOG.TXT in the working directory; the
+// benchmark reads the same warnings from mjData::warning (finite() below), so it only silences them.
+void mujoco_quiet_warning(const char*) {}
+
 class MujocoSim final : public Sim {
 public:
     MujocoSim(const std::string& integrator, int n, double dt, bool probe) {
+        mju_user_warning = mujoco_quiet_warning;
         std::ostringstream x;
         x.precision(17);
         x << "<mujoco><option timestep=\"" << dt << "\" gravity=\"0 0 " << -kGravity << "\" integrator=\""
