@@ -1,8 +1,8 @@
 // The `noether` command: a host like any other, built on the public API.
 //
-//   noether run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]
-//               [--sandbox DIR [--time-limit SECONDS]]
-//   noether check SCRIPT [--set name=value]...
+//   noether run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]
+//               [--import-report] [--sandbox DIR [--time-limit SECONDS]]
+//   noether check SCRIPT [--set name=value]... [--option name=value]...
 //   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
 //                  [--option name=number]... [--summary-json FILE]
 //   noether sweep SCRIPT [--grid k=a:b:n | --grid k=v1,v2]... [--samples N] [--seed S] [--threads T] [--out F]
@@ -62,10 +62,12 @@ void usage(FILE* out) {
     std::fprintf(out,
                  "usage: noether <command> [options]\n"
                  "commands:\n"
-                 "  run SCRIPT [--set name=value]... [--summary-json FILE] [--quiet] [--import-report]\n"
-                 "             [--sandbox DIR [--time-limit SECONDS]]\n"
-                 "                     run a Lua scene and print its summary\n"
-                 "  check SCRIPT [--set name=value]... [--sandbox DIR]\n"
+                 "  run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]\n"
+                 "             [--import-report] [--sandbox DIR [--time-limit SECONDS]]\n"
+                 "                     run a Lua scene and print its summary; --set: the script's parameters\n"
+                 "                     (noether.params), --option: integrator options of every world\n"
+                 "                     (e.g. --option points=2 for vi-galerkin)\n"
+                 "  check SCRIPT [--set name=value]... [--option name=value]... [--sandbox DIR]\n"
                  "                     build and compile a scene without running it (the script is executed,\n"
                  "                     its steps are not); print its graph\n"
                  "  --sandbox DIR      for untrusted scenes: safe Lua libraries only, files written only below\n"
@@ -153,6 +155,15 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
                 return 2;
             }
             opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else if (a == "--option") {
+            const std::string kv = value();
+            const std::size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                std::fprintf(stderr, "noether %s: --option expects name=value (an integrator option), got '%s'\n",
+                             cmd.c_str(), kv.c_str());
+                return 2;
+            }
+            opt.integrator_options[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else if (a == "--summary-json" && cmd == "run") {
             summary_json = value();
         } else if (a == "--quiet" && cmd == "run") {

@@ -1,5 +1,6 @@
 // The Lua module: scene constructors (noether.world{}, w:body{}, w:joint{}, w:force{}) and the
 // declarations of callbacks and outputs.
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 
@@ -76,6 +77,17 @@ int l_world(lua_State* L) {
         }
     }
     lua_pop(L, 1);
+    for (const auto& kv : ctx->options.integrator_options) {
+        char* end = nullptr;
+        const double v = std::strtod(kv.second.c_str(), &end);
+        if (!kv.second.empty() && *end == '\0') {
+            s.options.extra[kv.first] = v;
+            s.options.extra_lists.erase(kv.first);
+        } else {
+            s.options.extra_lists[kv.first] = {kv.second};
+            s.options.extra.erase(kv.first);
+        }
+    }
     // Keep every world alive until the state closes (the host reads their summaries).
     lua_pushvalue(L, -1);
     luaL_ref(L, LUA_REGISTRYINDEX);

@@ -25,6 +25,9 @@ namespace lua {
 
 struct NOETHER_API ScriptOptions {
     std::map<std::string, std::string> params;  // --set name=value
+    // --option name=value: integrator options for every world the script makes, over the script's
+    // own `options` table (a number when the value parses as one, else one word).
+    std::map<std::string, std::string> integrator_options;
     bool check_only = false;                    // build and compile, never step
     bool progress = false;                      // progress line on stderr for long runs
     std::vector<std::string> lua_path;          // extra directories for require()

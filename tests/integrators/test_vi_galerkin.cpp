@@ -1,0 +1,255 @@
+// vi-galerkin (paper 002, docs/design/galerkin-vi.md): the collocation coefficients, the residual
+// against the gradient of an independently coded Galerkin action, the O(n) Newton direction
+// against a dense solve, convergence orders 2s against a tight dp45 solution, energy and
+// discrete Noether, agreement with vi-maximal, write-back, failures, restarts and options.
+//
+// This file compiles the plugin's source (white box) to reach its passes; the plugin built from
+// the same file is loaded as usual by the Models below.
+#define NOETHER_GALERKIN_NO_ENTRY
+#include "../../plugins/integrators/vi_galerkin.cpp"
+
+#include <catch2/catch.hpp>
+
+#include "tree_util.hpp"
+#include "util.hpp"
+
+using Catch::Matchers::Contains;
+using testutil::MatX;
+using testutil::Rng;
+using testutil::VecX;
+
+namespace {
+
+void run_steps(const Model& m, Data& d, int steps) {
+    for (int i = 0; i < steps; ++i) REQUIRE(step(m, d) == StepStatus::ok);
+}
+
+Spec galerkin(Spec s, int points, double dt) {
+    s.options.integrator = "vi-galerkin";
+    s.options.extra["points"] = points;
+    s.options.dt = dt;
+    return s;
+}
+
+// A branched tree of revolute and prismatic joints with a fixed joint inside, random
+// axes, attachments and full inertias (galerkin-vi.md §4's random trees).
+Spec random_tree(unsigned seed = 7) {
+    Rng r(seed);
+    Spec s;
+    const int parent[7] = {-1, 0, 0, 1, 1, 2, 2};
+    for (int i = 0; i < 7; ++i) {
+        BodySpec& b = s.add_body("T" + std::to_string(i));
+        b.mass = r.uniform(0.5, 2);
+        const Mat3 R = rotation(r.quat());
+        b.inertia = R * testutil::box_inertia(b.mass, r.uniform(0.2, 1), r.uniform(0.2, 1), r.uniform(0.2, 1)) * transpose(R);
+        b.position = (parent[i] < 0 ? Vec3{0, 0, -0.5} : s.bodies[parent[i]].position + Vec3{0.3, 0, -0.6}) + r.vec(0.2);
+        b.orientation = r.quat();
+    }
+    for (int i = 0; i < 7; ++i) {
+        const char* type = i == 5 ? "fixed" : (i % 3 == 2 ? "prismatic" : "revolute");
+        JointSpec& j = s.add_joint("q" + std::to_string(i), type, parent[i] < 0 ? "world" : "T" + std::to_string(parent[i]),
+                                   "T" + std::to_string(i));
+        j.anchor = s.bodies[i].position + Vec3{0, 0, 0.3} + r.vec(0.1);
+        if (std::string(type) != "fixed") j.axis = r.unit();
+    }
+    s.gravity = Vec3{0.8, -1.1, -9.81};  // oblique
+    return s;
+}
+
+// The dense residual Jacobian ∂r/∂q^{k,1..s} by central differences of evaluate() (link-major
+// rows and columns, like st.r and st.dx).
+MatX residual_jacobian(const Model& m, const Data& d, State& st, double h) {
+    const int n = st.n, s = st.lob.s;
+    MatX J(n * s, n * s);
+    int w = -1;
+    const double e = 1e-6;
+    for (int i = 0; i < n; ++i)
+        for (int a = 1; a <= s; ++a) {
+            double& x = st.ctrl[static_cast<std::size_t>(a) * n + i];
+            const double x0 = x;
+            x = x0 + e;
+            Galerkin::evaluate(m, d, st, h, &w);
+            const std::vector<double> rp = st.r;
+            x = x0 - e;
+            Galerkin::evaluate(m, d, st, h, &w);
+            for (int k = 0; k < n * s; ++k) J(k, i * s + a - 1) = (rp[k] - st.r[k]) / (2 * e);
+            x = x0;
+        }
+    return J;
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+    double e = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(a[i] - b[i]));
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("vi-galerkin Lobatto coefficients: trapezoid, Simpson and s = 3", "[galerkin]") {
+    const Lobatto L1 = make_lobatto(1), L2 = make_lobatto(2), L3 = make_lobatto(3);
+    CHECK(L1.w[0] == Approx(0.5));
+    CHECK(L1.B[0][0] == Approx(-1));
+    CHECK(L1.B[1][1] == Approx(1));
+    const double b[3][3] = {{-3, 4, -1}, {-1, 0, 1}, {1, -4, 3}}, w[3] = {1.0 / 6, 2.0 / 3, 1.0 / 6};
+    for (int j = 0; j < 3; ++j) {
+        CHECK(L2.w[j] == Approx(w[j]).epsilon(1e-14));
+        for (int a = 0; a < 3; ++a) CHECK(L2.B[j][a] == Approx(b[j][a]).margin(1e-13));
+    }
+    CHECK(L3.c[1] == Approx((1 - 1 / std::sqrt(5.0)) / 2).epsilon(1e-14));
+    CHECK(L3.w[0] == Approx(1.0 / 12).epsilon(1e-14));
+    CHECK(L3.w[1] == Approx(5.0 / 12).epsilon(1e-14));
+    for (int s = 1; s <= 6; ++s) {  // exact for polynomials of degree 2s − 1; rows of B sum to 0
+        const Lobatto L = make_lobatto(s);
+        double sum = 0, quad = 0;
+        for (int j = 0; j <= s; ++j) sum += L.w[j], quad += L.w[j] * std::pow(L.c[j], 2 * s - 1);
+        CHECK(sum == Approx(1).epsilon(1e-14));
+        CHECK(quad == Approx(1.0 / (2 * s)).epsilon(1e-13));
+        for (int j = 0; j <= s; ++j) {
+            double row = 0;
+            for (int a = 0; a <= s; ++a) row += L.B[j][a];
+            CHECK(std::fabs(row) < 1e-11);
+        }
+    }
+}
+
+TEST_CASE("vi-galerkin residual is the gradient of an independently coded Galerkin action", "[galerkin]") {
+    // r^α = [α = 0] p^k + ∂L_d/∂q^{k,α} + Q^α (galerkin-vi.md §3), with L_d built here from the
+    // kernel's composite-rigid-body mass matrix and body potentials (gravity, an input force; no
+    // world-frame passes), joint springs, dampers and torques as Q^α = w_α h Q(q^α, q̇^α).
+    for (int s : {1, 2, 3}) {
+        Spec spec = galerkin(testutil::with_springs(random_tree(), 3.0, 0.7), s, 0.02);
+        auto m = compile(spec);
+        Data d(m);
+        const TreeView t = testutil::view_of(*m);
+        const int n = t.size();
+        const Lobatto L = make_lobatto(s);
+        Rng r(3 + s);
+        std::vector<double> q0(n), qd0(n);
+        for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = qd0[i] = r.uniform(-2, 2);
+        for (int i = 0; i < n; ++i) d.actuation[t.links[i].dof] = r.uniform(-1, 1);
+        const Vec3 push{0.7, -0.3, 0.4};  // an input force on T3: potential −push·x
+        d.applied_force[3] = push;
+        std::vector<double> prev(n, 0.0);
+        tree_coordinates(t, d.pose.data(), prev.data(), q0.data());
+        const double h = m->options.dt;
+        // Control points near the solution, perturbed.
+        std::vector<double> ctrl((s + 1) * n);
+        for (int a = 0; a <= s; ++a)
+            for (int i = 0; i < n; ++i) ctrl[a * n + i] = q0[i] + L.c[a] * h * qd0[i] + (a ? r.uniform(-0.01, 0.01) : 0.0);
+        std::vector<double> res(s * n);
+        REQUIRE(m->integrator->step_system(*m, d, ctrl.data() + n, res.data(), nullptr));
+
+        auto lagrangian = [&](const std::vector<double>& c) {
+            double Ld = 0;
+            MatX M(n, n);
+            for (int j = 0; j <= s; ++j) {
+                std::vector<double> q(n), qd(n);
+                for (int i = 0; i < n; ++i) {
+                    q[i] = c[j * n + i];
+                    for (int a = 0; a <= s; ++a) qd[i] += L.B[j][a] * c[a * n + i] / h;
+                }
+                tree_mass_matrix(t, q.data(), M.data());
+                const Eigen::Map<const VecX> v(qd.data(), n);
+                double V = 0;
+                const std::vector<Pose> P = testutil::poses_at(*m, t, q);
+                for (int b = 0; b < m->nbodies(); ++b) V -= m->bodies[b].mass * dot(m->gravity, P[b].x);
+                V -= dot(push, P[3].x);
+                for (int i = 0; i < n; ++i) {
+                    const TreeLink& l = t.links[i];
+                    V += 0.5 * l.stiffness * (q[i] - l.rest) * (q[i] - l.rest);
+                }
+                Ld += L.w[j] * h * (0.5 * v.dot(M * v) - V);
+            }
+            return Ld;
+        };
+        MatX M0(n, n);
+        tree_mass_matrix(t, q0.data(), M0.data());
+        const VecX p0 = M0 * Eigen::Map<const VecX>(qd0.data(), n);
+        double worst = 0, scale = 0;
+        const double e = 1e-5;
+        for (int a = 0; a < s; ++a)
+            for (int i = 0; i < n; ++i) {
+                std::vector<double> c1 = ctrl, c2 = ctrl, c3 = ctrl, c4 = ctrl;
+                const int k = a * n + i;
+                c1[k] += e, c2[k] -= e, c3[k] += 2 * e, c4[k] -= 2 * e;
+                const double grad =
+                    (8 * (lagrangian(c1) - lagrangian(c2)) - (lagrangian(c3) - lagrangian(c4))) / (12 * e);
+                double qd = 0;
+                for (int b = 0; b <= s; ++b) qd += L.B[a][b] * ctrl[b * n + i] / h;
+                const TreeLink& l = t.links[i];
+                const double Q = L.w[a] * h * (d.actuation[l.dof] - l.damping * qd);  // springs are in V
+                const double expect = (a == 0 ? p0[i] : 0.0) + grad + Q;
+                worst = std::max(worst, std::fabs(res[k] - expect));
+                scale = std::max(scale, std::fabs(res[k]));
+            }
+        INFO("s = " << s << ": max |r| = " << scale << ", max |r − independent| = " << worst);
+        CHECK(scale > 1e-3);  // off the solution: a residual worth comparing
+        CHECK(worst < 1e-8 * std::max(1.0, scale));
+    }
+}
+
+TEST_CASE("vi-galerkin Newton direction equals a dense solve (O(n) articulated condensation)", "[galerkin]") {
+    // galerkin-vi.md §5.3 and recipe 3, on a branched tree with springs, dampers, torques, an
+    // oblique gravity, input forces and torques and the Model's forces (world and body frame, at
+    // points), s = 1, 2, 3.
+    for (int s : {1, 2, 3}) {
+        Spec spec = galerkin(testutil::with_springs(random_tree(11), 2.0, 0.4), s, 0.02);
+        ForceSpec f1, f2;  // a body-frame force at a point with a body-frame torque; a world force at a point
+        f1.body = "T4", f1.force = {0.3, 0.1, -0.4}, f1.torque = {0.2, -0.1, 0.05}, f1.body_frame = true, f1.point = Vec3{0.1, 0.2, -0.1};
+        f2.body = "T2", f2.force = {-0.2, 0.5, 0.1}, f2.point = Vec3{-0.2, 0.1, 0.3};
+        spec.forces = {f1, f2};
+        auto m = compile(spec);
+        Data d(m);
+        const TreeView t = testutil::view_of(*m);
+        Rng r(30 + s);
+        for (int i = 0; i < t.size(); ++i) d.rate[t.links[i].dof] = r.uniform(-2, 2);
+        d.applied_force[3] = Vec3{0.5, -0.2, 0.3};
+        d.applied_torque[6] = Vec3{0.1, 0.2, -0.3};
+        State& st = static_cast<State&>(*d.integrator_state);
+        Galerkin::start(*m, d, st);
+        const double h = m->options.dt;
+        Galerkin::guess(st, h);
+        for (int k = st.n; k < (s + 1) * st.n; ++k) st.ctrl[k] += r.uniform(-0.02, 0.02);
+        int w = -1;
+        Galerkin::evaluate(*m, d, st, h, &w);
+        const std::vector<double> r0 = st.r;
+        REQUIRE(Galerkin::factor(st, h));
+        std::vector<double> b(r0.size()), x(r0.size());
+        for (std::size_t k = 0; k < b.size(); ++k) b[k] = -r0[k];
+        Galerkin::solve(st, b.data(), x.data());
+        const MatX J = residual_jacobian(*m, d, st, h);
+        const VecX dense = J.fullPivLu().solve(Eigen::Map<const VecX>(b.data(), b.size()));
+        const Eigen::Map<const VecX> rec(x.data(), x.size());
+        const double err = (rec - dense).norm() / dense.norm();
+        INFO("s = " << s << ": |direction| = " << dense.norm() << ", relative difference " << err);
+        CHECK(dense.norm() > 1e-3);
+        CHECK(err < 1e-7);  // central differences of the residual: ~1e-9
+    }
+}
+
+TEST_CASE("vi-galerkin converges at order 2s against a tight dp45 solution", "[galerkin]") {
+    // 6-link chain released horizontally, q(1 s) against dp45-projection at atol = rtol = 1e-12.
+    auto final_coords = [](const std::string& integrator, int s, double h) {
+        Spec spec = testutil::chain_spec(6, "revolute", integrator);
+        spec.options.dt = h;
+        if (integrator == "vi-galerkin") spec.options.extra["points"] = s;
+        if (integrator == "dp45-projection") spec.options.extra = {{"atol", 1e-12}, {"rtol", 1e-12}};
+        auto m = compile(spec);
+        Data d(m);
+        run_steps(*m, d, static_cast<int>(std::lround(1.0 / h)));
+        return d.coord;
+    };
+    const std::vector<double> ref = final_coords("dp45-projection", 0, 0.01);
+    struct Case {
+        int s;
+        double h[3];
+    };
+    for (const Case& c : {Case{1, {0.02, 0.01, 0.005}}, Case{2, {0.04, 0.02, 0.01}}, Case{3, {0.05, 0.025, 0.0125}}}) {
+        double e[3];
+        for (int i = 0; i < 3; ++i) e[i] = max_abs_diff(final_coords("vi-galerkin", c.s, c.h[i]), ref);
+        INFO("s = " << c.s << ": errors " << e[0] << " " << e[1] << " " << e[2] << ", orders "
+                    << std::log2(e[0] / e[1]) << " " << std::log2(e[1] / e[2]));
+        CHECK(std::log2(e[1] / e[2]) == Approx(2 * c.s).margin(c.s < 3 ? 0.15 : 0.3));
+    }
+}
