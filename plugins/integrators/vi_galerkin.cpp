@@ -414,17 +414,36 @@ public:
         return j.offset.empty() ? 0 : j.offset[0];
     }
 
-    // q from the body poses (unwrapped against Data::coord), q̇ from Data::rate, p = M(q) q̇.
+    // q from the body poses (unwrapped against Data::coord), q̇_i = S̄ᵀ(v̄_i − v̄_par)/(S̄ᵀS̄) from
+    // the bodies' twists (§2.3), p = M(q) q̇.
     static void start(const Model& m, const Data& d, State& st) {
         const TreeView& t = st.tree;
         const int n = st.n;
         std::vector<double>& prev = st.qdot;  // scratch
         for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - offset(m, t.links[i]);
         tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
-        for (int i = 0; i < n; ++i) st.qd0[i] = d.rate[t.links[i].dof];
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            st.T[i] = link_transform(l, st.q[i]);
+            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+            double S[6], rel[6];
+            ad_apply(st.g[i], l.S, S);
+            spatial_twist(d, l.body, rel);
+            if (l.parent >= 0) {
+                double vp[6];
+                spatial_twist(d, t.links[l.parent].body, vp);
+                for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
+            }
+            st.qd0[i] = dot6(S, rel) / dot6(S, S);
+        }
         joint_momentum(st, st.q.data(), st.qd0.data(), st.p.data());
         st.have_prev = false;
         st.started = true;
+    }
+    // The world twist [ω; velocity of the body point at the origin] of body b from Data::twist.
+    static void spatial_twist(const Data& d, int b, double* v) {
+        const Vec3 w = rotate(d.pose[b].q, d.twist[b].w);
+        set6(v, w, d.twist[b].v - cross(w, d.pose[b].x));
     }
 
     // p = ∂L/∂q̇ = S̄ᵀ μ̄ at (q, q̇): one forward and one backward pass (uses node 0's workspace).

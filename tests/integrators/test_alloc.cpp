@@ -109,6 +109,31 @@ TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, su
     CHECK(d.stats.subdivided_steps > 25);
 }
 
+TEST_CASE("no heap allocation while stepping with vi-galerkin (s = 1, 2, 3, forces, subdivision)", "[alloc][galerkin]") {
+    for (double points : {1.0, 2.0, 3.0}) {
+        Spec s = testutil::chain_spec(16, "revolute", "vi-galerkin");
+        s.options.extra["points"] = points;
+        s.joints[3].stiffness = {2.0};
+        s.joints[3].damping = {0.1};
+        ForceSpec f;
+        f.body = "link5";
+        f.torque = {0.1, 0.2, 0.3};
+        f.body_frame = true;
+        s.forces.push_back(f);
+        CHECK(allocations_in_steps(s, 100) == 0);
+    }
+    Spec sub = testutil::chain_spec(10, "revolute", "vi-galerkin");
+    sub.options.dt = 0.05;
+    sub.options.max_iterations = 4;  // most steps are retaken as substeps
+    auto m = compile(sub);
+    Data d(m);
+    while (d.stats.subdivided_steps == 0) REQUIRE(step(*m, d) == StepStatus::ok);
+    const long before = g_allocs.load();
+    for (int i = 0; i < 20; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK(g_allocs.load() - before == 0);
+    CHECK(d.stats.subdivided_steps > 5);
+}
+
 TEST_CASE("no heap allocation per step or per member in an ensemble on two threads", "[alloc][ensemble]") {
     auto m = compile(testutil::chain_spec(8, "revolute", "vi-maximal"));
     Ensemble e(m, 16);

@@ -78,6 +78,27 @@ MatX residual_jacobian(const Model& m, const Data& d, State& st, double h) {
     return J;
 }
 
+// Joint rates q̇ (TreeView order) into the Data's body twists (and rates), at the Data's poses.
+void set_joint_rates(const Model& m, Data& d, const std::vector<double>& qd) {
+    const TreeView t = testutil::view_of(m);
+    const int n = t.size();
+    std::vector<double> q(n), prev(n, 0.0);
+    tree_coordinates(t, d.pose.data(), prev.data(), q.data());
+    std::vector<Frame> g(n);
+    tree_link_poses(t, q.data(), g.data());
+    std::vector<double> V(6 * n);
+    tree_link_twists(t, q.data(), qd.data(), reinterpret_cast<double(*)[6]>(V.data()));
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const int L = t.body_link[b];
+        if (L < 0) continue;
+        const Frame& O = t.body_offset[b];
+        const Vec3 w{V[6 * L], V[6 * L + 1], V[6 * L + 2]}, v{V[6 * L + 3], V[6 * L + 4], V[6 * L + 5]};
+        d.twist[b].w = transpose(O.R) * w;
+        d.twist[b].v = g[L].R * (v + cross(w, O.p));
+    }
+    for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = qd[i];
+}
+
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
     double e = 0;
     for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(a[i] - b[i]));
@@ -126,7 +147,8 @@ TEST_CASE("vi-galerkin residual is the gradient of an independently coded Galerk
         const Lobatto L = make_lobatto(s);
         Rng r(3 + s);
         std::vector<double> q0(n), qd0(n);
-        for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = qd0[i] = r.uniform(-2, 2);
+        for (int i = 0; i < n; ++i) qd0[i] = r.uniform(-2, 2);
+        set_joint_rates(*m, d, qd0);
         for (int i = 0; i < n; ++i) d.actuation[t.links[i].dof] = r.uniform(-1, 1);
         const Vec3 push{0.7, -0.3, 0.4};  // an input force on T3: potential −push·x
         d.applied_force[3] = push;
@@ -203,7 +225,9 @@ TEST_CASE("vi-galerkin Newton direction equals a dense solve (O(n) articulated c
         Data d(m);
         const TreeView t = testutil::view_of(*m);
         Rng r(30 + s);
-        for (int i = 0; i < t.size(); ++i) d.rate[t.links[i].dof] = r.uniform(-2, 2);
+        std::vector<double> qd(t.size());
+        for (double& v : qd) v = r.uniform(-2, 2);
+        set_joint_rates(*m, d, qd);
         d.applied_force[3] = Vec3{0.5, -0.2, 0.3};
         d.applied_torque[6] = Vec3{0.1, 0.2, -0.3};
         State& st = static_cast<State&>(*d.integrator_state);
@@ -252,4 +276,214 @@ TEST_CASE("vi-galerkin converges at order 2s against a tight dp45 solution", "[g
                     << std::log2(e[0] / e[1]) << " " << std::log2(e[1] / e[2]));
         CHECK(std::log2(e[1] / e[2]) == Approx(2 * c.s).margin(c.s < 3 ? 0.15 : 0.3));
     }
+}
+
+TEST_CASE("vi-galerkin energy stays bounded: double pendulum at dt 0.01 for 600 s", "[galerkin]") {
+    // galerkin-vi.md §10 recipe 7: Simpson max |E − E0| 3.13e-4 J, trapezoid 0.232 J; Newton
+    // directions per step 3.01 / 3.54 (confirming correction included); no drift.
+    struct Case {
+        int s;
+        double max_dev, drift, newton;
+    };
+    for (const Case& c : {Case{2, 3.1e-4, 2e-5, 3.05}, Case{1, 0.25, 2e-2, 3.6}}) {
+        auto m = compile(galerkin(testutil::chain_spec(2, "revolute"), c.s, 0.01));
+        Data d(m);
+        const double E0 = monitors(*m, d).total;
+        double dev = 0, first = 0, last = 0;
+        const int steps = 60000, window = 6000;
+        for (int i = 1; i <= steps; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            const double E = monitors(*m, d).total - E0;
+            dev = std::max(dev, std::fabs(E));
+            if (i <= window) first += E / window;
+            if (i > steps - window) last += E / window;
+        }
+        const double newton = double(d.stats.newton_total) / d.stats.steps;
+        INFO("s = " << c.s << ": max |E − E0| " << dev << " J, 60-s means " << first << " / " << last << " J, Newton "
+                    << newton);
+        CHECK(dev < c.max_dev);
+        CHECK(dev > 0.3 * c.max_dev);  // the method's own error, not a frozen state
+        CHECK(std::fabs(last - first) < c.drift);
+        CHECK(newton < c.newton);
+        CHECK(monitors(*m, d).max_violation < 1e-12);
+    }
+}
+
+TEST_CASE("vi-galerkin conserves the momentum of a symmetry (discrete Noether) and reports H(q, p)", "[galerkin]") {
+    // Root joint about world z through the origin (gravity along z leaves that rotation a
+    // symmetry), four more revolute joints on random axes, random rates: p_1 = the angular
+    // momentum about z is conserved to round-off; the continuous write-back makes the monitors
+    // the energy H = ½ q̇ᵀ M(q) q̇ + V(q) with q̇ = M⁻¹ p.
+    Rng r(10);
+    Spec s;
+    for (int i = 0; i < 5; ++i) {
+        BodySpec& b = s.add_body("b" + std::to_string(i));
+        b.mass = r.uniform(0.5, 2);
+        b.inertia = testutil::box_inertia(b.mass, r.uniform(0.2, 1), r.uniform(0.2, 1), r.uniform(0.2, 1));
+        b.position = {0.5 + 0.6 * i, 0.1 * i, -0.3 * i};
+        b.orientation = r.quat();
+    }
+    for (int i = 0; i < 5; ++i) {
+        JointSpec& j = s.add_joint("j" + std::to_string(i), "revolute", i == 0 ? "world" : "b" + std::to_string(i - 1),
+                                   "b" + std::to_string(i));
+        j.anchor = i == 0 ? Vec3{0, 0, 0} : Vec3{0.2 + 0.6 * i, 0.1 * i, -0.3 * i + 0.1};
+        j.axis = i == 0 ? Vec3{0, 0, 1} : r.unit();
+    }
+    for (int points : {1, 2}) {
+        auto m = compile(galerkin(s, points, 0.01));
+        Data d(m);
+        std::vector<double> qd(5);
+        for (double& v : qd) v = r.uniform(-2, 2);
+        set_joint_rates(*m, d, qd);
+        const double L0 = monitors(*m, d).angular_momentum.z, E0 = monitors(*m, d).total;
+        double worst = 0, dE = 0, worstH = 0;
+        const TreeView t = testutil::view_of(*m);
+        for (int k = 0; k < 500; ++k) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            const Monitors mon = monitors(*m, d);
+            worst = std::max(worst, std::fabs(mon.angular_momentum.z - L0));
+            dE = std::max(dE, std::fabs(mon.total - E0));
+            if (k % 50 == 0) {  // H from the kernel's mass matrix and the written joint rates
+                std::vector<double> q(5), prev(5, 0.0);
+                for (int i = 0; i < 5; ++i) prev[i] = d.coord[t.links[i].dof];
+                tree_coordinates(t, d.pose.data(), prev.data(), q.data());
+                MatX M(5, 5);
+                tree_mass_matrix(t, q.data(), M.data());
+                VecX v(5);
+                for (int i = 0; i < 5; ++i) v[i] = d.rate[t.links[i].dof];
+                double H = 0.5 * v.dot(M * v);
+                for (int b = 0; b < 5; ++b) H -= m->bodies[b].mass * dot(m->gravity, d.pose[b].x);
+                worstH = std::max(worstH, std::fabs(H - mon.total));
+            }
+        }
+        INFO("points " << points << ": |L_z| = " << std::fabs(L0) << ", drift " << worst << "; energy change " << dE
+                       << " J; |H − monitor| " << worstH);
+        CHECK(std::fabs(L0) > 0.1);
+        CHECK(worst < 1e-10);  // 500 steps at a step tolerance of 1e-12
+        CHECK(worstH < 1e-10);
+        CHECK(dE < (points == 1 ? 0.05 : 1e-3));
+    }
+}
+
+TEST_CASE("vi-galerkin agrees with vi-maximal and dp45-projection on a branched tree", "[galerkin]") {
+    auto final_state = [](const std::string& integrator, int points, double h) {
+        Spec s = testutil::with_springs(random_tree(), 2.0, 0.3);
+        s.options.integrator = integrator;
+        s.options.dt = h;
+        if (integrator == "vi-galerkin") s.options.extra["points"] = points;
+        if (integrator == "dp45-projection") s.options.extra = {{"atol", 1e-11}, {"rtol", 1e-11}};
+        auto m = compile(s);
+        Data d(m);
+        for (std::size_t k = 0; k < d.actuation.size(); ++k) d.actuation[k] = 0.3 * std::cos(double(k));
+        run_steps(*m, d, static_cast<int>(std::lround(0.5 / h)));
+        return d.coord;
+    };
+    const std::vector<double> ref = final_state("dp45-projection", 0, 0.01);
+    const double e2 = max_abs_diff(final_state("vi-galerkin", 2, 0.01), ref);
+    const double e1 = max_abs_diff(final_state("vi-galerkin", 1, 0.01), ref);
+    const double emax_a = max_abs_diff(final_state("vi-maximal", 0, 2e-3), final_state("vi-galerkin", 2, 0.01));
+    const double emax_b = max_abs_diff(final_state("vi-maximal", 0, 1e-3), final_state("vi-galerkin", 2, 0.01));
+    INFO("vi-galerkin s=2 " << e2 << ", s=1 " << e1 << "; |vi-maximal − vi-galerkin| at 2e-3 " << emax_a << ", 1e-3 "
+                            << emax_b);
+    CHECK(e2 < 5e-8);
+    CHECK(e1 < 2e-4);
+    CHECK(e2 < 0.01 * e1);
+    // vi-maximal converges to the Galerkin trajectory at its own (first) order.
+    CHECK(emax_b < 0.6 * emax_a);
+    CHECK(emax_b < 1e-3);
+}
+
+TEST_CASE("vi-galerkin: failures leave the Data at the last good step, subdivision, save and restore", "[galerkin]") {
+    Spec s = galerkin(testutil::chain_spec(10, "revolute"), 2, 0.05);
+    s.options.max_iterations = 1;
+    s.options.max_substeps = 1;
+    auto m = compile(s);
+    Data d(m);
+    CHECK(step(*m, d) == StepStatus::not_converged);
+    CHECK(d.stats.failed_steps == 1);
+    REQUIRE(!d.warnings.empty());
+    CHECK_THAT(d.warnings.back().message, Contains("not converged at dt = 0.05 s"));
+    Data fresh(m);
+    for (int b = 0; b < m->nbodies(); ++b) {
+        CHECK(std::memcmp(&d.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
+        CHECK(std::memcmp(&d.twist[b], &fresh.twist[b], sizeof(Twist)) == 0);
+    }
+    // Subdivision recovers where one step at dt does not, and stays on the trajectory.
+    Spec s2 = galerkin(testutil::chain_spec(10, "revolute"), 2, 0.05);
+    s2.options.max_iterations = 4;
+    auto m2 = compile(s2);
+    Data d2(m2);
+    run_steps(*m2, d2, 20);
+    CHECK(d2.stats.subdivided_steps > 5);
+    auto m3 = compile(galerkin(testutil::chain_spec(10, "revolute"), 2, 0.0125));
+    Data d3(m3);
+    run_steps(*m3, d3, 80);
+    CHECK(max_abs_diff(d2.coord, d3.coord) < 1e-3);
+    // Save, continue, restore, continue: bit for bit.
+    const std::string mid = d3.save();
+    run_steps(*m3, d3, 30);
+    const std::string a = d3.save();
+    d3.restore(mid);
+    run_steps(*m3, d3, 30);
+    CHECK(d3.save() == a);
+}
+
+TEST_CASE("vi-galerkin restarts from the Data when a host moves the bodies or changes their velocities", "[galerkin]") {
+    auto m = compile(galerkin(testutil::chain_spec(3, "revolute"), 2, 0.01));
+    Data moved(m), fresh(m);
+    run_steps(*m, moved, 30);
+    moved.pose = fresh.pose;
+    moved.coord = fresh.coord;
+    for (Twist& t : moved.twist) t = Twist{};
+    run_steps(*m, moved, 1);
+    run_steps(*m, fresh, 1);
+    for (int b = 0; b < m->nbodies(); ++b) {
+        CHECK(std::memcmp(&moved.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
+        CHECK(std::memcmp(&moved.twist[b], &fresh.twist[b], sizeof(Twist)) == 0);
+    }
+    // A velocity change alone is taken too: the energy after it is the new state's.
+    Data a(m);
+    run_steps(*m, a, 30);
+    for (Twist& t : a.twist) t = Twist{};
+    const double E = monitors(*m, a).total;  // potential only
+    run_steps(*m, a, 1);
+    CHECK(std::fabs(monitors(*m, a).total - E) < 1e-3);
+    // Without a change the run continues on its own state, bit for bit.
+    Data b(m), c(m);
+    run_steps(*m, b, 31);
+    run_steps(*m, c, 30);
+    const std::string saved = c.save();
+    c.restore(saved);
+    run_steps(*m, c, 1);
+    CHECK(b.save() == c.save());
+}
+
+TEST_CASE("vi-galerkin refuses what it cannot take, with clear errors", "[galerkin]") {
+    auto error_of = [](const std::function<void(Spec&)>& edit) {
+        Spec s = galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01);
+        edit(s);
+        try {
+            compile(s);
+        } catch (const ModelError& e) {
+            return std::string(e.what());
+        }
+        return std::string("compiled");
+    };
+    CHECK(error_of([](Spec&) {}) == "compiled");
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["points"] = 0; }),
+               Contains("vi-galerkin option 'points' must be an integer from 1 to 6"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["points"] = 2.5; }), Contains("got 2.5"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["points"] = {"simpson"}; }),
+               Contains("'points' and 'step_tolerance' are numbers"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["step_tolerance"] = 0; }),
+               Contains("'step_tolerance' must be positive and finite, got 0"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["tol"] = 1; }),
+               Contains("'tol' is not an option of integrator 'vi-galerkin'"));
+    CHECK_THAT(error_of([](Spec& s) {
+                   s.joints[1].type = "spherical";
+                   s.joints[1].axis.reset();
+               }),
+               Contains("vi-galerkin: joint 'j2' (spherical) has 3 degrees of freedom; vi-galerkin takes 1-DOF joints"));
+    CHECK_THAT(error_of([](Spec& s) { s.joints.erase(s.joints.begin()); }),
+               Contains("vi-galerkin: body 'link1' floats free"));
 }
