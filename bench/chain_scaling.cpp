@@ -19,11 +19,13 @@
 // With --integrators riqn (joint coordinates, paper 001) the solver list does not apply: riqn
 // solves its own O(n) articulated-body systems and reports "solver":"tree"; ball chains are
 // skipped (riqn takes 1-DOF joints). --dts runs every case at each step size; the JSON lines
-// carry "integrator" and "dt", and Newton iterations are riqn's updates.
+// carry "integrator" and "dt", and Newton iterations are riqn's updates. The same holds for
+// vi-galerkin (paper 002), named with its number of control points: vi-galerkin:1 (trapezoid),
+// vi-galerkin:2 (Simpson).
 //
 // usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball]
 //                      [--solvers sparse-ldu,dense-loop,schur,dense-lu] [--dense-max-n N]
-//                      [--integrators vi-maximal,riqn] [--dts 0.01,0.001]
+//                      [--integrators vi-maximal,riqn,vi-galerkin:2] [--dts 0.01,0.001]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,11 +46,16 @@ namespace {
 
 using bench::split;
 
+// "vi-galerkin:2" names vi-galerkin with points = 2; other names are plugin names.
+bool joint_space(const std::string& integrator) { return integrator == "riqn" || integrator.rfind("vi-galerkin", 0) == 0; }
+
 Spec chain(int n, bool ball, const std::string& solver, const std::string& integrator, double dt) {
     Spec s;
-    s.options.integrator = integrator;
+    const std::size_t colon = integrator.find(':');
+    s.options.integrator = integrator.substr(0, colon);
+    if (colon != std::string::npos) s.options.extra["points"] = std::atof(integrator.c_str() + colon + 1);
     s.options.dt = dt;
-    if (integrator != "riqn") s.options.solver = solver;
+    if (!joint_space(integrator)) s.options.solver = solver;
     for (int i = 0; i < n; ++i) {
         BodySpec& b = s.add_body("link" + std::to_string(i + 1));
         b.mass = 1;
@@ -136,7 +143,7 @@ int main(int argc, char** argv) {
     for (const std::string& dt_text : dts)
     for (const std::string& joint : joints) {
         const bool ball = joint == "ball";
-        const bool tree = integrator == "riqn";
+        const bool tree = joint_space(integrator);
         if (tree && ball) continue;
         const double dt = std::atof(dt_text.c_str());
         for (const std::string& solver_name : tree ? std::vector<std::string>{"tree"} : solvers) {

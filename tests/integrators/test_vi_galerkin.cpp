@@ -487,3 +487,16 @@ TEST_CASE("vi-galerkin refuses what it cannot take, with clear errors", "[galerk
     CHECK_THAT(error_of([](Spec& s) { s.joints.erase(s.joints.begin()); }),
                Contains("vi-galerkin: body 'link1' floats free"));
 }
+
+TEST_CASE("vi-galerkin accepts Newton's round-off floor on long chains instead of subdividing", "[galerkin]") {
+    // 512-link chain, Simpson, dt = 0.001: the corrections stall at ~1.5e-12, just above
+    // step_tolerance = 1e-12; before the floor rule such steps ran 50 iterations, failed and
+    // were retaken as substeps (26 of 200 steps).
+    auto m = compile(galerkin(testutil::chain_spec(512, "revolute"), 2, 0.001));
+    Data d(m);
+    run_steps(*m, d, 200);
+    INFO("floor steps " << d.stats.floor_steps << ", Newton max " << d.stats.newton_max);
+    CHECK(d.stats.subdivided_steps == 0);
+    CHECK(d.stats.floor_steps > 0);
+    CHECK(d.stats.newton_max < 8);
+}
