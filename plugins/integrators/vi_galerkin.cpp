@@ -258,7 +258,15 @@ public:
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
         TreeView t;
-        if (build_tree_view(m, "vi-galerkin", t, out)) {
+        const std::size_t first = out.size();
+        const bool tree = build_tree_view(m, "vi-galerkin", t, out);
+        for (std::size_t k = first; k < out.size(); ++k) {  // the tree view's list includes ball joints
+            std::string& msg = out[k].message;
+            const std::string kinds = "helical, spherical and fixed joints";
+            const std::size_t at = msg.find(kinds);
+            if (at != std::string::npos) msg.replace(at, kinds.size(), "helical and fixed joints");
+        }
+        if (tree) {
             for (const TreeLink& l : t.links) {
                 if (l.type == TreeJoint::screw) continue;
                 if (l.type == TreeJoint::ball) {
