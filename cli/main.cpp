@@ -147,23 +147,16 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
             usage(stdout);
             std::exit(0);
         }
-        if (a == "--set") {
+        if (a == "--set" || a == "--option") {  // script parameters; integrator options of every world
+            const bool param = a == "--set";
             const std::string kv = value();
             const std::size_t eq = kv.find('=');
             if (eq == std::string::npos || eq == 0) {
-                std::fprintf(stderr, "noether %s: --set expects name=value, got '%s'\n", cmd.c_str(), kv.c_str());
+                std::fprintf(stderr, "noether %s: %s expects name=value%s, got '%s'\n", cmd.c_str(), a.c_str(),
+                             param ? "" : " (an integrator option)", kv.c_str());
                 return 2;
             }
-            opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
-        } else if (a == "--option") {
-            const std::string kv = value();
-            const std::size_t eq = kv.find('=');
-            if (eq == std::string::npos || eq == 0) {
-                std::fprintf(stderr, "noether %s: --option expects name=value (an integrator option), got '%s'\n",
-                             cmd.c_str(), kv.c_str());
-                return 2;
-            }
-            opt.integrator_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+            (param ? opt.params : opt.integrator_options)[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else if (a == "--summary-json" && cmd == "run") {
             summary_json = value();
         } else if (a == "--quiet" && cmd == "run") {

@@ -256,8 +256,8 @@ public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
     std::vector<std::string> option_names() const override { return {"points", "step_tolerance"}; }
 
-    void check(const Model& m, std::vector<Diagnostic>& out) const override {
-        TreeView t;
+    // The tree view of m, or false with one error per element vi-galerkin cannot take.
+    static bool take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out) {
         const std::size_t first = out.size();
         const bool tree = build_tree_view(m, "vi-galerkin", t, out);
         for (std::size_t k = first; k < out.size(); ++k) {  // the tree view's list includes ball joints
@@ -266,24 +266,29 @@ public:
             const std::size_t at = msg.find(kinds);
             if (at != std::string::npos) msg.replace(at, kinds.size(), "helical and fixed joints");
         }
-        if (tree) {
-            for (const TreeLink& l : t.links) {
-                if (l.type == TreeJoint::screw) continue;
-                if (l.type == TreeJoint::ball) {
-                    const JointInfo& ji = m.joints[l.joint];
-                    out.push_back({Severity::error, ji.origin,
-                                   "vi-galerkin: joint '" + ji.name + "' (" + ji.type +
-                                       ") has 3 degrees of freedom; vi-galerkin takes 1-DOF joints (revolute, prismatic, "
-                                       "helical) and fixed joints; use riqn, vi-maximal or vi-midpoint"});
-                } else {
-                    const BodyInfo& b = m.bodies[l.body];
-                    out.push_back({Severity::error, b.origin,
-                                   "vi-galerkin: body '" + b.name +
-                                       "' floats free (no chain of joints to the world); vi-galerkin takes mechanisms "
-                                       "attached to the world by 1-DOF joints; use riqn, vi-maximal or vi-midpoint"});
-                }
+        if (!tree) return false;
+        for (const TreeLink& l : t.links) {
+            if (l.type == TreeJoint::screw) continue;
+            if (l.type == TreeJoint::ball) {
+                const JointInfo& ji = m.joints[l.joint];
+                out.push_back({Severity::error, ji.origin,
+                               "vi-galerkin: joint '" + ji.name + "' (" + ji.type +
+                                   ") has 3 degrees of freedom; vi-galerkin takes 1-DOF joints (revolute, prismatic, "
+                                   "helical) and fixed joints; use riqn, vi-maximal or vi-midpoint"});
+            } else {
+                const BodyInfo& b = m.bodies[l.body];
+                out.push_back({Severity::error, b.origin,
+                               "vi-galerkin: body '" + b.name +
+                                   "' floats free (no chain of joints to the world); vi-galerkin takes mechanisms "
+                                   "attached to the world by 1-DOF joints; use riqn, vi-maximal or vi-midpoint"});
             }
         }
+        return out.size() == first;
+    }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override {
+        TreeView t;
+        take_tree(m, t, out);
         const Origin none = m.origin;
         if (m.options.extra_lists.count("points") || m.options.extra_lists.count("step_tolerance"))
             out.push_back({Severity::error, none, "options: vi-galerkin options 'points' and 'step_tolerance' are numbers"});
@@ -311,10 +316,7 @@ public:
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override {
         auto st = std::make_unique<State>();
         std::vector<Diagnostic> errors;
-        check(m, errors);
-        for (const Diagnostic& e : errors)
-            if (e.severity == Severity::error) throw ModelError(errors);
-        build_tree_view(m, "vi-galerkin", st->tree, errors);
+        if (!take_tree(m, st->tree, errors)) throw ModelError(errors);
         st->opt = galerkin_options(m);
         st->lob = make_lobatto(st->opt.s);
         const int n = st->tree.size(), s = st->opt.s, nn = s + 1, d = 12 * s + 6, nb = m.nbodies();
@@ -426,7 +428,8 @@ public:
     }
 
     // q from the body poses (unwrapped against Data::coord), q̇_i = S̄ᵀ(v̄_i − v̄_par)/(S̄ᵀS̄) from
-    // the bodies' twists (§2.3), p = M(q) q̇.
+    // the bodies' twists (§2.3), and p = ∂L/∂q̇ = S̄ᵀ μ̄ by one forward and one backward pass
+    // (node 0's workspace).
     static void start(const Model& m, const Data& d, State& st) {
         const TreeView& t = st.tree;
         const int n = st.n;
@@ -435,19 +438,25 @@ public:
         tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
-            st.T[i] = link_transform(l, st.q[i]);
-            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
-            double S[6], rel[6];
+            const Frame Ti = link_transform(l, st.q[i]);
+            st.g[i] = l.parent >= 0 ? st.g[l.parent] * Ti : Ti;
+            double* S = &st.Sb[6 * i];
+            double* v = &st.vb[6 * i];
             ad_apply(st.g[i], l.S, S);
+            double rel[6], vp[6] = {0, 0, 0, 0, 0, 0};
             spatial_twist(d, l.body, rel);
-            if (l.parent >= 0) {
-                double vp[6];
-                spatial_twist(d, t.links[l.parent].body, vp);
-                for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
-            }
+            if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, vp);
+            for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
             st.qd0[i] = dot6(S, rel) / dot6(S, S);
+            for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * l.parent + k] : 0.0) + S[k] * st.qd0[i];
+            world_momentum(l, st.g[i], v, &st.mu[6 * i]);
         }
-        joint_momentum(st, st.q.data(), st.qd0.data(), st.p.data());
+        for (int i = n - 1; i >= 0; --i) {
+            const int par = t.links[i].parent;
+            st.p[i] = dot6(&st.Sb[6 * i], &st.mu[6 * i]);
+            if (par >= 0)
+                for (int k = 0; k < 6; ++k) st.mu[6 * par + k] += st.mu[6 * i + k];
+        }
         st.have_prev = false;
         st.started = true;
     }
@@ -455,28 +464,6 @@ public:
     static void spatial_twist(const Data& d, int b, double* v) {
         const Vec3 w = rotate(d.pose[b].q, d.twist[b].w);
         set6(v, w, d.twist[b].v - cross(w, d.pose[b].x));
-    }
-
-    // p = ∂L/∂q̇ = S̄ᵀ μ̄ at (q, q̇): one forward and one backward pass (uses node 0's workspace).
-    static void joint_momentum(State& st, const double* q, const double* qd, double* p) {
-        const TreeView& t = st.tree;
-        const int n = st.n;
-        for (int i = 0; i < n; ++i) {
-            const TreeLink& l = t.links[i];
-            const Frame Ti = link_transform(l, q[i]);
-            st.g[i] = l.parent >= 0 ? st.g[l.parent] * Ti : Ti;
-            double* S = &st.Sb[6 * i];
-            double* v = &st.vb[6 * i];
-            ad_apply(st.g[i], l.S, S);
-            for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * l.parent + k] : 0.0) + S[k] * qd[i];
-            world_momentum(l, st.g[i], v, &st.mu[6 * i]);
-        }
-        for (int i = n - 1; i >= 0; --i) {
-            const int par = t.links[i].parent;
-            p[i] = dot6(&st.Sb[6 * i], &st.mu[6 * i]);
-            if (par >= 0)
-                for (int k = 0; k < 6; ++k) st.mu[6 * par + k] += st.mu[6 * i + k];
-        }
     }
 
     // h = M̄ v̄ = Ad_g⁻ᵀ M Ad_g⁻¹ v̄ for a link at world pose g (CoM frame).
