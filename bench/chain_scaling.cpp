@@ -23,9 +23,15 @@
 // vi-galerkin (paper 002), named with its number of control points: vi-galerkin:1 (trapezoid),
 // vi-galerkin:2 (Simpson).
 //
+// --linearize (vi-galerkin): also the cost of noether::linearize (∂x_{k+1}/∂x_k and ∂x_{k+1}/∂u,
+// O(n²)) on the same chains up to --linearize-max-n (256), one line per n
+//   {"bench":"chain_scaling_linearize","integrator":…,"n":…,"us_per_linearize":…,"linearize_per_step":…}
+// and a summary with the log-log slope for n ≥ 32 (target ≈ 2).
+//
 // usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball]
 //                      [--solvers sparse-ldu,dense-loop,schur,dense-lu] [--dense-max-n N]
 //                      [--integrators vi-maximal,riqn,vi-galerkin:2] [--dts 0.01,0.001]
+//                      [--linearize] [--linearize-max-n N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -109,10 +115,37 @@ Result run_once(const std::shared_ptr<const Model>& m, int steps) {
     return r;
 }
 
+// Median µs per linearize() of the chain at rest (after one untimed call that sizes everything).
+double time_linearize(const std::shared_ptr<const Model>& m, int repeats) {
+    Data d(m);
+    Linearization lin;
+    if (linearize(*m, d, lin) != StepStatus::ok) return NAN;
+    const int calls = std::max(2, 256 / m->total_dofs);
+    std::vector<double> t;
+    for (int k = 0; k < repeats; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < calls; ++c) linearize(*m, d, lin);
+        t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+double slope(const std::vector<double>& lx, const std::vector<double>& ly) {
+    if (lx.size() < 2) return NAN;
+    double mx = 0, my = 0;
+    for (std::size_t i = 0; i < lx.size(); ++i) mx += lx[i], my += ly[i];
+    mx /= lx.size(), my /= ly.size();
+    double sxy = 0, sxx = 0;
+    for (std::size_t i = 0; i < lx.size(); ++i) sxy += (lx[i] - mx) * (ly[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
+    return sxy / sxx;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    int max_n = 1024, repeats = 3, steps = 1000, dense_max_n = 16;
+    int max_n = 1024, repeats = 3, steps = 1000, dense_max_n = 16, linearize_max_n = 256;
+    bool with_linearize = false;
     std::vector<std::string> joints = {"revolute", "ball"};
     std::vector<std::string> solvers = {"sparse-ldu", "dense-loop", "schur", "dense-lu"};
     std::vector<std::string> integrators = {"vi-maximal"}, dts = {"0.01"};
@@ -133,9 +166,12 @@ int main(int argc, char** argv) {
         else if (a == "--solvers") solvers = split(next());
         else if (a == "--integrators") integrators = split(next());
         else if (a == "--dts") dts = split(next());
+        else if (a == "--linearize") with_linearize = true;
+        else if (a == "--linearize-max-n") linearize_max_n = std::atoi(next().c_str());
         else {
             std::fprintf(stderr, "usage: chain_scaling [--max-n N] [--repeats R] [--steps S] [--joints revolute,ball] "
-                                 "[--solvers LIST] [--dense-max-n N] [--integrators LIST] [--dts LIST]\n");
+                                 "[--solvers LIST] [--dense-max-n N] [--integrators LIST] [--dts LIST] [--linearize] "
+                                 "[--linearize-max-n N]\n");
             return 2;
         }
     }
@@ -148,8 +184,9 @@ int main(int argc, char** argv) {
         const double dt = std::atof(dt_text.c_str());
         for (const std::string& solver_name : tree ? std::vector<std::string>{"tree"} : solvers) {
             const std::string& solver = solver_name;
-            std::vector<double> ln, lt, lit;
+            std::vector<double> ln, lt, lit, lln, llt;
             int first_subdivided = -1;
+            const bool lin = with_linearize && integrator.rfind("vi-galerkin", 0) == 0;
             for (int n = 1; n <= max_n; n *= 2) {
                 if (solver == "dense-lu" && n > dense_max_n) break;
                 std::shared_ptr<const Model> m;
@@ -173,6 +210,14 @@ int main(int argc, char** argv) {
                             r.us_per_iteration / n, r.newton_mean, r.newton_max, r.us_per_step / r.us_per_iteration,
                             r.subdivided, r.failed, r.vmax, r.edev, r.erel);
                 std::fflush(stdout);
+                if (lin && n <= linearize_max_n) {
+                    const double us = time_linearize(m, repeats);
+                    std::printf("{\"bench\":\"chain_scaling_linearize\",\"integrator\":\"%s\",\"dt\":%g,\"n\":%d,"
+                                "\"us_per_linearize\":%.2f,\"linearize_per_step\":%.2f}\n",
+                                integrator.c_str(), dt, n, us, us / r.us_per_step);
+                    std::fflush(stdout);
+                    if (n >= 32) lln.push_back(std::log(double(n))), llt.push_back(std::log(us));
+                }
                 if (n >= 64) {
                     ln.push_back(std::log(double(n)));
                     lt.push_back(std::log(r.us_per_step));
@@ -181,13 +226,14 @@ int main(int argc, char** argv) {
             }
             auto fit = [&](const std::vector<double>& ly) {
                 if (ln.size() < 2) return std::string("null");
-                double mx = 0, my = 0;
-                for (std::size_t i = 0; i < ln.size(); ++i) mx += ln[i], my += ly[i];
-                mx /= ln.size(), my /= ly.size();
-                double sxy = 0, sxx = 0;
-                for (std::size_t i = 0; i < ln.size(); ++i) sxy += (ln[i] - mx) * (ly[i] - my), sxx += (ln[i] - mx) * (ln[i] - mx);
-                return std::to_string(sxy / sxx);
+                return std::to_string(slope(ln, ly));
             };
+            if (lin && lln.size() >= 2) {
+                std::printf("{\"bench\":\"chain_scaling_linearize_summary\",\"integrator\":\"%s\",\"dt\":%g,"
+                            "\"slope_n_ge_32\":%.3f}\n",
+                            integrator.c_str(), dt, slope(lln, llt));
+                std::fflush(stdout);
+            }
             std::printf("{\"bench\":\"chain_scaling_summary\",\"integrator\":\"%s\",\"dt\":%g,\"joint\":\"%s\",\"solver\":\"%s\",\"slope_n_ge_64\":%s,"
                         "\"slope_per_iteration_n_ge_64\":%s,\"first_subdivided_n\":%d}\n",
                         integrator.c_str(), dt, joint.c_str(), solver.c_str(), fit(lt).c_str(), fit(lit).c_str(), first_subdivided);

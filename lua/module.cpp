@@ -279,6 +279,8 @@ int open_module(lua_State* L) {
         {"monitors", compiled<world_state<l_monitors>>}, {"save", compiled<world_state<l_save>>},
         {"restore", compiled<world_state<l_restore>>},   {"save_file", compiled<world_state<l_save_file>>},
         {"restore_file", compiled<world_state<l_restore_file>>}, {"ensemble", compiled<l_ensemble>},
+        {"dofs", compiled<world_state<l_dofs>>},         {"joint_state", compiled<world_state<l_joint_state>>},
+        {"set_joint_state", compiled<world_state<l_set_joint_state>>}, {"linearize", compiled<world_state<l_linearize>>},
         {nullptr, nullptr}};
     new_metatable(L, kWorldMeta, guard<l_world_index>, l_world_gc, methods);
     open_ensemble_metatables(L);

@@ -288,6 +288,97 @@ int l_set_torque(lua_State* L, const Model& m, Data& d) {
     return 0;
 }
 
+namespace {
+
+void push_list(lua_State* L, const double* v, int n) {
+    lua_createtable(L, n, 0);
+    for (int k = 0; k < n; ++k) {
+        lua_pushnumber(L, v[k]);
+        lua_rawseti(L, -2, k + 1);
+    }
+}
+// rows × cols row-major as a list of rows.
+void push_matrix(lua_State* L, const double* M, int rows, int cols) {
+    lua_createtable(L, rows, 0);
+    for (int r = 0; r < rows; ++r) {
+        push_list(L, M + static_cast<std::size_t>(r) * cols, cols);
+        lua_rawseti(L, -2, r + 1);
+    }
+}
+// A list of exactly n finite numbers at stack index idx.
+std::vector<double> number_list(lua_State* L, int idx, int n, const char* what, const char* name) {
+    if (!lua_istable(L, idx)) fail(L, "%s: %s must be a list of %s numbers, got %s", what, name, std::to_string(n), type_of(L, idx));
+    const lua_Integer len = static_cast<lua_Integer>(lua_rawlen(L, idx));
+    if (len != n)
+        fail(L, "%s: %s must have %s values (one per joint DOF, in w:dofs() order), got %s", what, name, std::to_string(n),
+             std::to_string(len));
+    std::vector<double> v(n);
+    for (int k = 0; k < n; ++k) {
+        lua_rawgeti(L, idx, k + 1);
+        const bool ok = lua_type(L, -1) == LUA_TNUMBER;
+        v[k] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+        if (!ok || !std::isfinite(v[k]))
+            fail(L, "%s: %s[%s] must be a finite number", what, name, std::to_string(k + 1));
+    }
+    return v;
+}
+
+}  // namespace
+
+int l_dofs(lua_State* L, const Model& m, Data&) {
+    lua_createtable(L, m.total_dofs, 0);
+    int k = 0;
+    for (const JointInfo& j : m.joints)
+        for (int c = 0; c < j.dofs; ++c) {
+            const std::string name = j.dofs == 1 ? j.name : j.name + "[" + std::to_string(c + 1) + "]";
+            lua_pushstring(L, name.c_str());
+            lua_rawseti(L, -2, ++k);
+        }
+    return 1;
+}
+
+int l_joint_state(lua_State* L, const Model& m, Data& d) {
+    push_list(L, d.coord.data(), m.total_dofs);
+    push_list(L, d.rate.data(), m.total_dofs);
+    return 2;
+}
+
+int l_set_joint_state(lua_State* L, const Model& m, Data& d) {
+    const std::vector<double> q = number_list(L, 2, m.total_dofs, "set_joint_state", "q");
+    const std::vector<double> qd = number_list(L, 3, m.total_dofs, "set_joint_state", "qdot");
+    try {
+        set_joint_state(m, d, q.data(), qd.data());
+    } catch (const UsageError& e) {
+        fail(L, "%s", e.what());  // with the script line
+    }
+    return 0;
+}
+
+int l_linearize(lua_State* L, const Model& m, Data& d) {
+    Linearization lin;
+    StepStatus st = StepStatus::ok;
+    try {
+        st = linearize(m, d, lin);
+    } catch (const UsageError& e) {
+        fail(L, "%s", e.what());  // with the script line
+    }
+    if (st != StepStatus::ok) fail(L, "linearize: the step from this state failed (%s)", status_name(st));
+    const int n = lin.n;
+    lua_createtable(L, 0, 5);
+    push_matrix(L, lin.A.data(), 2 * n, 2 * n);
+    lua_setfield(L, -2, "A");
+    push_matrix(L, lin.B.data(), 2 * n, n);
+    lua_setfield(L, -2, "B");
+    push_list(L, lin.x.data(), 2 * n);
+    lua_setfield(L, -2, "x");
+    push_list(L, lin.x_next.data(), 2 * n);
+    lua_setfield(L, -2, "x_next");
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+    return 1;
+}
+
 int l_monitors(lua_State* L, const Model& m, Data& d) {
     const Monitors mon = monitors(m, d);
     lua_createtable(L, 0, 8);

@@ -68,6 +68,20 @@ NOETHER_API int noether_set_actuation(noether_data* d, int joint, const double* 
 NOETHER_API int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);
 
+/* ---- joint space and linearisation (trees of 1-DOF joints) ----
+ * n = noether_ndofs(model) joint coordinates, in Data::coord order (joints in declaration order).
+ * x = (q, qdot) with 2n values, u = the joint actuation (n values). */
+NOETHER_API int noether_ndofs(const noether_model* m);
+/* Copy the joint coordinates and rates (n each; either may be NULL). */
+NOETHER_API int noether_joint_state(const noether_data* d, double* q, double* qdot);
+/* Put the mechanism in the state (q, qdot) (n each): body poses and twists from the joints. */
+NOETHER_API int noether_set_joint_state(noether_data* d, const double* q, const double* qdot);
+/* The linearisation of the next step (integrator vi-galerkin): A = dx_next/dx (2n x 2n) and
+ * B = dx_next/du (2n x n), row-major, x and x_next the state now and after the step (2n each);
+ * any pointer may be NULL. The data is not changed. NOETHER_USAGE if the integrator has no
+ * linearisation, NOETHER_STEP_FAILED if the step from this state does not converge. */
+NOETHER_API int noether_linearize(noether_data* d, double* A, double* B, double* x, double* x_next);
+
 /* ---- runs: many steps with CSV outputs and a summary ---- */
 typedef struct noether_run noether_run;
 /* A run of the model from its initial state; it owns its data. NULL on error. */

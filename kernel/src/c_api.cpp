@@ -1,6 +1,7 @@
 // The C API: thin wrappers that turn exceptions into status codes and messages.
 #include "noether.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,7 @@ struct noether_model {
 struct noether_data {
     std::unique_ptr<noether::Data> owned;  // null for the data of a run (owned by the run)
     noether::Data* data = nullptr;
+    noether::Linearization lin;  // noether_linearize's matrices, sized on first use
 };
 struct noether_run {
     std::unique_ptr<noether::Run> run;
@@ -153,7 +155,7 @@ noether_data* noether_data_new(const noether_model* m) {
     noether_data* out = nullptr;
     guarded([&] {
         auto d = std::make_unique<noether::Data>(m->model);
-        out = new noether_data{std::move(d), nullptr};
+        out = new noether_data{std::move(d), nullptr, {}};
         out->data = out->owned.get();
         return NOETHER_OK;
     });
@@ -208,6 +210,43 @@ int noether_monitors(const noether_data* d, double energy[3], double momentum[3]
             angular_momentum[0] = mon.angular_momentum.x, angular_momentum[1] = mon.angular_momentum.y,
             angular_momentum[2] = mon.angular_momentum.z;
         if (violation) *violation = mon.max_violation;
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+int noether_ndofs(const noether_model* m) { return m ? m->model->total_dofs : -1; }
+
+int noether_joint_state(const noether_data* d, double* q, double* qdot) {
+    if (!d) return fail(NOETHER_USAGE, "noether_joint_state: data is NULL");
+    const int n = d->data->model().total_dofs;
+    for (int k = 0; k < n; ++k) {
+        if (q) q[k] = d->data->coord[k];
+        if (qdot) qdot[k] = d->data->rate[k];
+    }
+    return NOETHER_OK;
+}
+
+int noether_set_joint_state(noether_data* d, const double* q, const double* qdot) {
+    if (!d) return fail(NOETHER_USAGE, "noether_set_joint_state: data is NULL");
+    if (!q || !qdot) return fail(NOETHER_BAD_INPUT, "noether_set_joint_state: q and qdot must not be NULL");
+    return guarded([&] {
+        noether::set_joint_state(d->data->model(), *d->data, q, qdot);
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+int noether_linearize(noether_data* d, double* A, double* B, double* x, double* x_next) {
+    if (!d) return fail(NOETHER_USAGE, "noether_linearize: data is NULL");
+    return guarded([&] {
+        noether::Linearization& L = d->lin;
+        const noether::StepStatus st = noether::linearize(d->data->model(), *d->data, L);
+        if (st != noether::StepStatus::ok)
+            return fail(NOETHER_STEP_FAILED, std::string("noether_linearize: the step from this state failed: ") +
+                                                 noether::status_name(st));
+        if (A) std::copy(L.A.begin(), L.A.end(), A);
+        if (B) std::copy(L.B.begin(), L.B.end(), B);
+        if (x) std::copy(L.x.begin(), L.x.end(), x);
+        if (x_next) std::copy(L.x_next.begin(), L.x_next.end(), x_next);
         return static_cast<int>(NOETHER_OK);
     });
 }

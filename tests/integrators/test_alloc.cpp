@@ -134,6 +134,23 @@ TEST_CASE("no heap allocation while stepping with vi-galerkin (s = 1, 2, 3, forc
     CHECK(d.stats.subdivided_steps > 5);
 }
 
+TEST_CASE("no heap allocation in linearize after the first call (vi-galerkin)", "[alloc][galerkin][linearize]") {
+    Spec s = testutil::chain_spec(12, "revolute", "vi-galerkin");
+    s.joints[2].stiffness = {2.0};
+    s.joints[2].damping = {0.1};
+    auto m = compile(s);
+    Data d(m);
+    Linearization lin;
+    REQUIRE(linearize(*m, d, lin) == StepStatus::ok);  // before any step: sizes lin and the workspaces
+    const long before = g_allocs.load();
+    for (int i = 0; i < 10; ++i) {
+        REQUIRE(linearize(*m, d, lin) == StepStatus::ok);
+        REQUIRE(step(*m, d) == StepStatus::ok);
+    }
+    CHECK(g_allocs.load() - before == 0);
+    CHECK(lin.A[0] != 0);
+}
+
 TEST_CASE("no heap allocation per step or per member in an ensemble on two threads", "[alloc][ensemble]") {
     auto m = compile(testutil::chain_spec(8, "revolute", "vi-maximal"));
     Ensemble e(m, 16);

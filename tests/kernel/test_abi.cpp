@@ -83,6 +83,11 @@ std::string layout() {
     OFF(StepReport, worst_node);
     OFF(StepReport, redundant_joints);
     OFF(StepReport, at_floor);
+    SZ(Linearization);
+    OFF(Linearization, x);
+    OFF(Linearization, x_next);
+    OFF(Linearization, A);
+    OFF(Linearization, B);
     SZ(Inputs);
     SZ(Monitors);
     SZ(Data);
@@ -111,7 +116,7 @@ std::string layout() {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 4 (g++ 12, libstdc++, x86-64).
+// The layout of ABI version 5 (4 + Integrator::has_linearization/linearize, Linearization) (g++ 12, libstdc++, x86-64).
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
 Quat 32/8
@@ -173,6 +178,11 @@ StepReport 96/8
   worst_node 68
   redundant_joints 80
   at_floor 88
+Linearization 104/8
+  x 8
+  x_next 32
+  A 56
+  B 80
 Inputs 24/8
 Monitors 88/8
 Data 736/8
@@ -208,5 +218,6 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 4u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs, RunStats::floor_steps
+    CHECK(NOETHER_PLUGIN_ABI == 5u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+                                      // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization
 }

@@ -1,6 +1,7 @@
 // The C API of the kernel (kernel/src/c_api.cpp): handles, status codes, messages.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -86,5 +87,74 @@ TEST_CASE("C API: integrator options by name, checked when the spec is compiled"
     REQUIRE(noether_spec_set_option(s, "nosuch", 1) == NOETHER_OK);
     CHECK(noether_compile(s) == nullptr);
     CHECK_THAT(std::string(noether_last_error()), Contains("'nosuch' is not an option of integrator 'vi-maximal'"));
+    noether_spec_free(s);
+}
+
+TEST_CASE("C API: joint state and the linearisation of a vi-galerkin step against finite differences", "[c-api]") {
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.00167, 0, 0, 0, 0.08417, 0, 0, 0, 0.08417}, y[3] = {0, 1, 0};
+    const double p1[3] = {0.5, 0, 0}, p2[3] = {1.5, 0, 0}, a1[3] = {0, 0, 0}, a2[3] = {1, 0, 0};
+    noether_spec_add_body(s, "l1", 1.0, I, p1, nullptr);
+    noether_spec_add_body(s, "l2", 1.0, I, p2, nullptr);
+    noether_spec_add_joint(s, "j1", "revolute", "world", "l1", a1, y);
+    noether_spec_add_joint(s, "j2", "revolute", "l1", "l2", a2, y);
+    REQUIRE(noether_spec_set_options(s, "vi-galerkin", "auto", 0.01) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    REQUIRE(noether_ndofs(m) == 2);
+    noether_data* d = noether_data_new(m);
+    const double q[2] = {0.3, -0.5}, qd[2] = {1.2, -0.7}, u[2] = {0.4, -0.2};
+    REQUIRE(noether_set_joint_state(d, q, qd) == NOETHER_OK);
+    double qr[2], qdr[2];
+    REQUIRE(noether_joint_state(d, qr, qdr) == NOETHER_OK);
+    CHECK(qr[1] == -0.5);
+    CHECK(qdr[0] == 1.2);
+    noether_set_actuation(d, 0, &u[0], 1);
+    noether_set_actuation(d, 1, &u[1], 1);
+    double A[16], B[8], x[4], xn[4];
+    REQUIRE(noether_linearize(d, A, B, x, xn) == NOETHER_OK);
+    CHECK(noether_time(d) == 0.0);  // nothing moved
+    // Central differences of noether_step from perturbed states and inputs.
+    auto next = [&](const double* x0, const double* u0, double* out) {
+        REQUIRE(noether_set_joint_state(d, x0, x0 + 2) == NOETHER_OK);
+        noether_set_actuation(d, 0, &u0[0], 1);
+        noether_set_actuation(d, 1, &u0[1], 1);
+        REQUIRE(noether_step(d) == NOETHER_OK);
+        noether_joint_state(d, out, out + 2);
+    };
+    const double x0[4] = {q[0], q[1], qd[0], qd[1]}, e = 1e-4;
+    double worst = 0, scale = 0;
+    for (int c = 0; c < 6; ++c) {
+        double xp[4], xm[4], up[2] = {u[0], u[1]}, um[2] = {u[0], u[1]}, fp[4], fm[4];
+        std::copy(x0, x0 + 4, xp);
+        std::copy(x0, x0 + 4, xm);
+        if (c < 4) xp[c] += e, xm[c] -= e;
+        else up[c - 4] += e, um[c - 4] -= e;
+        next(xp, up, fp);
+        next(xm, um, fm);
+        for (int r = 0; r < 4; ++r) {
+            const double an = c < 4 ? A[r * 4 + c] : B[r * 2 + c - 4];
+            worst = std::max(worst, std::fabs((fp[r] - fm[r]) / (2 * e) - an));
+            scale = std::max(scale, std::fabs(an));
+        }
+    }
+    INFO("max |[A B]| = " << scale << ", max |analytic − central differences| = " << worst);
+    CHECK(scale > 0.5);
+    CHECK(worst < 1e-6 * scale);
+    double xs[4];
+    next(x0, u, xs);
+    for (int k = 0; k < 4; ++k) CHECK(xn[k] == Approx(xs[k]).margin(1e-12));
+    // Refusals name the reason.
+    CHECK(noether_linearize(nullptr, A, B, x, xn) == NOETHER_USAGE);
+    CHECK(noether_set_joint_state(d, nullptr, qd) == NOETHER_BAD_INPUT);
+    noether_data_free(d);
+    noether_model_free(m);
+    REQUIRE(noether_spec_set_options(s, "vi-maximal", "auto", 0.01) == NOETHER_OK);
+    m = noether_compile(s);
+    d = noether_data_new(m);
+    CHECK(noether_linearize(d, A, B, x, xn) == NOETHER_USAGE);
+    CHECK_THAT(std::string(noether_last_error()), Contains("integrator 'vi-maximal' has no linearisation"));
+    noether_data_free(d);
+    noether_model_free(m);
     noether_spec_free(s);
 }

@@ -140,6 +140,68 @@ TEST_CASE("manual stepping, monitors, save and restore from Lua are exact", "[lu
     CHECK(r.exit_code == 0);
 }
 
+TEST_CASE("w:linearize() from Lua equals central differences of w:step() (vi-galerkin)", "[lua][linearize]") {
+    // The double pendulum with a damper; x = (q, q̇) in w:dofs() order, u = the joint torques.
+    const auto r = run(write_script("lin.lua", R"(local noether = require('noether')
+local w = noether.world{ dt = 0.01, integrator = 'vi-galerkin' }
+local I = noether.inertia.box(1, 1, 0.1, 0.1)
+local a = w:body{ name = 'a', mass = 1, inertia = I, position = {0.5, 0, 0} }
+local b = w:body{ name = 'b', mass = 1, inertia = I, position = {1.5, 0, 0} }
+w:joint{ name = 'j1', type = 'revolute', parent = w.world, child = a, anchor = {0, 0, 0}, axis = {0, 1, 0}, damping = 0.2 }
+w:joint{ name = 'j2', type = 'revolute', parent = a, child = b, anchor = {1, 0, 0}, axis = {0, 1, 0} }
+local names = w:dofs()
+assert(#names == 2 and names[1] == 'j1' and names[2] == 'j2', 'dofs')
+local x0, u0 = {0.4, -0.3, 1.1, -0.6}, {0.3, -0.1}
+local function put(x, u)
+  w:set_joint_state({x[1], x[2]}, {x[3], x[4]})
+  w:set_actuation('j1', u[1]); w:set_actuation('j2', u[2])
+end
+local function next_state(x, u)
+  put(x, u); assert(w:step(1))
+  local q, qd = w:joint_state()
+  return {q[1], q[2], qd[1], qd[2]}
+end
+put(x0, u0)
+local L = w:linearize()
+assert(L.n == 2 and #L.A == 4 and #L.A[1] == 4 and #L.B == 4 and #L.B[1] == 2, 'shapes')
+assert(w:time() == 0, 'linearize does not step')
+for k = 1, 4 do assert(math.abs(L.x[k] - x0[k]) < 1e-12, 'x') end
+local x1 = next_state(x0, u0)
+for k = 1, 4 do assert(math.abs(L.x_next[k] - x1[k]) < 1e-12, 'x_next') end
+local e, worst, scale = 1e-4, 0, 0
+for c = 1, 6 do
+  local xp, xm, up, um = {table.unpack(x0)}, {table.unpack(x0)}, {table.unpack(u0)}, {table.unpack(u0)}
+  if c <= 4 then xp[c] = xp[c] + e; xm[c] = xm[c] - e else up[c - 4] = up[c - 4] + e; um[c - 4] = um[c - 4] - e end
+  local fp, fm = next_state(xp, up), next_state(xm, um)
+  for r = 1, 4 do
+    local an = c <= 4 and L.A[r][c] or L.B[r][c - 4]
+    worst = math.max(worst, math.abs((fp[r] - fm[r]) / (2 * e) - an))
+    scale = math.max(scale, math.abs(an))
+  end
+end
+noether.record('worst', worst)
+noether.record('scale', scale)
+)"));
+    INFO(r.error);
+    REQUIRE(r.exit_code == 0);
+    double worst = -1, scale = 0;
+    for (const auto& x : r.records) {
+        if (x.name == "worst") worst = std::stod(x.text);
+        if (x.name == "scale") scale = std::stod(x.text);
+    }
+    INFO("max |[A B]| = " << scale << ", max |analytic − central differences| = " << worst);
+    CHECK(scale > 0.5);
+    CHECK(worst >= 0);
+    CHECK(worst < 1e-6 * scale);
+    // Misuse names the script line and the rule.
+    CHECK_THAT(error_of("lin_bad1.lua", "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"
+                                        "w:set_joint_state({1, 2}, {0})\n"),
+               Contains("lin_bad1.lua:5: set_joint_state: q must have 1 values (one per joint DOF, in w:dofs() order), got 2"));
+    CHECK_THAT(error_of("lin_bad2.lua", "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"
+                                        "w:linearize()\n"),
+               Contains("lin_bad2.lua:5: linearize: integrator 'vi-maximal' has no linearisation"));
+}
+
 TEST_CASE("the noether command: exit codes 0, 1, 2 and the summary JSON keys", "[lua][cli]") {
     const std::string ex = std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/";
     const std::string json = std::string(NOETHER_BINARY_DIR) + "/tests/summary.json";

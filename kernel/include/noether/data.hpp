@@ -165,6 +165,14 @@ private:
 // time, step, integrator and worst element are added), and the status says what went wrong.
 NOETHER_API StepStatus step(const Model& m, Data& d);
 
+// Put a mechanism of 1-DOF joints in the state (q, q̇) given per DOF (Model::total_dofs each,
+// the layout of Data::coord and Data::rate): body poses by forward kinematics of the tree view,
+// body twists from the joint rates, coord and rate set. The integrators take it as a new
+// continuous state (the variational ones as their velocity). Throws UsageError for a Model
+// without a tree of 1-DOF joints (loops, ball or free joints) or for a non-finite value,
+// naming the joint.
+NOETHER_API void set_joint_state(const Model& m, Data& d, const double* coord, const double* rate);
+
 // Quantities monitored during a run (maximal-vi.md §6 for the variational integrators).
 struct NOETHER_API Monitors {
     double kinetic = 0, potential = 0, total = 0;  // potential zero at the world origin

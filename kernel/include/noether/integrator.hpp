@@ -51,6 +51,17 @@ struct NOETHER_API StepReport {
     bool at_floor = false;
 };
 
+// The linearisation of one step of Model::options.dt from the committed state of a Data, for
+// trajectory optimisation (iLQR, DDP, shooting): x = (q, q̇) with q = Data::coord and
+// q̇ = Data::rate (Model::total_dofs each, DOF order), u = Data::actuation. Filled by
+// noether::linearize() (kernel/src/linearize.cpp); sized on the first call, reused after.
+struct NOETHER_API Linearization {
+    int n = 0;                       // coordinates (Model::total_dofs)
+    std::vector<double> x, x_next;   // 2n: (q, q̇) at the start and at the end of the step
+    std::vector<double> A;           // 2n × 2n, row-major: ∂x_next/∂x
+    std::vector<double> B;           // 2n × n,  row-major: ∂x_next/∂u
+};
+
 class NOETHER_API Integrator {
 public:
     enum class Scheme { implicit_fixed, explicit_fixed, adaptive };
@@ -86,8 +97,23 @@ public:
     // Energy (including the joint springs), momenta and violation of the committed state as
     // this method defines them. The default: the continuous values of Data::pose/twist.
     virtual Monitors monitors(const Model& m, const Data& d) const { return default_monitors(m, d); }
+    // Whether linearize() is provided.
+    virtual bool has_linearization() const { return false; }
+    // The linearisation of the step that advance() would take now (no subdivision), into `out`
+    // (sized by the caller: n = Model::total_dofs). Leaves the Data and the integrator's state
+    // as they were. Returns the status of the step; `out` is valid only when it is ok.
+    virtual StepStatus linearize(const Model& m, Data& d, Linearization& out) const {
+        (void)m; (void)d; (void)out;
+        return StepStatus::singular;
+    }
     // The default monitors: continuous_monitors() of the committed state plus spring energy.
     static Monitors default_monitors(const Model& m, const Data& d);
 };
+
+// The linearisation of the next step (see Linearization) by the Model's integrator. Sizes `out`
+// on the first call (no allocation after that for the same Model). Throws UsageError if the
+// integrator has none (it names the ones that do). Does not change the Data. Returns the status
+// of the step; `out` holds the linearisation only when it is ok.
+NOETHER_API StepStatus linearize(const Model& m, Data& d, Linearization& out);
 
 }  // namespace noether

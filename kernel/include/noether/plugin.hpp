@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 4u
+#define NOETHER_PLUGIN_ABI 5u
 
 extern "C" {
 
