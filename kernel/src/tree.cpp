@@ -158,6 +158,11 @@ void link_neutral(const TreeLink& l, double* q) {
 }
 
 bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors) {
+    return build_tree_view(m, integrator, out, errors, false);
+}
+
+bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors,
+                     bool allow_loops) {
     const BlockGraph& g = m.graph;
     const int nb = m.nbodies();
     const std::size_t before = errors.size();
@@ -168,6 +173,7 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
         const JointInfo& ji = m.joints[j];
         MinimalJoint mj;
         if (g.is_loop[j]) {
+            if (allow_loops) continue;
             errors.push_back({Severity::error, ji.origin,
                               who + "joint '" + ji.name + "' closes a kinematic loop; minimal coordinates take trees only" + use});
         } else if (ji.dofs == 0 && ji.rows != 6) {

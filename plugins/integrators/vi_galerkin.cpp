@@ -172,6 +172,18 @@ struct State final : IntegratorState {
     std::vector<double> U, V, G, W, K, Dlu, YA;
     std::vector<int> piv;
     std::vector<double> chat, X, uu;    // solve: d, d and s per link
+    // Loop closures (§7): per loop joint its bodies, links (−1: the world) and rows; per
+    // (node, row) the rows' Jacobians with respect to the world twists of a's and b's links (6
+    // each) and the values h; the multipliers λ^{k,α}, α = 0..s−1 (carried, saved); the Schur
+    // workspaces: Zc = J⁻¹ Aᵀ (s·m columns of s·n), Sm (s·m)², the projection of the write-back.
+    struct Loop {
+        int joint = -1, a = -1, b = -1, la = -1, lb = -1, rows = 0, row0 = 0;
+    };
+    std::vector<Loop> loops;
+    int mrows = 0;
+    std::vector<double> Ga, Gb, hv, lam;
+    std::vector<double> Zc, Sm, lrhs2, dlam, ywork, dqr, wproj, aproj, u0;
+    std::vector<int> rperm, cperm;
     // Linearisation (§8, by tangents of the passes above): the tangent of the residuals of every
     // node (X: ξ^j, ζ^j per (node, link); Phi: its duals), the step's state before linearize()
     // (restored after), and the kinematics at the start and the end of the step.
@@ -192,7 +204,7 @@ struct State final : IntegratorState {
         const char flags[2] = {static_cast<char>(started ? 1 : 0), static_cast<char>(have_prev ? 1 : 0)};
         out.append(flags, 2);
         out.append(reinterpret_cast<const char*>(&prev_h), sizeof prev_h);
-        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl})
+        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam})
             if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
         if (!written_pose.empty()) {
             out.append(reinterpret_cast<const char*>(written_pose.data()), sizeof(Pose) * written_pose.size());
@@ -201,14 +213,14 @@ struct State final : IntegratorState {
     }
     bool restore(const char*& p_, const char* end) override {
         const std::size_t need = 2 + sizeof prev_h +
-                                 sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size()) +
+                                 sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size()) +
                                  (sizeof(Pose) + sizeof(Twist)) * written_pose.size();
         if (static_cast<std::size_t>(end - p_) < need) return false;
         started = *p_++ != 0;
         have_prev = *p_++ != 0;
         std::memcpy(&prev_h, p_, sizeof prev_h);
         p_ += sizeof prev_h;
-        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl}) {
+        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam}) {
             if (!v->empty()) std::memcpy(v->data(), p_, sizeof(double) * v->size());
             p_ += sizeof(double) * v->size();
         }
@@ -260,6 +272,45 @@ void lu_solve(const double* A, const int* piv, int s, double* b) {
     }
 }
 
+// x = A⁻¹ b for the k × k matrix A (row-major, destroyed) by Gaussian elimination with complete
+// pivoting; pivots below 1e-11 of the largest entry end the elimination and the remaining
+// unknowns are 0 (redundant constraint rows: a basic solution). Returns the rank.
+int solve_pivoted(double* A, int k, double* b, double* x, int* rp, int* cp, double* y) {
+    double big = 0;
+    for (int i = 0; i < k * k; ++i) big = std::max(big, std::fabs(A[i]));
+    for (int i = 0; i < k; ++i) rp[i] = i, cp[i] = i;
+    int rank = 0;
+    for (; rank < k; ++rank) {
+        int pi = rank, pj = rank;
+        double best = -1;
+        for (int i = rank; i < k; ++i)
+            for (int j = rank; j < k; ++j)
+                if (std::fabs(A[i * k + j]) > best) best = std::fabs(A[i * k + j]), pi = i, pj = j;
+        if (!(best > 1e-11 * big) || !(best > 1e-300)) break;
+        if (pi != rank) {
+            for (int j = 0; j < k; ++j) std::swap(A[rank * k + j], A[pi * k + j]);
+            std::swap(b[rank], b[pi]);
+            std::swap(rp[rank], rp[pi]);
+        }
+        if (pj != rank) {
+            for (int i = 0; i < k; ++i) std::swap(A[i * k + rank], A[i * k + pj]);
+            std::swap(cp[rank], cp[pj]);
+        }
+        for (int i = rank + 1; i < k; ++i) {
+            const double f = A[i * k + rank] /= A[rank * k + rank];
+            for (int j = rank + 1; j < k; ++j) A[i * k + j] -= f * A[rank * k + j];
+            b[i] -= f * b[rank];
+        }
+    }
+    for (int i = rank - 1; i >= 0; --i) {
+        double v = b[i];
+        for (int j = i + 1; j < rank; ++j) v -= A[i * k + j] * y[j];
+        y[i] = v / A[i * k + i];
+    }
+    for (int i = 0; i < k; ++i) x[cp[i]] = i < rank ? y[i] : 0.0;
+    return rank;
+}
+
 class Galerkin final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
@@ -268,7 +319,7 @@ public:
     // The tree view of m, or false with one error per element vi-galerkin cannot take.
     static bool take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out) {
         const std::size_t first = out.size();
-        const bool tree = build_tree_view(m, "vi-galerkin", t, out);
+        const bool tree = build_tree_view(m, "vi-galerkin", t, out, true);  // loops stay constraints (§7)
         for (std::size_t k = first; k < out.size(); ++k) {  // the tree view's list includes ball joints
             std::string& msg = out[k].message;
             const std::string kinds = "helical, spherical and fixed joints";
@@ -291,6 +342,18 @@ public:
                                    "' floats free (no chain of joints to the world); vi-galerkin takes mechanisms "
                                    "attached to the world by 1-DOF joints; use riqn, vi-maximal or vi-midpoint"});
             }
+        }
+        for (int j : m.graph.loop_joints) {
+            const JointInfo& ji = m.joints[j];
+            bool forced = false;
+            for (double v : ji.stiffness) forced = forced || v != 0;
+            for (double v : ji.damping) forced = forced || v != 0;
+            if (forced)
+                out.push_back({Severity::error, ji.origin,
+                               "vi-galerkin: joint '" + ji.name +
+                                   "' closes a kinematic loop and has a spring or damper; vi-galerkin keeps loop "
+                                   "closures as constraints without springs or dampers; put them on a tree joint or "
+                                   "use vi-maximal or vi-midpoint"});
         }
         return out.size() == first;
     }
@@ -354,6 +417,31 @@ public:
         st->chat.assign(N * d, 0.0);
         st->X.assign(N * d, 0.0);
         st->uu.assign(N * s, 0.0);
+        for (int j : m.graph.loop_joints) {
+            const JointInfo& ji = m.joints[j];
+            State::Loop c;
+            c.joint = j, c.a = ji.a, c.b = ji.b, c.rows = ji.rows, c.row0 = st->mrows;
+            c.la = ji.a >= 0 ? st->tree.body_link[ji.a] : -1;
+            c.lb = st->tree.body_link[ji.b];
+            st->loops.push_back(c);
+            st->mrows += ji.rows;
+        }
+        if (st->mrows > 0) {
+            const std::size_t M = static_cast<std::size_t>(st->mrows), K = M * s;
+            st->Ga.assign(6 * M * nn, 0.0);
+            st->Gb.assign(6 * M * nn, 0.0);
+            st->hv.assign(M * nn, 0.0);
+            st->lam.assign(K, 0.0);
+            st->Zc.assign(K * N * s, 0.0);
+            st->Sm.assign(K * K, 0.0);
+            for (std::vector<double>* v : {&st->lrhs2, &st->dlam, &st->ywork}) v->assign(K, 0.0);
+            st->dqr.assign(N * s, 0.0);
+            st->wproj.assign(M * N, 0.0);
+            st->aproj.assign(M * N, 0.0);
+            st->u0.assign(N, 0.0);
+            st->rperm.assign(K, 0);
+            st->cperm.assign(K, 0);
+        }
         st->T.assign(N, Frame{});
         st->Vl.assign(6 * N, 0.0);
         for (std::vector<double>* v : {&st->LX, &st->LPhi}) v->assign(12 * NN, 0.0);
@@ -562,6 +650,7 @@ public:
                 st.Fs[3 * ji] = f.x, st.Fs[3 * ji + 1] = f.y, st.Fs[3 * ji + 2] = f.z;
             }
             if (body_forcing) add_body_forcing(m, d, st, j, wdt);
+            if (!st.loops.empty()) add_loops(m, d, st, j, wdt);
         }
         // Backward pass: subtree sums μ̄ and Γ̄.
         std::copy(st.hm.begin(), st.hm.end(), st.mu.begin());
@@ -648,6 +737,115 @@ public:
             const Vec3 y = st.bp[fi.body].x + (fi.has_point ? R * fi.point : Vec3{});
             add_force(st, at(fi.body), wdt, f, y, fi.body_frame, tq, fi.body_frame);
         }
+    }
+
+    // ---- loop closures as holonomic constraints (§7) ------------------------------------------
+
+    // A joint-Jacobian row [∂g/∂x (world) | ∂g/∂θ (body frame)] of a body at `pose` as a row
+    // against the world twist [ω; v] of its link: δx = v + ω × x, δθ = Rᵀ ω, so
+    // G = [x × Jx + R Jθ; Jx]. The same map takes a body wrench [f; τ_body] to the world wrench.
+    static void world_row(const Pose& pose, const double* J, double* G) {
+        const Vec3 Jx{J[0], J[1], J[2]}, Jt{J[3], J[4], J[5]};
+        set6(G, cross(pose.x, Jx) + rotate(pose.q, Jt), Jx);
+    }
+    static Pose body_pose_at(const TreeView& t, const Frame* g, int b) {
+        const int L = t.body_link[b];
+        const Frame f = L >= 0 ? g[L] * t.body_offset[b] : t.body_offset[b];
+        return {f.p, quat_from_matrix(f.R)};
+    }
+    // At node j: the loop rows h and their Jacobians; the multipliers' impulses A(q^{k,j})ᵀ λ^{k,j}
+    // (j < s) and the loop joints' actuation (w_j h C(q)ᵀ u) onto the links' impulses E.
+    static void add_loops(const Model& m, const Data& d, State& st, int j, double wdt) {
+        const TreeView& t = st.tree;
+        const int n = st.n, s = st.lob.s, M = st.mrows;
+        const Frame* gj = &st.g[static_cast<std::size_t>(j) * n];
+        double gv[6], Ja[36], Jb[36], W[6];
+        auto add = [&](int link, const double* w, double f) {
+            if (link < 0) return;
+            double* E = &st.E[6 * (static_cast<std::size_t>(j) * n + link)];
+            for (int k = 0; k < 6; ++k) E[k] += f * w[k];
+        };
+        for (const State::Loop& c : st.loops) {
+            const JointInfo& ji = m.joints[c.joint];
+            const Pose pa = c.a >= 0 ? body_pose_at(t, gj, c.a) : Pose{};
+            const Pose pb = body_pose_at(t, gj, c.b);
+            ji.impl->constraint(pa, pb, gv, c.a >= 0 ? Ja : nullptr, Jb);
+            for (int r = 0; r < c.rows; ++r) {
+                const std::size_t jr = static_cast<std::size_t>(j) * M + c.row0 + r;
+                st.hv[jr] = gv[r];
+                double* ga = &st.Ga[6 * jr];
+                if (c.a >= 0) world_row(pa, Ja + 6 * r, ga);
+                else std::fill(ga, ga + 6, 0.0);
+                world_row(pb, Jb + 6 * r, &st.Gb[6 * jr]);
+                if (j < s) {
+                    const double l = st.lam[static_cast<std::size_t>(j) * M + c.row0 + r];
+                    add(c.la, ga, l);
+                    add(c.lb, &st.Gb[6 * jr], l);
+                }
+            }
+            bool driven = false;
+            for (int k = 0; k < ji.dofs; ++k) driven = driven || d.actuation[ji.dof_offset + k] != 0;
+            if (!driven) continue;
+            ji.impl->coordinate_jacobian(pa, pb, c.a >= 0 ? Ja : nullptr, Jb);
+            for (int k = 0; k < ji.dofs; ++k) {
+                const double u = d.actuation[ji.dof_offset + k];
+                if (c.a >= 0) {
+                    world_row(pa, Ja + 6 * k, W);
+                    add(c.la, W, wdt * u);
+                }
+                world_row(pb, Jb + 6 * k, W);
+                add(c.lb, W, wdt * u);
+            }
+        }
+    }
+    // Row `row` of A(q^{k,node}) (against the joint coordinates), times f, added to slot `slot` of
+    // the link-major vector x (s per link); or, with `dot`, its product with that slot of x.
+    static double loop_row(const State& st, int node, int row, double f, double* x, int slot, bool dot) {
+        const int n = st.n, s = st.lob.s, M = st.mrows;
+        int li = 0;
+        while (row >= st.loops[li].row0 + st.loops[li].rows) ++li;
+        const State::Loop& c = st.loops[li];
+        const std::size_t jr = static_cast<std::size_t>(node) * M + row;
+        double acc = 0;
+        for (int side = 0; side < 2; ++side) {
+            const double* G = side == 0 ? &st.Ga[6 * jr] : &st.Gb[6 * jr];
+            for (int i = side == 0 ? c.la : c.lb; i >= 0; i = st.tree.links[i].parent) {
+                const double a = dot6(G, &st.Sb[6 * (static_cast<std::size_t>(node) * n + i)]);
+                if (dot) acc += a * x[static_cast<std::size_t>(i) * s + slot];
+                else x[static_cast<std::size_t>(i) * s + slot] += f * a;
+            }
+        }
+        return acc;
+    }
+    // The constrained Newton direction (§7) from the factor of J and −r in st.r: δq into st.dx,
+    // the multipliers updated. For s ≥ 2 the factor leaves out the constraints' curvature (the
+    // change of A(q^{k,α})ᵀ λ with q^{k,α}, α ≥ 1): Newton then contracts linearly, by a factor of
+    // about |λ| h² / inertia per iteration.
+    static void constrained_direction(State& st) {
+        const int n = st.n, s = st.lob.s, M = st.mrows, K = s * M;
+        const std::size_t sn = static_cast<std::size_t>(s) * n;
+        solve(st, st.r.data(), st.dqr.data());
+        for (int a = 0; a < s; ++a)
+            for (int row = 0; row < M; ++row) {
+                std::fill(st.lrhs.begin(), st.lrhs.end(), 0.0);
+                loop_row(st, a, row, 1.0, st.lrhs.data(), a, false);
+                solve(st, st.lrhs.data(), &st.Zc[static_cast<std::size_t>(a * M + row) * sn]);
+            }
+        for (int b = 1; b <= s; ++b)
+            for (int row = 0; row < M; ++row) {
+                const int R = (b - 1) * M + row;
+                st.lrhs2[R] = st.hv[static_cast<std::size_t>(b) * M + row] + loop_row(st, b, row, 0, st.dqr.data(), b - 1, true);
+                for (int col = 0; col < K; ++col)
+                    st.Sm[static_cast<std::size_t>(R) * K + col] =
+                        loop_row(st, b, row, 0, &st.Zc[static_cast<std::size_t>(col) * sn], b - 1, true);
+            }
+        solve_pivoted(st.Sm.data(), K, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
+        for (std::size_t k = 0; k < sn; ++k) {
+            double v = st.dqr[k];
+            for (int col = 0; col < K; ++col) v -= st.Zc[static_cast<std::size_t>(col) * sn + k] * st.dlam[col];
+            st.dx[k] = v;
+        }
+        for (int k = 0; k < K; ++k) st.lam[k] += st.dlam[k];
     }
 
     // ---- the exact Newton direction (§5) ----------------------------------------------------
@@ -914,7 +1112,8 @@ public:
                 return out;
             }
             for (std::size_t k = 0; k < st.r.size(); ++k) st.r[k] = -st.r[k];
-            solve(st, st.r.data(), st.dx.data());
+            if (st.loops.empty()) solve(st, st.r.data(), st.dx.data());
+            else constrained_direction(st);
             double step = 0;
             for (int i = 0; i < n; ++i)
                 for (int a = 1; a <= s; ++a) {
@@ -1094,6 +1293,9 @@ public:
 
     StepStatus linearize(const Model& m, Data& d, Linearization& out) const override {
         State& st = static_cast<State&>(*d.integrator_state);
+        if (!st.loops.empty())
+            throw UsageError("linearize: vi-galerkin linearises the steps of trees; joint '" +
+                             m.joints[st.loops[0].joint].name + "' closes a kinematic loop (not yet supported)");
         const TreeView& t = st.tree;
         const Lobatto& L = st.lob;
         const int n = st.n, s = L.s;
@@ -1189,6 +1391,44 @@ public:
 
     // ---- write-back (§2.2): poses at q^{k+1}, continuous velocities q̇ = M⁻¹ p ------------
 
+    // With loops, the rates the constraints allow (§9.1): q̇ = M⁻¹ (p − Aᵀ ν) with
+    // A M⁻¹ Aᵀ ν = A M⁻¹ p, A at q^{k+1} (the last node of the last evaluate()); st.qdot holds
+    // M⁻¹ p and the articulated-body factor is at q^{k+1}.
+    static void project_rates(State& st) {
+        const TreeView& t = st.tree;
+        const int n = st.n, s = st.lob.s, M = st.mrows;
+        const std::size_t N = static_cast<std::size_t>(n);
+        for (int row = 0; row < M; ++row) {
+            double* a = &st.aproj[row * N];
+            std::fill(a, a + N, 0.0);
+            int li = 0;
+            while (row >= st.loops[li].row0 + st.loops[li].rows) ++li;
+            const State::Loop& c = st.loops[li];
+            const std::size_t jr = static_cast<std::size_t>(s) * M + row;
+            for (int side = 0; side < 2; ++side) {
+                const double* G = side == 0 ? &st.Ga[6 * jr] : &st.Gb[6 * jr];
+                for (int i = side == 0 ? c.la : c.lb; i >= 0; i = t.links[i].parent)
+                    a[i] += dot6(G, &st.Sb[6 * (static_cast<std::size_t>(s) * n + i)]);
+            }
+            tree_abi_solve(t, st.T.data(), st.abi, a, &st.wproj[row * N]);
+        }
+        for (int r = 0; r < M; ++r) {
+            const double* a = &st.aproj[r * N];
+            double acc = 0;
+            for (int i = 0; i < n; ++i) acc += a[i] * st.qdot[i];
+            st.lrhs2[r] = acc;
+            for (int c = 0; c < M; ++c) {
+                const double* w = &st.wproj[c * N];
+                double v = 0;
+                for (int i = 0; i < n; ++i) v += a[i] * w[i];
+                st.Sm[static_cast<std::size_t>(r) * M + c] = v;
+            }
+        }
+        solve_pivoted(st.Sm.data(), M, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
+        for (int c = 0; c < M; ++c)
+            for (int i = 0; i < n; ++i) st.qdot[i] -= st.dlam[c] * st.wproj[c * N + i];
+    }
+
     static void write_back(const Model& m, Data& d, State& st) {
         const TreeView& t = st.tree;
         const int n = st.n;
@@ -1200,6 +1440,7 @@ public:
         tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
         tree_abi_setup(t, st.T.data(), nullptr, st.abi);
         tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
+        if (!st.loops.empty()) project_rates(st);
         tree_link_twists(t, st.q.data(), st.qdot.data(), reinterpret_cast<double(*)[6]>(st.Vl.data()));
         for (int b = 0; b < m.nbodies(); ++b) {
             d.pose[b] = st.bp[b];

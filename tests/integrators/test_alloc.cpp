@@ -134,6 +134,15 @@ TEST_CASE("no heap allocation while stepping with vi-galerkin (s = 1, 2, 3, forc
     CHECK(d.stats.subdivided_steps > 5);
 }
 
+TEST_CASE("no heap allocation while stepping a closed loop with vi-galerkin (s = 1, 2)", "[alloc][galerkin][loops]") {
+    for (double points : {1.0, 2.0}) {
+        Spec s = testutil::closed_loop_spec("revolute");
+        s.options.integrator = "vi-galerkin";
+        s.options.extra["points"] = points;
+        CHECK(allocations_in_steps(s, 100) == 0);
+    }
+}
+
 TEST_CASE("no heap allocation in linearize after the first call (vi-galerkin)", "[alloc][galerkin][linearize]") {
     Spec s = testutil::chain_spec(12, "revolute", "vi-galerkin");
     s.joints[2].stiffness = {2.0};

@@ -118,6 +118,11 @@ struct NOETHER_API TreeView {
 // Build the view of m, or append one error per element it cannot take and return false.
 // `integrator` names the caller in the errors.
 NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors);
+// The same, with loop-closure joints left out of the view instead of refused (the view is the
+// spanning tree; an integrator that keeps the loops as constraints takes them from
+// BlockGraph::loop_joints).
+NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors,
+                                 bool allow_loops);
 
 // exp(A q) for a unit screw (|ω| = 1, or ω = 0 and |v| = 1): the exact exponential.
 NOETHER_API Frame screw_exp(const double* A, double q);
