@@ -13,14 +13,16 @@
 //                energy error max|E − E0| / max(|E0|, max kinetic energy), divergence;
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
 //                work-precision: for each engine/integrator the cheapest setting found whose
-//                relative energy error over T meets each target: dt halved from 0.01 (fixed
+//                relative energy error over T meets each target: dt halved from 0.01 (or --dt0; fixed
 //                step) or the tolerance divided by 10 from 1e-3 (error-controlled), up to
 //                --max-refinements, and no further once the next run would take more than
 //                --max-seconds of wall time (twice the last); every run tried is a "wp_point"
 //                line, then one "wp" line per target ("met": false when none did).
-// Engines/integrators: noether vi-maximal, vi-midpoint, riqn (fixed dt), dp45-projection
+// Engines/integrators: noether vi-maximal, vi-midpoint, riqn, vi-galerkin:s (s = 1, 2, 3 control
+// points; fixed dt), dp45-projection
 // (tolerance); MuJoCo Euler and RK4 (fixed dt); DART's default (semi-implicit Euler, fixed dt);
-// Simbody RK3 with a fixed step and RK-Merson error-controlled. --engines filters by name.
+// Simbody RK3 with a fixed step and RK-Merson error-controlled. --engines and --integrators filter
+// by name.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -88,7 +90,9 @@ public:
     NoetherSim(const std::string& integrator, int n, double dt, double tol, bool probe) {
         using namespace noether;
         Spec s;
-        s.options.integrator = integrator;
+        const std::size_t colon = integrator.find(':');  // "vi-galerkin:2": points = 2
+        s.options.integrator = integrator.substr(0, colon);
+        if (colon != std::string::npos) s.options.extra["points"] = std::atof(integrator.c_str() + colon + 1);
         s.options.dt = dt;
         if (integrator == "dp45-projection") {
             s.options.extra["atol"] = tol;
@@ -341,7 +345,8 @@ std::unique_ptr<Sim> make(const Setting& s, int n, double dt, double tol, bool p
 }
 
 std::vector<Setting> settings() {
-    std::vector<Setting> out = {{"noether", "vi-maximal"}, {"noether", "vi-midpoint"}, {"noether", "riqn"},
+    std::vector<Setting> out = {{"noether", "vi-maximal"},    {"noether", "vi-midpoint"},   {"noether", "riqn"},
+                                {"noether", "vi-galerkin:1"}, {"noether", "vi-galerkin:2"}, {"noether", "vi-galerkin:3"},
                                 {"noether", "dp45-projection", true}};
 #ifdef NOETHER_PEER_MUJOCO
     out.push_back({"mujoco", "euler"});
@@ -462,12 +467,12 @@ std::string num(double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string mode = "step", engines;
+    std::string mode = "step", engines, integrators;
     std::vector<int> ns = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
     std::vector<double> targets = {1e-3, 1e-6};
     double duration = 10;
     int refinements = 10;
-    double max_seconds = 30;
+    double max_seconds = 30, dt0 = 0.01;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -480,18 +485,22 @@ int main(int argc, char** argv) {
             targets.clear();
             for (const std::string& x : split(argv[++i])) targets.push_back(std::atof(x.c_str()));
         } else if (a == "--engines" && v) engines = argv[++i];
+        else if (a == "--integrators" && v) integrators = argv[++i];
         else if (a == "--max-refinements" && v) refinements = std::atoi(argv[++i]);
         else if (a == "--max-seconds" && v) max_seconds = std::atof(argv[++i]);
+        else if (a == "--dt0" && v) dt0 = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
                          "usage: peers [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
-                         "[--engines noether,mujoco,dart,simbody] [--max-refinements K] [--max-seconds S]\n");
+                         "[--engines noether,mujoco,dart,simbody] [--integrators rk4,vi-galerkin:2,...] [--max-refinements K] "
+                         "[--max-seconds S] [--dt0 DT]\n");
             return 2;
         }
     }
     std::printf("{\"bench\":\"peers_meta\",\"mode\":\"%s\",%s}\n", mode.c_str(), versions().c_str());
     for (const Setting& s : settings()) {
         if (!engines.empty() && ("," + engines + ",").find("," + s.engine + ",") == std::string::npos) continue;
+        if (!integrators.empty() && ("," + integrators + ",").find("," + s.integrator + ",") == std::string::npos) continue;
         for (int n : ns) {
             std::string why;
             if (!probe_ok(s, n, why)) {
@@ -518,7 +527,7 @@ int main(int argc, char** argv) {
                 Outcome o;
             };
             std::vector<Point> points;
-            double dt = 0.01, tol = 1e-3;
+            double dt = s.adaptive ? 0.01 : dt0, tol = 1e-3;
             const double strictest = *std::min_element(targets.begin(), targets.end());
             for (int r = 0; r <= refinements; ++r) {
                 const auto t0 = std::chrono::steady_clock::now();
