@@ -27,6 +27,10 @@
 // A failed step is retaken from the kernel's snapshot as 2, 4, … substeps. If a host moves the
 // bodies or changes their velocities between steps, the integrator restarts from the Data as
 // from a continuous state.
+//
+// Loop-closure joints stay holonomic constraints (§7): multipliers λ^{k,α} per interval node,
+// the Schur update with s·m tree solves, velocities projected onto the constraints after the
+// step. linearize() gives ∂x_{k+1}/∂x_k and ∂x_{k+1}/∂u (x = (q, q̇)) of a tree in O(n²) (§8).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
