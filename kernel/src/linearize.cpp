@@ -68,17 +68,8 @@ void set_joint_state(const Model& m, Data& d, const double* coord, const double*
     tree_link_twists(t, q.data(), qd.data(), reinterpret_cast<double(*)[6]>(V.data()));
     for (int b = 0; b < m.nbodies(); ++b) {
         d.pose[b] = poses[b];
-        Twist tw;
-        const int L = t.body_link[b];
-        if (L >= 0) {  // ω in the body frame, v of the body's centre of mass in the world
-            const Frame& O = t.body_offset[b];
-            const double* v = &V[6 * static_cast<std::size_t>(L)];
-            const Vec3 wl{v[0], v[1], v[2]}, vl{v[3], v[4], v[5]};
-            tw.w = transpose(O.R) * wl;
-            tw.v = g[L].R * (vl + cross(wl, O.p));
-        }
-        d.twist[b] = tw;
-        d.twist_guess[b] = tw;
+        d.twist[b] = tree_body_twist(t, g.data(), reinterpret_cast<const double(*)[6]>(V.data()), b);
+        d.twist_guess[b] = d.twist[b];
     }
     for (int k = 0; k < m.total_dofs; ++k) d.coord[k] = coord[k], d.rate[k] = rate[k];
 }

@@ -374,6 +374,18 @@ void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* p
     }
 }
 
+Twist tree_body_twist(const TreeView& t, const Frame* link_g, const double (*V)[6], int b) {
+    Twist tw;
+    const int L = t.body_link[b];
+    if (L < 0) return tw;
+    const Frame& O = t.body_offset[b];
+    const double* v = V[L];
+    const Vec3 wl{v[0], v[1], v[2]}, vl{v[3], v[4], v[5]};
+    tw.w = transpose(O.R) * wl;
+    tw.v = link_g[L].R * (vl + cross(wl, O.p));
+    return tw;
+}
+
 void tree_link_twists(const TreeView& t, const double* q, const double* qdot, double (*V)[6]) {
     for (int i = 0; i < t.size(); ++i) {
         const TreeLink& l = t.links[i];

@@ -803,9 +803,9 @@ public:
         }
     }
     // Row `row` of A(q^{k,node}) (against the joint coordinates), times f, added to slot `slot` of
-    // the link-major vector x (s per link); or, with `dot`, its product with that slot of x.
-    static double loop_row(const State& st, int node, int row, double f, double* x, int slot, bool dot) {
-        const int n = st.n, s = st.lob.s, M = st.mrows;
+    // the link-major vector x (`stride` per link); or, with `dot`, its product with that slot of x.
+    static double loop_row(const State& st, int node, int row, double f, double* x, int stride, int slot, bool dot) {
+        const int n = st.n, M = st.mrows;
         int li = 0;
         while (row >= st.loops[li].row0 + st.loops[li].rows) ++li;
         const State::Loop& c = st.loops[li];
@@ -815,8 +815,8 @@ public:
             const double* G = side == 0 ? &st.Ga[6 * jr] : &st.Gb[6 * jr];
             for (int i = side == 0 ? c.la : c.lb; i >= 0; i = st.tree.links[i].parent) {
                 const double a = dot6(G, &st.Sb[6 * (static_cast<std::size_t>(node) * n + i)]);
-                if (dot) acc += a * x[static_cast<std::size_t>(i) * s + slot];
-                else x[static_cast<std::size_t>(i) * s + slot] += f * a;
+                if (dot) acc += a * x[static_cast<std::size_t>(i) * stride + slot];
+                else x[static_cast<std::size_t>(i) * stride + slot] += f * a;
             }
         }
         return acc;
@@ -832,16 +832,16 @@ public:
         for (int a = 0; a < s; ++a)
             for (int row = 0; row < M; ++row) {
                 std::fill(st.lrhs.begin(), st.lrhs.end(), 0.0);
-                loop_row(st, a, row, 1.0, st.lrhs.data(), a, false);
+                loop_row(st, a, row, 1.0, st.lrhs.data(), s, a, false);
                 solve(st, st.lrhs.data(), &st.Zc[static_cast<std::size_t>(a * M + row) * sn]);
             }
         for (int b = 1; b <= s; ++b)
             for (int row = 0; row < M; ++row) {
                 const int R = (b - 1) * M + row;
-                st.lrhs2[R] = st.hv[static_cast<std::size_t>(b) * M + row] + loop_row(st, b, row, 0, st.dqr.data(), b - 1, true);
+                st.lrhs2[R] = st.hv[static_cast<std::size_t>(b) * M + row] + loop_row(st, b, row, 0, st.dqr.data(), s, b - 1, true);
                 for (int col = 0; col < K; ++col)
                     st.Sm[static_cast<std::size_t>(R) * K + col] =
-                        loop_row(st, b, row, 0, &st.Zc[static_cast<std::size_t>(col) * sn], b - 1, true);
+                        loop_row(st, b, row, 0, &st.Zc[static_cast<std::size_t>(col) * sn], s, b - 1, true);
             }
         solve_pivoted(st.Sm.data(), K, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
         for (std::size_t k = 0; k < sn; ++k) {
@@ -1405,15 +1405,7 @@ public:
         for (int row = 0; row < M; ++row) {
             double* a = &st.aproj[row * N];
             std::fill(a, a + N, 0.0);
-            int li = 0;
-            while (row >= st.loops[li].row0 + st.loops[li].rows) ++li;
-            const State::Loop& c = st.loops[li];
-            const std::size_t jr = static_cast<std::size_t>(s) * M + row;
-            for (int side = 0; side < 2; ++side) {
-                const double* G = side == 0 ? &st.Ga[6 * jr] : &st.Gb[6 * jr];
-                for (int i = side == 0 ? c.la : c.lb; i >= 0; i = t.links[i].parent)
-                    a[i] += dot6(G, &st.Sb[6 * (static_cast<std::size_t>(s) * n + i)]);
-            }
+            loop_row(st, s, row, 1.0, a, 1, 0, false);
             tree_abi_solve(t, st.T.data(), st.abi, a, &st.wproj[row * N]);
         }
         for (int r = 0; r < M; ++r) {
@@ -1448,15 +1440,7 @@ public:
         tree_link_twists(t, st.q.data(), st.qdot.data(), reinterpret_cast<double(*)[6]>(st.Vl.data()));
         for (int b = 0; b < m.nbodies(); ++b) {
             d.pose[b] = st.bp[b];
-            const int Lk = t.body_link[b];
-            Twist tw;
-            if (Lk >= 0) {
-                const Frame& O = t.body_offset[b];
-                const double* V = &st.Vl[6 * Lk];
-                const Vec3 wl = top(V);
-                tw.w = transpose(O.R) * wl;
-                tw.v = st.g[Lk].R * (bot(V) + cross(wl, O.p));
-            }
+            const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.Vl.data()), b);
             d.twist[b] = tw;
             d.twist_guess[b] = tw;
             st.written_pose[b] = d.pose[b];

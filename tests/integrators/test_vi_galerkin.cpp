@@ -58,6 +58,17 @@ Spec random_tree(unsigned seed = 7) {
     return s;
 }
 
+// A branched tree with everything the step differentiates: springs, dampers, oblique gravity,
+// body-frame and world forces at points, an input force and torque.
+Spec forced_tree(int s, double dt) {
+    Spec spec = galerkin(testutil::with_springs(random_tree(11), 2.0, 0.4), s, dt);
+    ForceSpec f1, f2;
+    f1.body = "T4", f1.force = {0.3, 0.1, -0.4}, f1.torque = {0.2, -0.1, 0.05}, f1.body_frame = true, f1.point = Vec3{0.1, 0.2, -0.1};
+    f2.body = "T2", f2.force = {-0.2, 0.5, 0.1}, f2.point = Vec3{-0.2, 0.1, 0.3};
+    spec.forces = {f1, f2};
+    return spec;
+}
+
 // The dense residual Jacobian ∂r/∂q^{k,1..s} by central differences of evaluate() (link-major
 // rows and columns, like st.r and st.dx).
 MatX residual_jacobian(const Model& m, const Data& d, State& st, double h) {
@@ -90,14 +101,8 @@ void set_joint_rates(const Model& m, Data& d, const std::vector<double>& qd) {
     tree_link_poses(t, q.data(), g.data());
     std::vector<double> V(6 * n);
     tree_link_twists(t, q.data(), qd.data(), reinterpret_cast<double(*)[6]>(V.data()));
-    for (int b = 0; b < m.nbodies(); ++b) {
-        const int L = t.body_link[b];
-        if (L < 0) continue;
-        const Frame& O = t.body_offset[b];
-        const Vec3 w{V[6 * L], V[6 * L + 1], V[6 * L + 2]}, v{V[6 * L + 3], V[6 * L + 4], V[6 * L + 5]};
-        d.twist[b].w = transpose(O.R) * w;
-        d.twist[b].v = g[L].R * (v + cross(w, O.p));
-    }
+    for (int b = 0; b < m.nbodies(); ++b)
+        if (t.body_link[b] >= 0) d.twist[b] = tree_body_twist(t, g.data(), reinterpret_cast<const double(*)[6]>(V.data()), b);
     for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = qd[i];
 }
 
@@ -218,12 +223,7 @@ TEST_CASE("vi-galerkin Newton direction equals a dense solve (O(n) articulated c
     // oblique gravity, input forces and torques and the Model's forces (world and body frame, at
     // points), s = 1, 2, 3.
     for (int s : {1, 2, 3}) {
-        Spec spec = galerkin(testutil::with_springs(random_tree(11), 2.0, 0.4), s, 0.02);
-        ForceSpec f1, f2;  // a body-frame force at a point with a body-frame torque; a world force at a point
-        f1.body = "T4", f1.force = {0.3, 0.1, -0.4}, f1.torque = {0.2, -0.1, 0.05}, f1.body_frame = true, f1.point = Vec3{0.1, 0.2, -0.1};
-        f2.body = "T2", f2.force = {-0.2, 0.5, 0.1}, f2.point = Vec3{-0.2, 0.1, 0.3};
-        spec.forces = {f1, f2};
-        auto m = compile(spec);
+        auto m = compile(forced_tree(s, 0.02));
         Data d(m);
         const TreeView t = testutil::view_of(*m);
         Rng r(30 + s);
@@ -507,16 +507,6 @@ TEST_CASE("vi-galerkin accepts Newton's round-off floor on long chains instead o
 
 namespace {
 
-// A branched tree with everything the step differentiates: springs, dampers, oblique gravity,
-// body-frame and world forces at points, an input force and torque.
-Spec forced_tree(int s, double dt) {
-    Spec spec = galerkin(testutil::with_springs(random_tree(11), 2.0, 0.4), s, dt);
-    ForceSpec f1, f2;
-    f1.body = "T4", f1.force = {0.3, 0.1, -0.4}, f1.torque = {0.2, -0.1, 0.05}, f1.body_frame = true, f1.point = Vec3{0.1, 0.2, -0.1};
-    f2.body = "T2", f2.force = {-0.2, 0.5, 0.1}, f2.point = Vec3{-0.2, 0.1, 0.3};
-    spec.forces = {f1, f2};
-    return spec;
-}
 
 // x = (coord, rate) of the Data.
 std::vector<double> joint_state(const Model& m, const Data& d) {
