@@ -12,6 +12,9 @@ std::string scripts_dir();
 bool write_atomically(const std::string& path, const std::string& text);
 // `noether sweep` (sweep.cpp).
 int cmd_sweep(const std::vector<std::string>& args);
+// `noether view` (view.cpp) and `noether plot` (plot.cpp).
+int cmd_view(const std::vector<std::string>& args);
+int cmd_plot(const std::vector<std::string>& args);
 // "compiled in (…)" or "not compiled in", for `noether version`.
 std::string mpi_description();
 

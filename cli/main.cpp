@@ -1,7 +1,9 @@
 // The `noether` command: a host like any other, built on the public API.
 //
 //   noether run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]
-//               [--import-report] [--sandbox DIR [--time-limit SECONDS]]
+//               [--import-report] [--sandbox DIR [--time-limit SECONDS]] [--record FILE.nrec [--fps N]]
+//   noether view FILE.nrec [-o FILE.html]
+//   noether plot FILE.csv [-o FILE.png] [--channels a,b,...]
 //   noether check SCRIPT [--set name=value]... [--option name=value]...
 //   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
 //                  [--option name=number]... [--summary-json FILE]
@@ -10,6 +12,7 @@
 //   noether version
 //
 // Exit status: 0 success, 1 simulation failed, 2 bad input.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,17 +66,18 @@ void usage(FILE* out) {
                  "usage: noether <command> [options]\n"
                  "commands:\n"
                  "  run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]\n"
-                 "             [--import-report] [--sandbox DIR [--time-limit SECONDS]]\n"
+                 "             [--import-report] [--sandbox DIR [--time-limit SECONDS]] [--record FILE.nrec [--fps N]]\n"
                  "                     run a Lua scene and print its summary; --set: the script's parameters\n"
                  "                     (noether.params), --option: integrator options of every world\n"
-                 "                     (e.g. --option points=2 for vi-galerkin)\n"
+                 "                     (e.g. --option points=2 for vi-galerkin); --record: body poses of the\n"
+                 "                     first world at N frames per simulated second (default 60) for `noether view`\n"
                  "  check SCRIPT [--set name=value]... [--option name=value]... [--sandbox DIR]\n"
                  "                     build and compile a scene without running it (the script is executed,\n"
                  "                     its steps are not); print its graph\n"
                  "  --sandbox DIR      for untrusted scenes: safe Lua libraries only, files written only below\n"
                  "                     DIR, no plugin directories, Lua heap and wall-time limits (docs/lua.md)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
-                 "             [--option name=number]... [--summary-json FILE]\n"
+                 "             [--option name=number]... [--summary-json FILE] [--record FILE.nrec]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary\n"
                  "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
@@ -81,6 +85,11 @@ void usage(FILE* out) {
                  "                     run the scene once per parameter set on every core (or the scene's\n"
                  "                     noether.sweep{}); one row per member; under mpirun the members are split\n"
                  "                     across ranks (docs/sweeps.md)\n"
+                 "  view FILE.nrec [-o FILE.html]\n"
+                 "                     one self-contained HTML page that plays a recording in the browser\n"
+                 "                     (three.js inlined; docs/viewer.md)\n"
+                 "  plot FILE.csv [-o FILE.png] [--channels a,b,...]\n"
+                 "                     plot a run's CSV output against time (matplotlib; docs/viewer.md)\n"
                  "  plugins [--json]   list the loaded plugins (kind, name, description, path)\n"
                  "  version            print the version\n"
                  "  help               this text\n"
@@ -161,6 +170,17 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
             summary_json = value();
         } else if (a == "--quiet" && cmd == "run") {
             quiet = true;
+        } else if (a == "--record" && cmd == "run") {
+            opt.record = value();
+        } else if (a == "--fps" && cmd == "run") {
+            const std::string v = value();
+            char* end = nullptr;
+            opt.record_fps = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(opt.record_fps > 0) || !std::isfinite(opt.record_fps)) {
+                std::fprintf(stderr, "noether run: --fps must be a positive number of frames per simulated second, got '%s'\n",
+                             v.c_str());
+                return 2;
+            }
         } else if (a == "--sandbox") {
             opt.sandbox = true;
             opt.sandbox_dir = value();
@@ -225,7 +245,7 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
 
 // `noether import`: the import report, the graph, and optionally a run under gravity.
 int cmd_import(const std::vector<std::string>& args) {
-    std::string file, base = "floating", summary_json;
+    std::string file, base = "floating", summary_json, record;
     double simulate = -1, dt = 0.005;
     std::string integrator;
     std::map<std::string, double> extra;
@@ -269,6 +289,7 @@ int cmd_import(const std::vector<std::string>& args) {
             }
             extra[kv.substr(0, eq)] = number(kv.substr(eq + 1), "--option");
         } else if (a == "--summary-json") summary_json = value();
+        else if (a == "--record") record = value();
         else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "noether import: unknown option '%s'\n", a.c_str());
             return 2;
@@ -315,6 +336,23 @@ int cmd_import(const std::vector<std::string>& args) {
         return 2;
     }
     noether::Run run(model);
+    if (!record.empty()) {
+        if (simulate < 0) {
+            std::fprintf(stderr, "noether import: --record needs --simulate SECONDS\n");
+            return 2;
+        }
+        noether::OutputSpec o;
+        o.format = noether::OutputSpec::Format::recording;
+        o.file = record;
+        o.fps = 60;
+        o.origin = {file, 0, ""};
+        try {
+            run.add_output(o);
+        } catch (const noether::Error& e) {
+            std::fprintf(stderr, "noether: %s\n", e.what());
+            return 2;
+        }
+    }
     const std::string graph = run.graph_report();  // the advice of the initial state
     for (const std::string& w : rep.warnings) run.add_note(rep.file + ": " + w);
     run.set_progress(isatty(2));
@@ -354,6 +392,8 @@ int main(int argc, char** argv) {
         if (cmd == "run" || cmd == "check") return cmd_script(cmd, args);
         if (cmd == "import") return cmd_import(args);
         if (cmd == "sweep") return noether_cli::cmd_sweep(args);
+        if (cmd == "view") return noether_cli::cmd_view(args);
+        if (cmd == "plot") return noether_cli::cmd_plot(args);
         if (cmd == "version" || cmd == "--version") {
             std::printf("noether %s\nMPI: %s\n", noether::version(), noether_cli::mpi_description().c_str());
             return 0;

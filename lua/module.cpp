@@ -267,7 +267,7 @@ int open_module(lua_State* L) {
     static const luaL_Reg methods[] = {
         {"body", method<l_body>},           {"joint", method<l_joint>},
         {"force", method<l_force>},         {"on_step", method<l_on_step>},
-        {"output", method<l_output>},       {"urdf", method<l_urdf>},
+        {"output", method<l_output>}, {"record", method<l_world_record>},       {"urdf", method<l_urdf>},
         {"assemble", method<l_assemble>},   {"time", method<l_time>},
         {"finish", method<l_finish>},       {"compile", compiled<l_compile>},
         {"run", compiled<l_run>},           {"step", compiled<l_step>},

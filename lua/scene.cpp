@@ -117,6 +117,42 @@ int l_world_gc(lua_State* L) {
 
 // ---- w:body{} -------------------------------------------------------------------------------
 
+// One shape of a body (for the viewer): { type = "box", size = {lx, ly, lz} }, { type = "sphere",
+// radius = r }, { type = "cylinder" | "capsule", radius = r, length = l } (along the shape's z),
+// with optional position and orientation (body frame) and color ({r, g, b} or {r, g, b, a}).
+Shape read_shape(lua_State* L, int idx, const std::string& who) {
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) fail(L, "%s: a shape is a table such as { type = \"box\", size = {0.1, 0.2, 0.3} }, got %s", who, type_of(L, idx));
+    Fields f{L, idx, who + ": shape"};
+    const std::string type = f.string("type", "", true);
+    Shape sh;
+    if (type == "box") {
+        f.only({"type", "size", "position", "orientation", "color"});
+        const auto size = f.vec3("size");
+        if (!size) fail(L, "%s: shape: a box needs 'size' (edge lengths {x, y, z})", who);
+        sh.size = *size;
+    } else if (type == "sphere" || type == "cylinder" || type == "capsule") {
+        const bool sphere = type == "sphere";
+        if (sphere) f.only({"type", "radius", "position", "orientation", "color"});
+        else f.only({"type", "radius", "length", "position", "orientation", "color"});
+        sh.type = sphere ? Shape::Type::sphere : type == "cylinder" ? Shape::Type::cylinder : Shape::Type::capsule;
+        sh.size.x = f.number("radius", 0, true);
+        if (!sphere) sh.size.y = f.number("length", 0, true);
+    } else {
+        fail(L, "%s: shape: unknown type '%s' (box, sphere, cylinder, capsule)", who, type);
+    }
+    if (auto p = f.vec3("position")) sh.pose.x = *p;
+    raw_getfield(L, idx, "orientation");
+    if (!lua_isnil(L, -1)) sh.pose.q = read_orientation(L, -1, who + ": shape");
+    lua_pop(L, 1);
+    const std::vector<double> c = f.numbers("color");
+    if (!c.empty()) {
+        if (c.size() != 3 && c.size() != 4) f.bad("color", "{r, g, b} or {r, g, b, a}, each in [0, 1]");
+        for (std::size_t k = 0; k < c.size(); ++k) sh.rgba[k] = c[k];
+    }
+    return sh;
+}
+
 int l_body(lua_State* L, World& w) {
     check_table(L, 2, "body");
     require_building(L, w, "body");
@@ -126,7 +162,8 @@ int l_body(lua_State* L, World& w) {
     lua_pop(L, 1);
     const std::string who = "body '" + name + "'";
     Fields f{L, 2, who};
-    f.only({"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", "angular_velocity_frame"});
+    f.only({"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", "angular_velocity_frame",
+            "shape", "shapes"});
     BodySpec b;
     b.name = name;
     b.origin = where(L);
@@ -148,6 +185,21 @@ int l_body(lua_State* L, World& w) {
     if (frame != "world" && frame != "body")
         fail(L, "%s: field 'angular_velocity_frame' must be \"world\" or \"body\", got \"%s\"", who, frame);
     b.angular_velocity_in_body = frame == "body";
+    if (f.has("shape") && f.has("shapes")) fail(L, "%s: give 'shape' (one) or 'shapes' (a list), not both", who);
+    raw_getfield(L, 2, "shape");
+    if (!lua_isnil(L, -1)) b.shapes.push_back(read_shape(L, -1, who));
+    lua_pop(L, 1);
+    raw_getfield(L, 2, "shapes");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("shapes", "a list of shapes");
+        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+        for (lua_Integer i = 1; i <= n; ++i) {
+            lua_rawgeti(L, -1, i);
+            b.shapes.push_back(read_shape(L, -1, who + " (shape " + std::to_string(i) + ")"));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
     if (const int o = w.body_index.find(w.spec.bodies, name); o >= 0)
         fail(L, "%s: duplicate name (first defined at %s)", who, w.spec.bodies[o].origin.str());
     w.spec.bodies.push_back(std::move(b));
@@ -289,6 +341,34 @@ OutputSpec read_output(lua_State* L, int idx, int* callback, std::string* droppe
     if ((!o.file.empty() || !dropped->empty()) && o.channels.empty())
         fail(L, "output: field 'channels' is required with 'file'");
     return o;
+}
+
+// w:record{ file = "run.nrec", fps = 60 }: a recording for the viewer (docs/viewer.md).
+int l_world_record(lua_State* L, World& w) {
+    check_table(L, 2, "record");
+    require_building(L, w, "record");
+    Fields f{L, 2, "record"};
+    f.only({"file", "fps", "every"});
+    if (f.has("fps") && f.has("every")) fail(L, "record: give 'fps' or 'every', not both");
+    OutputSpec o;
+    o.format = OutputSpec::Format::recording;
+    o.origin = where(L);
+    const std::string file = f.string("file", "", true);
+    const std::string mine = member_path(*context(L), file);
+    if (mine.empty()) {
+        w.import_warnings.push_back(o.origin.str() + ": recording '" + file + "' not written by sweep member " +
+                                    std::to_string(context(L)->options.member) + " (put {member} in the name)");
+        return 0;
+    }
+    o.file = sandbox_path(L, mine, true, "recording file");
+    o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
+    if (!f.has("every")) {
+        o.fps = f.number("fps", 60);
+        if (!(o.fps > 0) || !std::isfinite(o.fps)) f.bad("fps", "a positive number of frames per simulated second");
+    }
+    w.outputs.push_back(o);
+    w.output_callback.push_back(LUA_NOREF);
+    return 0;
 }
 
 int l_output(lua_State* L, World& w) {

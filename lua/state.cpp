@@ -76,6 +76,17 @@ void ensure_compiled(lua_State* L, World& w) {
         throw LuaFail(e.what());
     }
     auto run = std::make_unique<Run>(model);
+    Context* ctx = context(L);
+    if (!ctx->options.record.empty() && !ctx->recorded && !ctx->options.check_only) {
+        ctx->recorded = true;  // the first world compiled
+        OutputSpec o;
+        o.format = OutputSpec::Format::recording;
+        o.file = ctx->options.record;
+        o.fps = ctx->options.record_fps;
+        o.origin = w.spec.origin;  // where the world was made (the viewer shows it)
+        w.outputs.push_back(o);
+        w.output_callback.push_back(LUA_NOREF);
+    }
     for (const OutputSpec& o : w.outputs) {
         try {
             run->add_output(o);

@@ -77,6 +77,7 @@ struct Context {
     ScriptOptions options;
     double deadline = 0;  // sandbox: steady-clock seconds after which the script is stopped
     std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
+    bool recorded = false;  // ScriptOptions::record given to a world already
     std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here
     std::vector<std::string> used_params;
     SweepPlan sweep;                // noether.sweep{}
@@ -251,6 +252,7 @@ int l_joint(lua_State* L, World& w);
 int l_force(lua_State* L, World& w);
 int l_on_step(lua_State* L, World& w);
 int l_output(lua_State* L, World& w);
+int l_world_record(lua_State* L, World& w);
 // urdf.cpp
 int l_urdf(lua_State* L, World& w);
 int l_assemble(lua_State* L, World& w);

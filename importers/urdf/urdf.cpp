@@ -11,6 +11,7 @@
 // block of a maximal-coordinate body singular; it is regularised with a small mass,
 // 1e-3 × the mean mass of the file's massive links, and a warning. A moving link with neither
 // mass nor inertia is an error that names it.
+#include <array>
 #include <tinyxml2.h>
 
 #include <cmath>
@@ -38,6 +39,8 @@ struct Link {
     Vec3 com;      // in the link frame
     Quat com_q;    // inertial frame in the link frame
     Mat3 inertia;  // in the inertial frame
+    std::vector<Shape> shapes;  // for the viewer: primitives of <visual> (else of <collision>), link frame
+    bool meshes_only = false;   // it has geometry, all meshes (drawn as the inertia box)
 };
 
 struct Joint {
@@ -168,9 +171,62 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     std::vector<Joint> joints;
     std::vector<Loop> loops;
     std::map<std::string, int> link_id, joint_id;
+    // Named materials of the robot (colours of the visuals).
+    std::map<std::string, std::array<double, 4>> materials;
+    auto read_color = [&](const XMLElement* mat, std::array<double, 4>& rgba, const std::string& who) {
+        const XMLElement* c = mat ? mat->FirstChildElement("color") : nullptr;
+        if (!c || !c->Attribute("rgba")) return false;
+        const std::vector<double> v = P.numbers(c, "rgba", 4, who);
+        for (int k = 0; k < 4; ++k) rgba[k] = std::min(1.0, std::max(0.0, v[k]));  // appearance only: clamped
+        return true;
+    };
+    for (const XMLElement* e = robot->FirstChildElement("material"); e; e = e->NextSiblingElement("material")) {
+        std::array<double, 4> rgba;
+        if (e->Attribute("name") && read_color(e, rgba, std::string("<material name='") + e->Attribute("name") + "'>"))
+            materials[e->Attribute("name")] = rgba;
+    }
+    // The primitives of a link's <visual> (or <collision>) elements, in the link frame.
+    auto read_shapes = [&](const XMLElement* link, const char* tag, const std::string& who, int& meshes) {
+        std::vector<Shape> out;
+        for (const XMLElement* v = link->FirstChildElement(tag); v; v = v->NextSiblingElement(tag)) {
+            const XMLElement* g = v->FirstChildElement("geometry");
+            const XMLElement* p = g ? g->FirstChildElement() : nullptr;
+            if (!p) continue;
+            const std::string kind = p->Name();
+            const std::string what = who + ": <" + tag + "><" + kind + ">";
+            Shape sh;
+            if (kind == "box") {
+                const std::vector<double> sz = P.numbers(p, "size", 3, what);
+                sh.size = {sz[0], sz[1], sz[2]};
+            } else if (kind == "sphere") {
+                sh.type = Shape::Type::sphere;
+                sh.size.x = P.number(p, "radius", what);
+            } else if (kind == "cylinder" || kind == "capsule") {
+                sh.type = kind == "cylinder" ? Shape::Type::cylinder : Shape::Type::capsule;
+                sh.size = {P.number(p, "radius", what), P.number(p, "length", what), 0};
+            } else {
+                if (kind == "mesh") ++meshes;
+                continue;
+            }
+            const double sz[3] = {sh.size.x, sh.size.y, sh.size.z};
+            for (int k = 0; k < (sh.type == Shape::Type::box ? 3 : sh.type == Shape::Type::sphere ? 1 : 2); ++k)
+                if (!(sz[k] > 0) || !std::isfinite(sz[k]))
+                    P.fail(p->GetLineNum(), what + ": sizes must be positive, got " + fmt(sz[k]));
+            sh.pose = P.origin(v, what);
+            std::array<double, 4> rgba;
+            if (const XMLElement* mat = v->FirstChildElement("material")) {
+                if (read_color(mat, rgba, what) ||
+                    (mat->Attribute("name") && materials.count(mat->Attribute("name")) &&
+                     (rgba = materials[mat->Attribute("name")], true)))
+                    for (int k = 0; k < 4; ++k) sh.rgba[k] = rgba[k];
+            }
+            out.push_back(sh);
+        }
+        return out;
+    };
     std::map<std::string, int> ignored_tags, ignored_attrs;
     std::map<std::string, int> nonstandard_dynamics;
-    int geometry = 0, mimics = 0, limits = 0;
+    int geometry = 0, mimics = 0, limits = 0, mesh_links = 0;
     for (const XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) {
         const std::string tag = e->Name();
         if (tag == "link") {
@@ -179,7 +235,14 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             l.line = e->GetLineNum();
             const std::string who = "link '" + l.name + "'";
             if (link_id.count(l.name)) P.fail(l.line, who + ": defined twice (first at line " + std::to_string(links[link_id[l.name]].line) + ")");
-            if (e->FirstChildElement("visual") || e->FirstChildElement("collision")) ++geometry;
+            if (e->FirstChildElement("visual") || e->FirstChildElement("collision")) {
+                ++geometry;
+                int meshes = 0;
+                l.shapes = read_shapes(e, "visual", who, meshes);
+                if (l.shapes.empty()) l.shapes = read_shapes(e, "collision", who, meshes);
+                l.meshes_only = l.shapes.empty() && meshes > 0;
+                if (l.meshes_only) ++mesh_links;
+            }
             if (const XMLElement* in = e->FirstChildElement("inertial")) {
                 l.inertial = true;
                 const Pose o = P.origin(in, who);
@@ -288,7 +351,11 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         rep.ignored.push_back("joint attribute '" + kv.first + "' x" + std::to_string(kv.second) + " (not part of URDF)");
     for (const auto& kv : nonstandard_dynamics)
         rep.ignored.push_back("<dynamics " + kv.first + "=...> x" + std::to_string(kv.second) + " (not part of URDF)");
-    if (geometry) rep.ignored.push_back("<visual>/<collision> geometry of " + std::to_string(geometry) + " links (dynamics only)");
+    if (geometry)
+        rep.ignored.push_back("<visual>/<collision> geometry of " + std::to_string(geometry) +
+                              " links: no contact (primitives are drawn by the viewer" +
+                              (mesh_links ? ", the " + std::to_string(mesh_links) + " links with only meshes as inertia boxes" : std::string()) +
+                              ")");
     if (limits) rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced yet");
     for (const Joint& j : joints) {
         if (!j.mimic.empty())
@@ -493,6 +560,23 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         b.inertia = B.inertia;
         b.position = B.com;
         b.orientation = B.q;
+        // The viewer's shapes of every link of the group, into the body frame (origin at the CoM).
+        const Pose body_pose{B.com, B.q};
+        for (int l = 0; l < nl; ++l) {
+            if (group[l] != gi) continue;
+            std::vector<Shape> shapes = links[l].shapes;
+            if (links[l].meshes_only && links[l].inertial && links[l].mass > 0) {  // its inertia box, at its CoM
+                Shape box = inertia_box(links[l].mass, links[l].inertia);
+                box.pose = {links[l].com, links[l].com_q * box.pose.q};
+                shapes.push_back(box);
+            }
+            for (const Shape& sh : shapes) {
+                Shape s2 = sh;
+                const Pose world{T[l].x + rotate(T[l].q, sh.pose.x), T[l].q * sh.pose.q};
+                s2.pose = relative_pose(body_pose, world);
+                b.shapes.push_back(s2);
+            }
+        }
         b.origin = {P.file(), top.line, "<link name='" + top.name + "'>"};
         b.velocity = opt.velocity + cross(opt.angular_velocity, B.com - opt.position);
         b.angular_velocity = opt.angular_velocity;

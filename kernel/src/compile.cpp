@@ -91,6 +91,20 @@ void check_inertia(const Mat3& I, const Origin& o, const std::string& who, Check
         c.warning(o, who + ": inertia is nearly singular (principal moments " + num(ev[0]) + " … " + num(ev[2]) + ")");
 }
 
+}  // namespace
+
+const char* shape_type_name(Shape::Type t) {
+    switch (t) {
+        case Shape::Type::box: return "box";
+        case Shape::Type::sphere: return "sphere";
+        case Shape::Type::cylinder: return "cylinder";
+        case Shape::Type::capsule: return "capsule";
+    }
+    return "?";
+}
+
+namespace {
+
 void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
     const std::string who = "body '" + b.name + "'";
     out.name = b.name;
@@ -114,6 +128,33 @@ void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
         q = qnormalized(q);
     }
     out.pose0 = {b.position, q};
+    for (std::size_t i = 0; i < b.shapes.size(); ++i) {
+        const Shape& sh = b.shapes[i];
+        const std::string what = who + ": shape " + std::to_string(i + 1) + " (" + shape_type_name(sh.type) + ")";
+        const int nsize = sh.type == Shape::Type::box ? 3 : sh.type == Shape::Type::sphere ? 1 : 2;
+        const double sz[3] = {sh.size.x, sh.size.y, sh.size.z};
+        bool ok = true;
+        for (int k = 0; k < nsize; ++k)  // a capsule may have length 0 (a sphere)
+            if (!(std::isfinite(sz[k]) && (sz[k] > 0 || (k == 1 && sh.type == Shape::Type::capsule && sz[k] == 0))))
+                ok = false;
+        if (!ok)
+            c.error(b.origin, what + ": size must be positive and finite (" +
+                                  (sh.type == Shape::Type::box      ? "edge lengths x, y, z"
+                                   : sh.type == Shape::Type::sphere ? "radius"
+                                                                    : "radius, length") +
+                                  "), got " + vec(sh.size));
+        if (!isfinite(sh.pose.x)) c.error(b.origin, what + ": position must be finite, got " + vec(sh.pose.x));
+        const double sn = qnorm(sh.pose.q);
+        if (!isfinite(sh.pose.q) || !(sn > 1e-12)) c.error(b.origin, what + ": orientation must be a nonzero finite quaternion");
+        for (double x : sh.rgba)
+            if (!(x >= 0 && x <= 1)) {
+                c.error(b.origin, what + ": colour components must be in [0, 1], got " + num(x));
+                break;
+            }
+        Shape checked = sh;
+        if (sn > 1e-12 && isfinite(sh.pose.q)) checked.pose.q = qnormalized(sh.pose.q);
+        out.shapes.push_back(checked);
+    }
     out.twist0.v = b.velocity;
     out.twist0.w = b.angular_velocity_in_body ? b.angular_velocity : rotate_inv(q, b.angular_velocity);
 }
@@ -271,6 +312,9 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
             continue;
         }
         ji.impl = std::shared_ptr<const JointModel>(std::move(impl));
+        // For the viewer: anchor and axis in the child frame.
+        ji.anchor_b = setup.pb();
+        if (setup.has_axis()) ji.axis_b = rotate_inv(b0.q, rotate(a0.q, setup.axis_a()));
         // Joint-space force elements.
         auto dof_list = [&](const std::vector<double>& in, const char* field, double fill, bool nonneg,
                             std::vector<double>& out) {

@@ -13,6 +13,7 @@
 #include "noether/dense.hpp"
 #include "noether/limits.hpp"
 #include "noether/integrator.hpp"
+#include "recording.hpp"
 
 namespace noether {
 
@@ -248,9 +249,17 @@ int Run::add_output(const OutputSpec& spec) {
     const std::string where = spec.origin.str().empty() ? std::string("output") : spec.origin.str() + ": output";
     if (sampled_) throw UsageError(where + ": outputs must be added before the first step");
     if (spec.every < 1) throw UsageError(where + ": 'every' must be at least 1, got " + std::to_string(spec.every));
-    if (!spec.file.empty() && spec.channels.empty()) throw UsageError(where + ": a file needs channels");
+    const bool recording = spec.format == OutputSpec::Format::recording;
+    if (recording && spec.file.empty()) throw UsageError(where + ": a recording needs a file");
+    if (!recording && !spec.file.empty() && spec.channels.empty()) throw UsageError(where + ": a file needs channels");
+    if (!(spec.fps >= 0) || !std::isfinite(spec.fps))
+        throw UsageError(where + ": 'fps' must be a positive number, got " + json_num(spec.fps));
     Output o;
     o.spec = spec;
+    if (spec.fps > 0) {
+        const double every = std::round(1 / (spec.fps * m.options.dt));
+        o.spec.every = every < 1 ? 1 : every > 1e9 ? 1000000000 : static_cast<int>(every);
+    }
     for (const std::string& text : spec.channels) {
         Channel c;
         if (!parse_channel(text, c))
@@ -266,9 +275,14 @@ int Run::add_output(const OutputSpec& spec) {
     }
     if (!spec.file.empty()) {
         o.tmp = spec.file + ".part";
-        o.fp = std::fopen(o.tmp.c_str(), "w");
+        o.fp = std::fopen(o.tmp.c_str(), recording ? "wb" : "w");
         if (!o.fp) throw UsageError(where + ": cannot write '" + o.tmp + "'");
-        write_header(o);
+        if (recording) {
+            o.frame.assign(static_cast<std::size_t>(detail::recording_frame_floats(m)), 0.0f);
+            detail::write_recording_header(o.fp, detail::recording_header(m, o.spec.every, spec.origin.str()));
+        } else {
+            write_header(o);
+        }
     }
     outputs_.push_back(std::move(o));
     return static_cast<int>(outputs_.size()) - 1;
@@ -307,6 +321,11 @@ void Run::write_header(Output& o) {
 void Run::write_row(Output& o, const Monitors& mon) {
     const Model& m = *model_;
     const Data& d = *data_;
+    if (o.spec.format == OutputSpec::Format::recording) {
+        detail::recording_frame(m, d, mon, o.frame.data());
+        std::fwrite(o.frame.data(), sizeof(float), o.frame.size(), o.fp);
+        return;
+    }
     bool first = true;
     auto put = [&](double v) {
         std::fprintf(o.fp, first ? "%.17g" : ",%.17g", v);

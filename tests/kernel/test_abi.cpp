@@ -116,7 +116,7 @@ std::string layout() {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 5 (4 + Integrator::has_linearization/linearize, Linearization) (g++ 12, libstdc++, x86-64).
+// The layout of ABI version 6 (5 + BodyInfo::shapes, JointInfo::anchor_b/axis_b for the viewer) (g++ 12, libstdc++, x86-64).
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
 Quat 32/8
@@ -132,12 +132,12 @@ Options 192/8
   max_substeps 88
   extra 96
   extra_lists 144
-BodyInfo 288/8
+BodyInfo 312/8
   mass 32
   inertia 40
   pose0 112
   twist0 168
-JointInfo 328/8
+JointInfo 376/8
   a 64
   b 68
   rows 72
@@ -218,6 +218,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 5u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
-                                      // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization
+    CHECK(NOETHER_PLUGIN_ABI == 6u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+                                      // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
+                                      // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b
 }

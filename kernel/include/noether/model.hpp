@@ -30,6 +30,7 @@ struct NOETHER_API BodyInfo {
     Pose pose0;        // initial configuration
     Twist twist0;      // initial velocity (ω in the body frame)
     Origin origin;
+    std::vector<Shape> shapes;  // for the viewer (BodySpec::shapes, checked)
 };
 
 struct NOETHER_API JointInfo {
@@ -46,6 +47,9 @@ struct NOETHER_API JointInfo {
     bool has_force_element = false;                         // any stiffness or damping
     bool loop = false;                                      // loop closure in the block graph
     Origin origin;
+    // Where the viewer draws the joint: its anchor and primary axis (zero if the type has none)
+    // in the child body's frame.
+    Vec3 anchor_b, axis_b;
 };
 
 struct NOETHER_API ForceInfo {

@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 5u
+#define NOETHER_PLUGIN_ABI 6u
 
 extern "C" {
 

@@ -39,8 +39,14 @@ NOETHER_API bool parse_channel(const std::string& text, Channel& out);
 NOETHER_API const char* channel_names();
 
 struct NOETHER_API OutputSpec {
-    std::string file;  // CSV path ("" for none): written as <file>.part, renamed when the run finishes
+    // csv: the channels, one row per sample; recording: body poses, energy and violation per
+    // sample for the viewer (`noether view`, docs/viewer.md), channels not used.
+    enum class Format { csv, recording };
+    Format format = Format::csv;
+    std::string file;  // path ("" for none): written as <file>.part, renamed when the run finishes
     int every = 1;     // sample every `every` steps (and the initial state)
+    // > 0: sample at about this many frames per simulated second instead (every = round(1/(fps dt)), at least 1)
+    double fps = 0;
     std::vector<std::string> channels;
     bool hook = false;  // call RunHooks::on_sample for this output when it samples
     Origin origin;      // where it was declared (prefixes error messages)
@@ -149,6 +155,7 @@ private:
         std::vector<Channel> channels;
         std::string tmp;
         std::FILE* fp = nullptr;
+        std::vector<float> frame;  // recording: one frame
     };
     void sample(bool force, const Monitors* known, RunHooks* hooks);
     void write_header(Output& o);

@@ -16,6 +16,23 @@
 
 namespace noether {
 
+// A shape drawn for a body by the viewer (docs/viewer.md; no contact, no mass): in the body's
+// frame, whose origin is the centre of mass. A body without shapes is drawn as the box of its
+// inertia (the uniform box with the same mass and principal moments).
+struct NOETHER_API Shape {
+    enum class Type { box, sphere, cylinder, capsule };
+    Type type = Type::box;
+    // box: full edge lengths (x, y, z); sphere: (radius, -, -); cylinder and capsule: (radius,
+    // length, -) along the shape's z axis (a capsule's length without its end caps).
+    Vec3 size;
+    Pose pose;                               // shape frame in the body frame
+    double rgba[4] = {0.62, 0.66, 0.72, 1};  // colour, each in [0, 1]
+};
+NOETHER_API const char* shape_type_name(Shape::Type t);
+// The uniform box with this mass and inertia (about the CoM), along its principal axes: what the
+// viewer draws for a body without shapes.
+NOETHER_API Shape inertia_box(double mass, const Mat3& inertia);
+
 struct NOETHER_API BodySpec {
     std::string name;
     double mass = 1.0;
@@ -25,6 +42,7 @@ struct NOETHER_API BodySpec {
     Vec3 velocity;                    // CoM, world [m/s]
     Vec3 angular_velocity;            // [rad/s], world frame unless angular_velocity_in_body
     bool angular_velocity_in_body = false;
+    std::vector<Shape> shapes;        // what the viewer draws (none: the inertia box)
     Origin origin;
 };
 

@@ -30,6 +30,10 @@ struct NOETHER_API ScriptOptions {
     std::map<std::string, std::string> integrator_options;
     bool check_only = false;                    // build and compile, never step
     bool progress = false;                      // progress line on stderr for long runs
+    // --record FILE: a recording for the viewer (docs/viewer.md) of the first world the script
+    // compiles, at record_fps frames per simulated second.
+    std::string record;
+    double record_fps = 60;
     std::vector<std::string> lua_path;          // extra directories for require()
     bool print_reports = false;                 // print import reports (w:urdf) to stdout
     // Sandbox for untrusted scenes (docs/lua.md, "Sandbox"): only safe standard libraries, files
