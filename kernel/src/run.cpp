@@ -32,6 +32,16 @@ double round_down(double x) {
     return std::floor(x / p) * p;
 }
 
+// "42 s", "3 min 5 s", "2 h 10 min".
+std::string eta_text(double s) {
+    char buf[48];
+    if (!(s < 1e9)) return "unknown";
+    if (s < 60) std::snprintf(buf, sizeof buf, "%.0f s", s);
+    else if (s < 3600) std::snprintf(buf, sizeof buf, "%d min %d s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+    else std::snprintf(buf, sizeof buf, "%d h %d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+    return buf;
+}
+
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -430,9 +440,11 @@ bool Run::steps(long long n, RunHooks* hooks) {
         watch(mon);
         if (tty) {
             const double t = now_s();
-            if (t - t_start > 2.0 && t - last_print > 0.25) {
-                std::fprintf(stderr, "\rnoether: t = %.3f / %.3f s (%3.0f%%), %.1f us/step   ", d.time, t_end,
-                             100.0 * (k + 1) / n, 1e6 * wall_ / std::max<std::int64_t>(1, d.stats.steps));
+            if (t - t_start > 1.0 && t - last_print > 0.25) {
+                const double rate = (k + 1) / (t - t_start);  // steps per wall second in this call
+                const double eta = (n - k - 1) / rate;
+                std::fprintf(stderr, "\rnoether: t = %.3f / %.3f s (%3.0f%%), %.0f steps/s, ETA %s   ", d.time, t_end,
+                             100.0 * (k + 1) / n, rate, eta_text(eta).c_str());
                 last_print = t;
                 printed = true;
             }

@@ -109,7 +109,8 @@ public:
     // Add an output before the first step: resolves the channels and opens <file>.part with its
     // header. Throws UsageError naming the origin and the channel or file. Returns its index.
     int add_output(const OutputSpec& spec);
-    // Progress line on stderr for runs longer than about two seconds (only if stderr is a terminal).
+    // Progress line on stderr (simulated time, steps/s, ETA) once a call of steps() has run for a
+    // second (only if stderr is a terminal).
     void set_progress(bool on) { progress_ = on; }
     // Warnings from outside the kernel (e.g. an importer's) shown in the summary.
     void add_note(const std::string& warning) { notes_.push_back(warning); }
