@@ -20,7 +20,7 @@ std::string plot_script() {
     if (n > 0) {
         exe[n] = '\0';
         std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/python/noether/plot.py";
+        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/plot.py";
         if (access(dir.c_str(), R_OK) == 0) return dir;
     }
 #ifdef NOETHER_PYTHON_DIR

@@ -65,6 +65,11 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
                 for (const std::string& n : notes) result.error += " " + n;
             }
             result.worlds.push_back(std::move(s));
+            if (ctx->options.keep_models) {
+                result.models.push_back(w->model);
+                result.outputs.push_back(w->outputs);
+                result.durations.push_back(w->duration);
+            }
         }
         bool ensembles_ok = true;
         const std::vector<std::string> notes = finish_ensembles(*ctx, aborted, &ensembles_ok);

@@ -88,6 +88,7 @@ void ensure_compiled(lua_State* L, World& w) {
         w.output_callback.push_back(LUA_NOREF);
     }
     for (const OutputSpec& o : w.outputs) {
+        if (ctx->options.keep_models) break;  // the host adds them to its own run
         try {
             run->add_output(o);
         } catch (const Error& e) {

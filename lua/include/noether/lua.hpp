@@ -29,6 +29,9 @@ struct NOETHER_API ScriptOptions {
     // own `options` table (a number when the value parses as one, else one word).
     std::map<std::string, std::string> integrator_options;
     bool check_only = false;                    // build and compile, never step
+    // Hand every compiled world's Model and declared outputs to the host (ScriptResult::models),
+    // for hosts that step the scene themselves (the Python module's noether.load). Use with check_only.
+    bool keep_models = false;
     bool progress = false;                      // progress line on stderr for long runs
     // --record FILE: a recording for the viewer (docs/viewer.md) of the first world the script
     // compiles, at record_fps frames per simulated second.
@@ -85,6 +88,11 @@ struct NOETHER_API ScriptResult {
     int uncompiled = 0;              // worlds made but never compiled or run
     SweepPlan sweep;                 // what noether.sweep{} declared
     std::vector<Recorded> records;   // what noether.record() recorded, in order
+    // With ScriptOptions::keep_models: per compiled world, its Model, its outputs and its default
+    // duration (noether.world{ duration }, −1 if none).
+    std::vector<std::shared_ptr<const Model>> models;
+    std::vector<std::vector<OutputSpec>> outputs;
+    std::vector<double> durations;
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);

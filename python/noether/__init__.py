@@ -1,0 +1,49 @@
+"""noether: articulated rigid-body mechanisms simulated with variational integrators.
+
+    import noether
+    w = noether.load("scripts/examples/double_pendulum.lua", set={"dt": 0.005})
+    w.run(duration=10)                 # the GIL is released while stepping
+    w.q, w.qdot                        # joint coordinates and rates (numpy views, no copies)
+    w.poses                            # (nbodies, 7): CoM position, orientation (w, x, y, z)
+    w.actuation[:] = u                 # joint inputs (a writable view)
+
+Scenes come from Lua scripts (load), URDF files (import_urdf) or are built body by body (Spec).
+Errors raise noether.Error (ModelError, UsageError, ScriptError, StepError) with the engine's
+messages (file:line). docs/python.md.
+"""
+from ._noether import (  # noqa: F401
+    Ensemble,
+    Error,
+    ModelError,
+    ScriptError,
+    Spec,
+    StepError,
+    UsageError,
+    World,
+    __version__,
+    import_urdf,
+    load_all,
+)
+
+
+def _text(value):
+    """A --set / --option value as the command line would give it (numbers exactly)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def load(path, set=None, options=None, world=0):
+    """The compiled world of a Lua scene script (its first, or number `world`), not yet stepped.
+
+    set: the script's parameters (noether.params), like `noether run --set name=value`.
+    options: integrator options of every world, like `--option name=value`.
+    Outputs the script declares (w:output, w:record) are written by the returned world's run.
+    """
+    worlds = load_all(path, {k: _text(v) for k, v in (set or {}).items()},
+                      {k: _text(v) for k, v in (options or {}).items()})
+    if not 0 <= world < len(worlds):
+        raise UsageError("%s makes %d world(s); there is no world %d" % (path, len(worlds), world))
+    return worlds[world]

@@ -1,0 +1,511 @@
+// The Python module `noether` (its compiled part, noether._noether): scenes from Lua scripts, URDF
+// files or built body by body; runs stepped with the GIL released; state as numpy arrays that
+// view the kernel's own memory where its layout allows (docs/python.md).
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "noether/ensemble.hpp"
+#include "noether/integrator.hpp"
+#include "noether/lua.hpp"
+#include "noether/noether.hpp"
+#include "noether/run.hpp"
+#include "noether/urdf.hpp"
+
+namespace py = pybind11;
+using namespace noether;
+
+namespace {
+
+// The exceptions: noether.Error and its kinds (the messages are the kernel's, with file:line).
+PyObject* g_error = nullptr;
+PyObject* g_model_error = nullptr;
+PyObject* g_usage_error = nullptr;
+PyObject* g_script_error = nullptr;
+PyObject* g_step_error = nullptr;
+
+[[noreturn]] void raise(PyObject* kind, const std::string& msg) {
+    PyErr_SetString(kind, msg.c_str());
+    throw py::error_already_set();
+}
+
+Vec3 vec3(const std::vector<double>& v, const char* what) {
+    if (v.size() != 3) raise(g_usage_error, std::string(what) + ": expected 3 numbers, got " + std::to_string(v.size()));
+    return {v[0], v[1], v[2]};
+}
+Quat quat(const std::vector<double>& v, const char* what) {
+    if (v.size() != 4) raise(g_usage_error, std::string(what) + ": expected a quaternion (w, x, y, z), got " +
+                                                std::to_string(v.size()) + " numbers");
+    return {v[0], v[1], v[2], v[3]};
+}
+
+// Lua scripts' shared helpers (scripts/lib): NOETHER_SCRIPTS_DIR, the installed share/noether,
+// else the source tree this module was built from.
+std::string scripts_dir() {
+    if (const char* e = std::getenv("NOETHER_SCRIPTS_DIR"); e && *e) return e;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&scripts_dir), &info) && info.dli_fname) {
+        std::string dir = info.dli_fname;
+        dir = dir.substr(0, dir.rfind('/')) + "/../../../../share/noether/scripts";  // lib/python3/dist-packages/noether
+        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
+    }
+#ifdef NOETHER_SCRIPTS_DIR_DEFAULT
+    return NOETHER_SCRIPTS_DIR_DEFAULT;
+#else
+    return "";
+#endif
+}
+
+// A simulation: one compiled Model and its Run (state, outputs, summary).
+class World {
+public:
+    World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_unique<Run>(std::move(model))), duration_(duration) {}
+
+    Run& run() { return *run_; }
+    const Model& model() const { return run_->model(); }
+    Data& data() { return run_->data(); }
+    double duration() const { return duration_; }
+
+    // n steps with the GIL released; raises noether.StepError if a step fails.
+    void steps(long long n) {
+        check_open();
+        bool ok;
+        try {
+            py::gil_scoped_release release;
+            ok = run_->steps(n);
+        } catch (const UsageError& e) {
+            raise(g_usage_error, e.what());
+        }
+        if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
+    }
+    void check_open() const {
+        if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
+    }
+
+private:
+    std::unique_ptr<Run> run_;
+    double duration_;
+};
+
+// A numpy array over `count` records of `stride` bytes starting at `data`, `cols` doubles each,
+// kept alive by `owner`; read-only unless writable.
+py::array view(py::handle owner, const void* data, py::ssize_t count, py::ssize_t cols, py::ssize_t stride, bool writable) {
+    py::array a(py::dtype::of<double>(), {count, cols}, {stride, static_cast<py::ssize_t>(sizeof(double))},
+                static_cast<const double*>(data), owner);
+    if (!writable) py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+}
+py::array view1(py::handle owner, const double* data, py::ssize_t count, bool writable) {
+    py::array a(py::dtype::of<double>(), {count}, {static_cast<py::ssize_t>(sizeof(double))}, data, owner);
+    if (!writable) py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return a;
+}
+
+py::dict summary_dict(const RunSummary& s) {
+    py::dict d;
+#define NOETHER_PY_FIELD(type, name) d[#name] = s.name;
+    NOETHER_SUMMARY_FIELDS(NOETHER_PY_FIELD)
+#undef NOETHER_PY_FIELD
+    d["warnings"] = s.warnings;
+    return d;
+}
+
+std::vector<double> as_vector(py::array_t<double, py::array::c_style | py::array::forcecast> a, std::size_t n,
+                              const char* what) {
+    if (static_cast<std::size_t>(a.size()) != n)
+        raise(g_usage_error, std::string(what) + ": expected " + std::to_string(n) + " values, got " + std::to_string(a.size()));
+    return std::vector<double>(a.data(), a.data() + n);
+}
+
+// The body/joint index of a name, or a UsageError naming what exists.
+int body_of(const Model& m, const std::string& name) {
+    const int b = m.body_index(name);
+    if (b < 0) raise(g_usage_error, "no body named '" + name + "'");
+    return b;
+}
+int joint_of(const Model& m, const std::string& name) {
+    const int j = m.joint_index(name);
+    if (j < 0) raise(g_usage_error, "no joint named '" + name + "'");
+    return j;
+}
+
+void add_output(World& w, const std::string& file, const std::vector<std::string>& channels, int every) {
+    OutputSpec o;
+    o.file = file;
+    o.channels = channels;
+    o.every = every;
+    o.origin = {"python", 0, ""};
+    try {
+        w.run().add_output(o);
+    } catch (const Error& e) {
+        raise(g_usage_error, e.what());
+    }
+}
+
+std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const std::map<std::string, std::string>& set,
+                                                const std::map<std::string, std::string>& options) {
+    lua::ScriptOptions opt;
+    opt.check_only = true;
+    opt.keep_models = true;
+    opt.params = set;
+    opt.integrator_options = options;
+    const std::string dir = scripts_dir();
+    if (!dir.empty()) opt.lua_path.push_back(dir);
+    lua::ScriptResult r;
+    {
+        py::gil_scoped_release release;
+        r = lua::run_script(path, opt);
+    }
+    if (r.exit_code != 0) raise(g_script_error, r.error);
+    if (r.models.empty()) raise(g_script_error, path + ": the script made no world (return it, or call w:compile())");
+    std::vector<std::shared_ptr<World>> out;
+    for (std::size_t i = 0; i < r.models.size(); ++i) {
+        auto w = std::make_shared<World>(r.models[i], r.durations[i]);
+        for (const OutputSpec& o : r.outputs[i]) {
+            try {
+                w->run().add_output(o);
+            } catch (const Error& e) {
+                raise(g_usage_error, e.what());
+            }
+        }
+        out.push_back(w);
+    }
+    return out;
+}
+
+// Any noether::Error escaping a binding becomes the matching Python exception.
+void translate(std::exception_ptr p) {
+    try {
+        if (p) std::rethrow_exception(p);
+    } catch (const ModelError& e) {
+        PyErr_SetString(g_model_error, e.what());
+    } catch (const UsageError& e) {
+        PyErr_SetString(g_usage_error, e.what());
+    } catch (const Error& e) {
+        PyErr_SetString(g_error, e.what());
+    }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_noether, mod) {
+    mod.doc() = "noether: articulated rigid-body mechanisms with variational integrators (docs/python.md)";
+    mod.attr("__version__") = noether::version();
+
+    static py::exception<Error> error(mod, "Error");
+    g_error = error.ptr();
+    g_model_error = py::exception<ModelError>(mod, "ModelError", error.ptr()).ptr();
+    g_usage_error = py::exception<UsageError>(mod, "UsageError", error.ptr()).ptr();
+    static py::exception<std::runtime_error> script_error(mod, "ScriptError", error.ptr());
+    g_script_error = script_error.ptr();
+    static py::exception<std::logic_error> step_error(mod, "StepError", error.ptr());
+    g_step_error = step_error.ptr();
+    py::register_exception_translator(&translate);
+
+    // ---- building a scene body by body ------------------------------------------------------
+    py::class_<Spec>(mod, "Spec", "A mechanism being described (Spec → compile() → World).")
+        .def(py::init([](std::vector<double> gravity, double dt, const std::string& integrator, const std::string& solver) {
+                 Spec s;
+                 s.gravity = vec3(gravity, "gravity");
+                 s.options.dt = dt;
+                 s.options.integrator = integrator;
+                 s.options.solver = solver;
+                 s.origin = {"python", 0, ""};
+                 return s;
+             }),
+             py::arg("gravity") = std::vector<double>{0, 0, -9.81}, py::arg("dt") = 0.01,
+             py::arg("integrator") = "vi-maximal", py::arg("solver") = "auto")
+        .def("body",
+             [](Spec& s, const std::string& name, double mass, std::vector<double> inertia, std::vector<double> position,
+                std::vector<double> orientation, std::vector<double> velocity, std::vector<double> angular_velocity) {
+                 BodySpec& b = s.add_body(name);
+                 b.mass = mass;
+                 if (inertia.size() == 3) b.inertia = Mat3::diag(inertia[0], inertia[1], inertia[2]);
+                 else if (inertia.size() == 9)
+                     for (int i = 0; i < 9; ++i) b.inertia.m[i / 3][i % 3] = inertia[i];
+                 else
+                     raise(g_usage_error, "body '" + name + "': inertia: 3 principal moments or 9 components, got " +
+                                              std::to_string(inertia.size()) + " numbers");
+                 b.position = vec3(position, "position");
+                 b.orientation = quat(orientation, "orientation");
+                 b.velocity = vec3(velocity, "velocity");
+                 b.angular_velocity = vec3(angular_velocity, "angular_velocity");
+                 b.origin = {"python", 0, ""};
+             },
+             py::arg("name"), py::arg("mass"), py::arg("inertia"), py::arg("position") = std::vector<double>{0, 0, 0},
+             py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("velocity") = std::vector<double>{0, 0, 0},
+             py::arg("angular_velocity") = std::vector<double>{0, 0, 0},
+             "Add a body: mass [kg], inertia about the CoM in body axes, CoM position (world), orientation (w, x, y, z).")
+        .def("joint",
+             [](Spec& s, const std::string& name, const std::string& type, const std::string& parent, const std::string& child,
+                std::optional<std::vector<double>> anchor, std::optional<std::vector<double>> axis,
+                std::optional<std::vector<double>> axis2, std::vector<double> stiffness, std::vector<double> damping) {
+                 JointSpec& j = s.add_joint(name, type, parent, child);
+                 if (anchor) j.anchor = vec3(*anchor, "anchor");
+                 if (axis) j.axis = vec3(*axis, "axis");
+                 if (axis2) j.axis2 = vec3(*axis2, "axis2");
+                 j.stiffness = stiffness;
+                 j.damping = damping;
+                 j.origin = {"python", 0, ""};
+             },
+             py::arg("name"), py::arg("type"), py::arg("parent"), py::arg("child"), py::arg("anchor") = py::none(),
+             py::arg("axis") = py::none(), py::arg("axis2") = py::none(), py::arg("stiffness") = std::vector<double>{},
+             py::arg("damping") = std::vector<double>{},
+             "Add a joint (parent: a body name or 'world'); anchor and axis in world coordinates at the initial poses.")
+        .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
+             "Set an integrator option (e.g. points for vi-galerkin).")
+        .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },
+             "Compile into a World (raises noether.ModelError listing every problem).");
+
+    // ---- a simulation ------------------------------------------------------------------------
+    py::class_<World, std::shared_ptr<World>>(mod, "World", "A compiled mechanism and its state.")
+        .def_property_readonly("time", [](World& w) { return w.data().time; })
+        .def_property_readonly("dt", [](World& w) { return w.model().options.dt; })
+        .def_property_readonly("integrator", [](World& w) { return w.model().options.integrator; })
+        .def_property_readonly("duration", &World::duration, "the scene's default duration (-1: none)")
+        .def_property_readonly("body_names",
+                               [](World& w) {
+                                   std::vector<std::string> n;
+                                   for (const BodyInfo& b : w.model().bodies) n.push_back(b.name);
+                                   return n;
+                               })
+        .def_property_readonly("joint_names",
+                               [](World& w) {
+                                   std::vector<std::string> n;
+                                   for (const JointInfo& j : w.model().joints) n.push_back(j.name);
+                                   return n;
+                               })
+        .def_property_readonly("ndofs", [](World& w) { return w.model().total_dofs; })
+        .def("joint_dofs",
+             [](World& w, const std::string& name) {
+                 const JointInfo& j = w.model().joints[joint_of(w.model(), name)];
+                 return py::make_tuple(j.dof_offset, j.dofs);
+             },
+             "(offset, count) of a joint's coordinates in q, qdot and actuation")
+        .def("step", [](World& w, long long n) { w.steps(n); }, py::arg("n") = 1, "Advance n steps (GIL released).")
+        .def("run",
+             [](World& w, std::optional<double> duration, std::optional<long long> steps) {
+                 if (duration && steps) raise(g_usage_error, "run: give duration or steps, not both");
+                 long long n = 0;
+                 try {
+                     n = steps ? *steps : w.run().steps_for(duration ? *duration : (w.duration() >= 0 ? w.duration() : 1.0));
+                 } catch (const UsageError& e) {
+                     raise(g_usage_error, e.what());
+                 }
+                 w.steps(n);
+                 return summary_dict(w.run().summary());
+             },
+             py::arg("duration") = py::none(), py::arg("steps") = py::none(),
+             "Advance for a duration [s] (default: the scene's) or a number of steps; returns the summary.")
+        // State: views of the kernel's arrays (no copies). Poses and twists are read-only: set
+        // the state through set_joint_state or restore, which keep it consistent.
+        .def_property_readonly("poses",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view(self, w.data().pose.data(), w.model().nbodies(), 7, sizeof(Pose), false);
+                               },
+                               "(nbodies, 7) read-only view: CoM position x y z, orientation w x y z (world)")
+        .def_property_readonly("positions",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view(self, w.data().pose.data(), w.model().nbodies(), 3, sizeof(Pose), false);
+                               },
+                               "(nbodies, 3) read-only view of the CoM positions (world)")
+        .def_property_readonly("twists",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view(self, w.data().twist.data(), w.model().nbodies(), 6, sizeof(Twist), false);
+                               },
+                               "(nbodies, 6) read-only view: CoM velocity (world), angular velocity (body frame)")
+        .def_property_readonly("q",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view1(self, w.data().coord.data(), w.model().total_dofs, false);
+                               },
+                               "joint coordinates, read-only view (ndofs)")
+        .def_property_readonly("qdot",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view1(self, w.data().rate.data(), w.model().total_dofs, false);
+                               },
+                               "joint rates, read-only view (ndofs)")
+        .def_property_readonly("actuation",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view1(self, w.data().actuation.data(), w.model().total_dofs, true);
+                               },
+                               "joint inputs (torques or forces per DOF), a writable view: w.actuation[:] = u")
+        .def_property_readonly("applied_force",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view(self, w.data().applied_force.data(), w.model().nbodies(), 3, sizeof(Vec3), true);
+                               },
+                               "(nbodies, 3) writable view: force at each CoM (world) [N], held until changed")
+        .def_property_readonly("applied_torque",
+                               [](py::object self) {
+                                   World& w = self.cast<World&>();
+                                   return view(self, w.data().applied_torque.data(), w.model().nbodies(), 3, sizeof(Vec3), true);
+                               },
+                               "(nbodies, 3) writable view: torque on each body (world) [N m]")
+        .def("body_index", [](World& w, const std::string& name) { return body_of(w.model(), name); })
+        .def("joint_index", [](World& w, const std::string& name) { return joint_of(w.model(), name); })
+        .def("set_joint_state",
+             [](World& w, py::array_t<double, py::array::c_style | py::array::forcecast> q,
+                py::array_t<double, py::array::c_style | py::array::forcecast> qdot) {
+                 const std::size_t n = static_cast<std::size_t>(w.model().total_dofs);
+                 const std::vector<double> qv = as_vector(q, n, "set_joint_state: q"), dv = as_vector(qdot, n, "set_joint_state: qdot");
+                 set_joint_state(w.model(), w.data(), qv.data(), dv.data());
+             },
+             "Set every joint coordinate and rate (tree mechanisms; poses and velocities follow).")
+        .def("monitors",
+             [](World& w) {
+                 const Monitors m = monitors(w.model(), w.data());
+                 py::dict d;
+                 d["energy"] = m.total;
+                 d["kinetic"] = m.kinetic;
+                 d["potential"] = m.potential;
+                 d["momentum"] = std::vector<double>{m.momentum.x, m.momentum.y, m.momentum.z};
+                 d["angular_momentum"] = std::vector<double>{m.angular_momentum.x, m.angular_momentum.y, m.angular_momentum.z};
+                 d["violation"] = m.max_violation;
+                 d["worst_joint"] = m.worst_joint >= 0 ? py::object(py::str(w.model().joints[m.worst_joint].name)) : py::none();
+                 return d;
+             })
+        .def("summary", [](World& w) { return summary_dict(w.run().summary()); })
+        .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")
+        .def("restore",
+             [](World& w, const py::bytes& b) {
+                 try {
+                     w.data().restore(std::string(b));
+                 } catch (const UsageError& e) {
+                     raise(g_usage_error, e.what());
+                 }
+             })
+        .def("output", &add_output, py::arg("file"), py::arg("channels"), py::arg("every") = 1,
+             "Write channels to a CSV file as the run goes (before the first step).")
+        .def("record",
+             [](World& w, const std::string& file, double fps) {
+                 OutputSpec o;
+                 o.format = OutputSpec::Format::recording;
+                 o.file = file;
+                 o.fps = fps;
+                 o.origin = {"python", 0, ""};
+                 try {
+                     w.run().add_output(o);
+                 } catch (const Error& e) {
+                     raise(g_usage_error, e.what());
+                 }
+             },
+             py::arg("file"), py::arg("fps") = 60.0, "Record body poses for `noether view` (before the first step).")
+        .def("finish",
+             [](World& w) {
+                 std::vector<std::string> notes;
+                 w.run().finish(&notes);
+                 return notes;
+             },
+             "Close the outputs (complete files get their names); returns notes about partial files.")
+        .def("linearize",
+             [](World& w) {
+                 Linearization lin;
+                 StepStatus st;
+                 try {
+                     py::gil_scoped_release release;
+                     st = linearize(w.model(), w.data(), lin);
+                 } catch (const UsageError& e) {
+                     raise(g_usage_error, e.what());
+                 }
+                 if (st != StepStatus::ok) raise(g_step_error, std::string("linearize: the step failed: ") + status_name(st));
+                 const py::ssize_t n = lin.n;
+                 py::array_t<double> A({2 * n, 2 * n}), B({2 * n, n});
+                 std::copy(lin.A.begin(), lin.A.end(), A.mutable_data());
+                 std::copy(lin.B.begin(), lin.B.end(), B.mutable_data());
+                 py::array_t<double> x(2 * n), xn(2 * n);
+                 std::copy(lin.x.begin(), lin.x.end(), x.mutable_data());
+                 std::copy(lin.x_next.begin(), lin.x_next.end(), xn.mutable_data());
+                 return py::make_tuple(A, B, x, xn);
+             },
+             "(A, B, x, x_next) of one step, x = (q, qdot), u = actuation (vi-galerkin): x_next ≈ x_next0 + A dx + B du.")
+        .def("ensemble",
+             [](World& w, int members, int threads) {
+                 auto e = std::make_shared<Ensemble>(w.run().model_ptr(), members);
+                 e->set_threads(threads);
+                 return e;
+             },
+             py::arg("members"), py::arg("threads") = 0, "K copies of this world's Model stepped in parallel.");
+
+    py::class_<Ensemble, std::shared_ptr<Ensemble>>(mod, "Ensemble", "K runs of one Model on a thread pool.")
+        .def_property_readonly("size", &Ensemble::size)
+        .def("step",
+             [](Ensemble& e, long long n) {
+                 py::gil_scoped_release release;
+                 return e.steps(n);
+             },
+             py::arg("n") = 1, "Advance every member n steps in parallel (GIL released); returns the members still running.")
+        .def("poses",
+             [](py::object self, int i) {
+                 Ensemble& e = self.cast<Ensemble&>();
+                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
+                 return view(self, e.data(i).pose.data(), e.model().nbodies(), 7, sizeof(Pose), false);
+             })
+        .def("q",
+             [](py::object self, int i) {
+                 Ensemble& e = self.cast<Ensemble&>();
+                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
+                 return view1(self, e.data(i).coord.data(), e.model().total_dofs, false);
+             })
+        .def("set_joint_state",
+             [](Ensemble& e, int i, py::array_t<double, py::array::c_style | py::array::forcecast> q,
+                py::array_t<double, py::array::c_style | py::array::forcecast> qdot) {
+                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
+                 const std::size_t n = static_cast<std::size_t>(e.model().total_dofs);
+                 const std::vector<double> qv = as_vector(q, n, "q"), dv = as_vector(qdot, n, "qdot");
+                 set_joint_state(e.model(i), e.data(i), qv.data(), dv.data());
+             })
+        .def("summary", [](Ensemble& e, int i) { return summary_dict(e.run(i).summary()); })
+        .def("failed", &Ensemble::failed);
+
+    // ---- loading ----------------------------------------------------------------------------
+    mod.def(
+        "load_all",
+        [](const std::string& path, std::map<std::string, std::string> set, std::map<std::string, std::string> options) {
+            return load_worlds(path, set, options);
+        },
+        py::arg("path"), py::arg("set") = std::map<std::string, std::string>{},
+        py::arg("options") = std::map<std::string, std::string>{},
+        "Every world a Lua scene script makes, compiled, not stepped.");
+    mod.def(
+        "import_urdf",
+        [](const std::string& path, bool fixed_base, double dt, const std::string& integrator, std::vector<double> position,
+           std::map<std::string, double> positions, double damping, std::vector<double> gravity) {
+            Spec s;
+            s.options.dt = dt;
+            s.options.integrator = integrator;
+            s.gravity = vec3(gravity, "gravity");
+            urdf::Options o;
+            o.fixed_base = fixed_base;
+            o.position = vec3(position, "position");
+            o.positions = positions;
+            o.damping = damping;
+            try {
+                urdf::import(s, path, o);
+                const AssemblyReport a = assemble(s);
+                if (!a.converged)
+                    raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
+                                             std::to_string(a.final_violation) + ")");
+            } catch (const ModelError& e) {
+                raise(g_model_error, e.what());
+            }
+            return std::make_shared<World>(compile(s));
+        },
+        py::arg("path"), py::arg("fixed_base") = false, py::arg("dt") = 0.005, py::arg("integrator") = "vi-maximal",
+        py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
+        py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81},
+        "Import a URDF robot (errors name the file and line), assemble it and compile it.");
+}
