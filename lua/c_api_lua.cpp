@@ -4,6 +4,7 @@
 #include <string>
 
 #include "noether_lua.h"
+#include "noether/c_bridge.hpp"
 #include "noether/lua.hpp"
 
 namespace {
@@ -18,6 +19,46 @@ extern "C" {
 
 int noether_run_script(const char* path, int nset, const char* const* set, char** summary_json) {
     return run_script(path, nset, set, nullptr, summary_json);
+}
+
+noether_run* noether_script_load(const char* path, int nset, const char* const* set, int world) {
+    using noether::c_bridge::set_error;
+    auto refuse = [](int status, const std::string& msg) -> noether_run* {
+        g_script_error = msg;
+        set_error(status, msg);
+        return nullptr;
+    };
+    if (!path) return refuse(NOETHER_USAGE, "noether_script_load: path is NULL");
+    noether::lua::ScriptOptions opt;
+    opt.check_only = true;
+    opt.keep_models = true;
+    for (int i = 0; i < nset; ++i) {
+        const std::string kv = set && set[i] ? set[i] : "";
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return refuse(NOETHER_BAD_INPUT, "noether_script_load: set[" + std::to_string(i) + "] = '" + kv +
+                                                 "' is not name=value");
+        opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    noether::lua::ScriptResult r;
+    try {
+        r = noether::lua::run_script(path, opt);
+    } catch (const std::exception& e) {
+        return refuse(NOETHER_BAD_INPUT, e.what());
+    }
+    if (r.exit_code != 0) return refuse(NOETHER_BAD_INPUT, r.error);
+    if (world < 0 || static_cast<std::size_t>(world) >= r.models.size())
+        return refuse(NOETHER_BAD_INPUT, std::string(path) + ": the script makes " + std::to_string(r.models.size()) +
+                                             " world(s); there is no world " + std::to_string(world));
+    try {
+        auto run = std::make_unique<noether::Run>(r.models[world]);
+        for (const noether::OutputSpec& o : r.outputs[world]) run->add_output(o);
+        g_script_error.clear();
+        set_error(NOETHER_OK, "");
+        return noether::c_bridge::wrap_run(std::move(run));
+    } catch (const noether::Error& e) {
+        return refuse(NOETHER_BAD_INPUT, e.what());
+    }
 }
 
 int noether_run_script_sandboxed(const char* path, int nset, const char* const* set, const char* sandbox_dir,

@@ -7,6 +7,8 @@
 #ifndef NOETHER_H
 #define NOETHER_H
 
+#include <stddef.h>
+
 #include "noether/export.h"
 
 #ifdef __cplusplus
@@ -54,6 +56,14 @@ NOETHER_API void noether_model_free(noether_model* m);
 NOETHER_API int noether_nbodies(const noether_model* m);
 NOETHER_API int noether_njoints(const noether_model* m);
 NOETHER_API int noether_body_index(const noether_model* m, const char* name);  /* -1 if absent */
+/* Names by index (borrowed, valid while the model lives); NULL if out of range. */
+NOETHER_API const char* noether_body_name(const noether_model* m, int body);
+NOETHER_API const char* noether_joint_name(const noether_model* m, int joint);
+/* The DOFs of a joint (-1 if out of range) and, if offset is not NULL, where its coordinates start
+ * in q / qdot / the actuation (noether_joint_state). */
+NOETHER_API int noether_joint_dofs(const noether_model* m, int joint, int* offset);
+/* The model's step [s]. */
+NOETHER_API double noether_dt(const noether_model* m);
 NOETHER_API int noether_joint_index(const noether_model* m, const char* name); /* -1 if absent */
 
 /* ---- data ---- */
@@ -67,6 +77,18 @@ NOETHER_API int noether_set_actuation(noether_data* d, int joint, const double* 
 /* energy[3] = kinetic, potential, total; violation = max constraint violation. */
 NOETHER_API int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);
+/* Velocity of a body: its CoM's linear velocity and its angular velocity, both in the world frame
+ * (either may be NULL). */
+NOETHER_API int noether_body_velocity(const noether_data* d, int body, double v[3], double w[3]);
+/* A force at the body's CoM and a torque, world frame, held for the coming steps until changed
+ * (NULL leaves that part as it is). */
+NOETHER_API int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]);
+/* The whole state as bytes (a bit-identical restore, also in another data of the same model):
+ * *bytes is allocated (free with noether_free), *n its length. */
+NOETHER_API int noether_save(const noether_data* d, char** bytes, size_t* n);
+/* Restore a state saved from a data of a model with the same structure; NOETHER_BAD_INPUT (the
+ * data unchanged) if it was not. */
+NOETHER_API int noether_restore(noether_data* d, const char* bytes, size_t n);
 
 /* ---- joint space and linearisation (trees of 1-DOF joints) ----
  * n = noether_ndofs(model) joint coordinates, in Data::coord order (joints in declaration order).
@@ -96,6 +118,11 @@ NOETHER_API noether_data* noether_run_data(noether_run* r);
  * NOETHER_BAD_INPUT names an unknown channel, element or an unwritable file. */
 NOETHER_API int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
                            const char* const* channels);
+/* Add a recording for the viewer (`noether view`, docs/viewer.md) before the first step: body
+ * poses, energy and violation at about fps frames per simulated second. */
+NOETHER_API int noether_run_add_recording(noether_run* r, const char* path, double fps);
+/* The model a run steps (borrowed, valid while the run lives; do not free it). */
+NOETHER_API const noether_model* noether_run_model(const noether_run* r);
 /* Advance n steps (or a duration: round(seconds / dt) steps). NOETHER_STEP_FAILED if a step failed:
  * the data stays at the last good step and the run does not go on. */
 NOETHER_API int noether_run_steps(noether_run* r, long long n);

@@ -27,6 +27,7 @@ struct noether_data {
 struct noether_run {
     std::unique_ptr<noether::Run> run;
     noether_data data;  // a view of run->data()
+    noether_model model;  // the run's model, for noether_run_model
 };
 
 struct noether_ensemble {
@@ -145,6 +146,21 @@ void noether_model_free(noether_model* m) { delete m; }
 int noether_nbodies(const noether_model* m) { return m ? m->model->nbodies() : 0; }
 int noether_njoints(const noether_model* m) { return m ? m->model->njoints() : 0; }
 int noether_body_index(const noether_model* m, const char* name) { return m && name ? m->model->body_index(name) : -1; }
+const char* noether_body_name(const noether_model* m, int body) {
+    return m && body >= 0 && body < m->model->nbodies() ? m->model->bodies[body].name.c_str() : nullptr;
+}
+const char* noether_joint_name(const noether_model* m, int joint) {
+    return m && joint >= 0 && joint < m->model->njoints() ? m->model->joints[joint].name.c_str() : nullptr;
+}
+int noether_joint_dofs(const noether_model* m, int joint, int* offset) {
+    if (!m || joint < 0 || joint >= m->model->njoints()) {
+        fail(NOETHER_BAD_INPUT, "noether_joint_dofs: joint index " + std::to_string(joint) + " out of range");
+        return -1;
+    }
+    if (offset) *offset = m->model->joints[joint].dof_offset;
+    return m->model->joints[joint].dofs;
+}
+double noether_dt(const noether_model* m) { return m ? m->model->options.dt : 0.0; }
 int noether_joint_index(const noether_model* m, const char* name) { return m && name ? m->model->joint_index(name) : -1; }
 
 noether_data* noether_data_new(const noether_model* m) {
@@ -184,6 +200,58 @@ int noether_body_pose(const noether_data* d, int body, double position[3], doubl
     if (position) position[0] = p.x.x, position[1] = p.x.y, position[2] = p.x.z;
     if (quat) quat[0] = p.q.w, quat[1] = p.q.x, quat[2] = p.q.y, quat[3] = p.q.z;
     return NOETHER_OK;
+}
+
+int noether_body_velocity(const noether_data* d, int body, double v[3], double w[3]) {
+    if (!d) return fail(NOETHER_USAGE, "noether_body_velocity: data is NULL");
+    if (body < 0 || body >= d->data->model().nbodies())
+        return fail(NOETHER_BAD_INPUT, "noether_body_velocity: body index " + std::to_string(body) + " out of range");
+    const noether::Twist& t = d->data->twist[body];
+    const noether::Vec3 ww = noether::rotate(d->data->pose[body].q, t.w);  // body frame → world
+    if (v) v[0] = t.v.x, v[1] = t.v.y, v[2] = t.v.z;
+    if (w) w[0] = ww.x, w[1] = ww.y, w[2] = ww.z;
+    return NOETHER_OK;
+}
+
+int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]) {
+    if (!d) return fail(NOETHER_USAGE, "noether_set_body_force: data is NULL");
+    if (body < 0 || body >= d->data->model().nbodies())
+        return fail(NOETHER_BAD_INPUT, "noether_set_body_force: body index " + std::to_string(body) + " out of range");
+    const noether::Vec3 f = force ? v3(force) : d->data->applied_force[body];
+    const noether::Vec3 t = torque ? v3(torque) : d->data->applied_torque[body];
+    if (!noether::isfinite(f) || !noether::isfinite(t))
+        return fail(NOETHER_BAD_INPUT, "noether_set_body_force: body '" + d->data->model().bodies[body].name +
+                                           "': force and torque must be finite");
+    d->data->applied_force[body] = f;
+    d->data->applied_torque[body] = t;
+    return NOETHER_OK;
+}
+
+int noether_save(const noether_data* d, char** bytes, size_t* n) {
+    if (bytes) *bytes = nullptr;
+    if (n) *n = 0;
+    if (!d || !bytes || !n) return fail(NOETHER_USAGE, "noether_save: data, bytes and n are required");
+    return guarded([&] {
+        const std::string s = d->data->save();
+        char* out = static_cast<char*>(std::malloc(s.size() ? s.size() : 1));
+        if (!out) return fail(NOETHER_BAD_INPUT, "noether_save: out of memory");
+        std::memcpy(out, s.data(), s.size());
+        *bytes = out;
+        *n = s.size();
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+int noether_restore(noether_data* d, const char* bytes, size_t n) {
+    if (!d || (!bytes && n)) return fail(NOETHER_USAGE, "noether_restore: data and bytes are required");
+    return guarded([&] {
+        try {
+            d->data->restore(std::string(bytes ? bytes : "", n));
+        } catch (const noether::UsageError& e) {
+            return fail(NOETHER_BAD_INPUT, e.what());
+        }
+        return static_cast<int>(NOETHER_OK);
+    });
 }
 
 int noether_set_actuation(noether_data* d, int joint, const double* u, int n) {
@@ -265,6 +333,7 @@ noether_run* noether_run_new(const noether_model* m) {
         auto r = std::make_unique<noether_run>();
         r->run = std::make_unique<noether::Run>(m->model);
         r->data.data = &r->run->data();
+        r->model.model = m->model;
         out = r.release();
         return NOETHER_OK;
     });
@@ -296,6 +365,24 @@ int noether_run_add_output(noether_run* r, const char* csv_path, int every, int 
         return static_cast<int>(NOETHER_OK);
     });
 }
+
+int noether_run_add_recording(noether_run* r, const char* path, double fps) {
+    if (!r || !path) return fail(NOETHER_USAGE, "noether_run_add_recording: run and path are required");
+    return guarded([&] {
+        noether::OutputSpec o;
+        o.format = noether::OutputSpec::Format::recording;
+        o.file = path;
+        o.fps = fps;
+        try {
+            r->run->add_output(o);
+        } catch (const noether::UsageError& e) {
+            return fail(NOETHER_BAD_INPUT, e.what());
+        }
+        return static_cast<int>(NOETHER_OK);
+    });
+}
+
+const noether_model* noether_run_model(const noether_run* r) { return r ? &r->model : nullptr; }
 
 int noether_run_steps(noether_run* r, long long n) {
     if (!r) return fail(NOETHER_USAGE, "noether_run_steps: run is NULL");
@@ -462,3 +549,26 @@ char* noether_ensemble_summary_json(noether_ensemble* e, int member) {
 }
 
 }  // extern "C"
+
+// ---- the bridge for libraries that extend the C API (noether/c_bridge.hpp) -------------------
+#include "noether/c_bridge.hpp"
+
+namespace noether {
+namespace c_bridge {
+
+noether_model* wrap_model(std::shared_ptr<const Model> model) { return new noether_model{std::move(model)}; }
+
+noether_run* wrap_run(std::unique_ptr<Run> run) {
+    auto r = std::make_unique<noether_run>();
+    r->model.model = run->model_ptr();
+    r->run = std::move(run);
+    r->data.data = &r->run->data();
+    return r.release();
+}
+
+Spec* spec_of(noether_spec* spec) { return spec ? &spec->spec : nullptr; }
+
+int set_error(int status, const std::string& message) { return fail(status, message); }
+
+}  // namespace c_bridge
+}  // namespace noether

@@ -17,7 +17,14 @@ NOETHER_API int noether_run_script(const char* path, int nset, const char* const
  * only, files written only below sandbox_dir, no plugin directories, heap and time limits. */
 NOETHER_API int noether_run_script_sandboxed(const char* path, int nset, const char* const* set, const char* sandbox_dir,
                                              char** summary_json);
-/* The message of the last failed noether_run_script on this thread. */
+/* Load a scene script without running it, for a host that steps the scene itself: world number
+ * `world` (0: the first the script makes) compiled, in a run with the outputs the script declares
+ * (w:output, w:record), at its initial state. `set` as for noether_run_script. Step it with
+ * noether_run_steps (or noether_step on noether_run_data), read it through noether_run_data and
+ * noether_run_model, close it with noether_run_finish, free it with noether_run_free. NULL on
+ * error: noether_script_error() and noether_last_error() give the message (script file:line). */
+NOETHER_API noether_run* noether_script_load(const char* path, int nset, const char* const* set, int world);
+/* The message of the last failed noether_run_script or noether_script_load on this thread. */
 NOETHER_API const char* noether_script_error(void);
 
 #ifdef __cplusplus
