@@ -76,6 +76,18 @@ std::string script_safe(const std::string& s) {
     return out;
 }
 
+// JSON inside a <script> element: every '<' as \u003c (JSON has '<' only inside strings, where
+// the escape means the same), so that no markup can start there.
+std::string json_safe(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '<') out += "\\u003c";
+        else out += c;
+    }
+    return out;
+}
+
 std::string html_escape(const std::string& s) {
     std::string out;
     for (char c : s) {
@@ -182,7 +194,7 @@ int noether_cli::cmd_view(const std::vector<std::string>& args) {
     const std::string page = fill(kTemplate, {{"@@TITLE@@", html_escape("noether: " + in)},
                                               {"/*NOETHER:THREE*/", script_safe(three)},
                                               {"/*NOETHER:ORBIT*/", script_safe(orbit)},
-                                              {"@@HEADER@@", script_safe(header)},
+                                              {"@@HEADER@@", json_safe(header)},
                                               {"@@FRAMES@@", base64(u + data, frames * frame_bytes)}});
     if (!write_atomically(out, page)) {
         std::fprintf(stderr, "noether view: cannot write '%s'\n", out.c_str());

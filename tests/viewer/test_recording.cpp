@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/wait.h>
+
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
@@ -303,4 +305,78 @@ w:record { file = "x.nrec", fps = -1 }
     const auto e2 = noether::lua::run_script(bad2, opt);
     CHECK(e2.exit_code == 2);
     CHECK_THAT(e2.error, Contains("rec_badrecord.lua:3: record: field 'fps'"));
+}
+
+namespace {
+// Run the noether command; its exit status and what it printed (stdout and stderr).
+int cli(const std::string& args, std::string& output) {
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    output.clear();
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
+    const int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+}  // namespace
+
+TEST_CASE("noether view writes a page of a recording and refuses what is not one", "[viewer]") {
+    Spec s = testutil::double_pendulum_spec();
+    Run run(compile(s));
+    OutputSpec o;
+    o.format = OutputSpec::Format::recording;
+    o.file = out("view.nrec");
+    run.add_output(o);
+    REQUIRE(run.steps(9));
+    run.finish();
+    std::string text;
+    const std::string html = out("view.html");
+    std::remove(html.c_str());
+    if (cli("view " + o.file + " -o " + html, text) == 2 && text.find("three.js not found") != std::string::npos) {
+        WARN("libjs-three is not installed: " << text);
+        return;
+    }
+    CHECK_THAT(text, Contains("(10 frames) -> " + html));
+    const std::string page = testutil::slurp(html);
+    CHECK_THAT(page, Contains("\"frame_floats\":17"));
+    CHECK_THAT(page, Contains("REVISION"));  // three.js is inlined
+    CHECK(page.find("@@HEADER@@") == std::string::npos);
+
+    // A recording cut in the middle of a frame: the complete frames, and a warning.
+    const std::string bytes = testutil::slurp(o.file);
+    write("cut.nrec", bytes.substr(0, bytes.size() - 10));
+    CHECK(cli("view " + out("cut.nrec") + " -o " + out("cut.html"), text) == 0);
+    CHECK_THAT(text, Contains("ends in the middle of a frame"));
+    CHECK_THAT(text, Contains("(9 frames)"));
+    // Not a recording; a header longer than the file; no frames.
+    write("csv.nrec", "time,energy\n0,1\n");
+    CHECK(cli("view " + out("csv.nrec"), text) == 2);
+    CHECK_THAT(text, Contains("is not a noether recording"));
+    std::string lie = bytes.substr(0, 12);
+    lie[11] = '\x7f';
+    write("lie.nrec", lie);
+    CHECK(cli("view " + out("lie.nrec"), text) == 2);
+    CHECK_THAT(text, Contains("truncated or damaged"));
+    const std::size_t h = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    write("empty.nrec", bytes.substr(0, 12 + h));
+    CHECK(cli("view " + out("empty.nrec"), text) == 2);
+    CHECK_THAT(text, Contains("has no frames"));
+    // A hostile name cannot end the page's script elements early.
+    Spec t = testutil::double_pendulum_spec();
+    t.bodies[0].name = "</script><script>alert(1)</script>";
+    for (JointSpec& j : t.joints) {
+        if (j.parent == "link1") j.parent = t.bodies[0].name;
+        if (j.child == "link1") j.child = t.bodies[0].name;
+    }
+    Run r2(compile(t));
+    o.file = out("hostile.nrec");
+    r2.add_output(o);
+    REQUIRE(r2.steps(1));
+    r2.finish();
+    CHECK(cli("view " + o.file + " -o " + out("hostile.html"), text) == 0);
+    const std::string hp = testutil::slurp(out("hostile.html"));
+    CHECK(hp.find("alert(1)") != std::string::npos);  // the name is there ...
+    CHECK(hp.find("<script>alert(1)") == std::string::npos);  // ... but not as markup
 }
