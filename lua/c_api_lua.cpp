@@ -53,7 +53,7 @@ noether_run* noether_script_load(const char* path, int nset, const char* const* 
     try {
         auto run = std::make_unique<noether::Run>(r.models[world]);
         for (const noether::OutputSpec& o : r.outputs[world]) run->add_output(o);
-        g_script_error.clear();
+        g_script_error = r.host_notes[world];  // not an error: what the host must do itself ("" if nothing)
         set_error(NOETHER_OK, "");
         return noether::c_bridge::wrap_run(std::move(run));
     } catch (const noether::Error& e) {

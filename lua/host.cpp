@@ -69,6 +69,17 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
                 result.models.push_back(w->model);
                 result.outputs.push_back(w->outputs);
                 result.durations.push_back(w->duration);
+                int callbacks = 0;
+                for (int c : w->output_callback) callbacks += c != LUA_NOREF;
+                std::string note;
+                if (w->on_step != LUA_NOREF || callbacks > 0)
+                    note = w->spec.origin.str() + ": the world's " +
+                           (w->on_step != LUA_NOREF ? std::string("w:on_step function") : std::string()) +
+                           (w->on_step != LUA_NOREF && callbacks ? " and " : "") +
+                           (callbacks ? std::to_string(callbacks) + " output callback(s)" : std::string()) +
+                           " run only when the script itself steps the world; stepped by the host, it does without them "
+                           "(a controller written there must be written in the host)";
+                result.host_notes.push_back(note);
             }
         }
         bool ensembles_ok = true;

@@ -22,7 +22,9 @@ NOETHER_API int noether_run_script_sandboxed(const char* path, int nset, const c
  * (w:output, w:record), at its initial state. `set` as for noether_run_script. Step it with
  * noether_run_steps (or noether_step on noether_run_data), read it through noether_run_data and
  * noether_run_model, close it with noether_run_finish, free it with noether_run_free. NULL on
- * error: noether_script_error() and noether_last_error() give the message (script file:line). */
+ * error: noether_script_error() and noether_last_error() give the message (script file:line).
+ * On success noether_script_error() says what the script does while it steps the world itself
+ * and this run does without (its w:on_step controller, output callbacks), or is "". */
 NOETHER_API noether_run* noether_script_load(const char* path, int nset, const char* const* set, int world);
 /* The message of the last failed noether_run_script or noether_script_load on this thread. */
 NOETHER_API const char* noether_script_error(void);

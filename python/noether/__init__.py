@@ -11,6 +11,8 @@ Scenes come from Lua scripts (load), URDF files (import_urdf) or are built body 
 Errors raise noether.Error (ModelError, UsageError, ScriptError, StepError) with the engine's
 messages (file:line). docs/python.md.
 """
+import warnings
+
 from ._noether import (  # noqa: F401
     Ensemble,
     Error,
@@ -46,4 +48,6 @@ def load(path, set=None, options=None, world=0):
                       {k: _text(v) for k, v in (options or {}).items()})
     if not 0 <= world < len(worlds):
         raise UsageError("%s makes %d world(s); there is no world %d" % (path, len(worlds), world))
+    if worlds[world].host_note:
+        warnings.warn(worlds[world].host_note, stacklevel=2)
     return worlds[world]

@@ -69,6 +69,8 @@ class World {
 public:
     World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_unique<Run>(std::move(model))), duration_(duration) {}
 
+    std::string host_note;  // what the script would do while stepping that this world does not (load)
+
     Run& run() { return *run_; }
     const Model& model() const { return run_->model(); }
     Data& data() { return run_->data(); }
@@ -169,6 +171,7 @@ std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const s
     std::vector<std::shared_ptr<World>> out;
     for (std::size_t i = 0; i < r.models.size(); ++i) {
         auto w = std::make_shared<World>(r.models[i], r.durations[i]);
+        w->host_note = r.host_notes[i];
         for (const OutputSpec& o : r.outputs[i]) {
             try {
                 w->run().add_output(o);
@@ -271,6 +274,8 @@ PYBIND11_MODULE(_noether, mod) {
         .def_property_readonly("dt", [](World& w) { return w.model().options.dt; })
         .def_property_readonly("integrator", [](World& w) { return w.model().options.integrator; })
         .def_property_readonly("duration", &World::duration, "the scene's default duration (-1: none)")
+        .def_property_readonly("host_note", [](World& w) { return w.host_note; },
+                               "for a loaded scene: the Lua callbacks (w:on_step, output callbacks) it does without, or ''")
         .def_property_readonly("body_names",
                                [](World& w) {
                                    std::vector<std::string> n;

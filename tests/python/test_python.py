@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -231,3 +232,12 @@ def test_outputs_and_recordings_from_python(tmp_path):
     assert rec.read_bytes()[:8] == b"NOETHREC"
     with pytest.raises(noether.UsageError, match="finished"):
         w.step()
+
+
+def test_a_scene_whose_controller_is_lua_warns_when_loaded():
+    with pytest.warns(UserWarning, match=r"ur5_pd.lua:\d+: the world's w:on_step function .* must be written in the host"):
+        w = noether.load(example("ur5_pd.lua"))
+    assert "on_step" in w.host_note
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert noether.load(example("double_pendulum.lua")).host_note == ""

@@ -93,6 +93,9 @@ struct NOETHER_API ScriptResult {
     std::vector<std::shared_ptr<const Model>> models;
     std::vector<std::vector<OutputSpec>> outputs;
     std::vector<double> durations;
+    // Per compiled world: what the script does while the world runs that a host stepping it
+    // itself will not get (w:on_step and output callbacks are Lua functions), "" if nothing.
+    std::vector<std::string> host_notes;
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
