@@ -564,6 +564,13 @@ void Run::finish(std::vector<std::string>* notes) {
     if (finished_) return;
     for (Output& o : outputs_) {
         if (!o.fp) continue;
+        // A recording of a run that never stepped (e.g. a world whose ensemble did the running):
+        // its one frame, the initial state, and a note that says so.
+        if (o.spec.format == OutputSpec::Format::recording && !sampled_) {
+            write_row(o, monitors(*model_, *data_));
+            if (notes)
+                notes->push_back("recording '" + o.spec.file + "' holds only the initial state: this world was never stepped");
+        }
         const bool written = std::fflush(o.fp) == 0 && !std::ferror(o.fp);
         const bool ok = std::fclose(o.fp) == 0 && written;
         o.fp = nullptr;

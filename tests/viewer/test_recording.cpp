@@ -380,3 +380,20 @@ TEST_CASE("noether view writes a page of a recording and refuses what is not one
     CHECK(hp.find("alert(1)") != std::string::npos);  // the name is there ...
     CHECK(hp.find("<script>alert(1)") == std::string::npos);  // ... but not as markup
 }
+
+TEST_CASE("a recording of a world that never stepped holds its initial state and says so", "[viewer]") {
+    Spec s = testutil::double_pendulum_spec();
+    Run run(compile(s));
+    OutputSpec o;
+    o.format = OutputSpec::Format::recording;
+    o.file = out("still.nrec");
+    run.add_output(o);
+    std::vector<std::string> notes;
+    run.finish(&notes);
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], Contains("holds only the initial state: this world was never stepped"));
+    const Recording r = read_recording(o.file);
+    REQUIRE(r.frames.size() == 1);
+    CHECK(r.frames[0][0] == 0.0f);
+    CHECK(r.frames[0][3] == 0.5f);  // link1's CoM x at the start
+}
