@@ -102,12 +102,12 @@ private:
 py::array view(py::handle owner, const void* data, py::ssize_t count, py::ssize_t cols, py::ssize_t stride, bool writable) {
     py::array a(py::dtype::of<double>(), {count, cols}, {stride, static_cast<py::ssize_t>(sizeof(double))},
                 static_cast<const double*>(data), owner);
-    if (!writable) py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    if (!writable) a.attr("setflags")(py::arg("write") = false);
     return a;
 }
 py::array view1(py::handle owner, const double* data, py::ssize_t count, bool writable) {
     py::array a(py::dtype::of<double>(), {count}, {static_cast<py::ssize_t>(sizeof(double))}, data, owner);
-    if (!writable) py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    if (!writable) a.attr("setflags")(py::arg("write") = false);
     return a;
 }
 
