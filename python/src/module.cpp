@@ -80,11 +80,9 @@ public:
     void steps(long long n) {
         check_open();
         bool ok;
-        try {
+        {
             py::gil_scoped_release release;
-            ok = run_->steps(n);
-        } catch (const UsageError& e) {
-            raise(g_usage_error, e.what());
+            ok = run_->steps(n);  // a UsageError (too many steps) becomes noether.UsageError (translate)
         }
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
     }
@@ -109,6 +107,22 @@ py::array view1(py::handle owner, const double* data, py::ssize_t count, bool wr
     py::array a(py::dtype::of<double>(), {count}, {static_cast<py::ssize_t>(sizeof(double))}, data, owner);
     if (!writable) a.attr("setflags")(py::arg("write") = false);
     return a;
+}
+
+// Properties of a World that view one of its Data's arrays: per body (the first `cols` doubles
+// of each element) or per DOF.
+template <class T>
+auto body_view(std::vector<T> Data::*field, py::ssize_t cols, bool writable) {
+    return [field, cols, writable](py::object self) {
+        World& w = self.cast<World&>();
+        return view(self, (w.data().*field).data(), w.model().nbodies(), cols, sizeof(T), writable);
+    };
+}
+auto dof_view(std::vector<double> Data::*field, bool writable) {
+    return [field, writable](py::object self) {
+        World& w = self.cast<World&>();
+        return view1(self, (w.data().*field).data(), w.model().total_dofs, writable);
+    };
 }
 
 py::dict summary_dict(const RunSummary& s) {
@@ -145,11 +159,7 @@ void add_output(World& w, const std::string& file, const std::vector<std::string
     o.channels = channels;
     o.every = every;
     o.origin = {"python", 0, ""};
-    try {
-        w.run().add_output(o);
-    } catch (const Error& e) {
-        raise(g_usage_error, e.what());
-    }
+    w.run().add_output(o);
 }
 
 std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const std::map<std::string, std::string>& set,
@@ -172,13 +182,7 @@ std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const s
     for (std::size_t i = 0; i < r.models.size(); ++i) {
         auto w = std::make_shared<World>(r.models[i], r.durations[i]);
         w->host_note = r.host_notes[i];
-        for (const OutputSpec& o : r.outputs[i]) {
-            try {
-                w->run().add_output(o);
-            } catch (const Error& e) {
-                raise(g_usage_error, e.what());
-            }
-        }
+        for (const OutputSpec& o : r.outputs[i]) w->run().add_output(o);
         out.push_back(w);
     }
     return out;
@@ -299,66 +303,26 @@ PYBIND11_MODULE(_noether, mod) {
         .def("run",
              [](World& w, std::optional<double> duration, std::optional<long long> steps) {
                  if (duration && steps) raise(g_usage_error, "run: give duration or steps, not both");
-                 long long n = 0;
-                 try {
-                     n = steps ? *steps : w.run().steps_for(duration ? *duration : (w.duration() >= 0 ? w.duration() : 1.0));
-                 } catch (const UsageError& e) {
-                     raise(g_usage_error, e.what());
-                 }
-                 w.steps(n);
+                 w.steps(steps ? *steps : w.run().steps_for(duration ? *duration : (w.duration() >= 0 ? w.duration() : 1.0)));
                  return summary_dict(w.run().summary());
              },
              py::arg("duration") = py::none(), py::arg("steps") = py::none(),
              "Advance for a duration [s] (default: the scene's) or a number of steps; returns the summary.")
         // State: views of the kernel's arrays (no copies). Poses and twists are read-only: set
         // the state through set_joint_state or restore, which keep it consistent.
-        .def_property_readonly("poses",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view(self, w.data().pose.data(), w.model().nbodies(), 7, sizeof(Pose), false);
-                               },
+        .def_property_readonly("poses", body_view(&Data::pose, 7, false),
                                "(nbodies, 7) read-only view: CoM position x y z, orientation w x y z (world)")
-        .def_property_readonly("positions",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view(self, w.data().pose.data(), w.model().nbodies(), 3, sizeof(Pose), false);
-                               },
+        .def_property_readonly("positions", body_view(&Data::pose, 3, false),
                                "(nbodies, 3) read-only view of the CoM positions (world)")
-        .def_property_readonly("twists",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view(self, w.data().twist.data(), w.model().nbodies(), 6, sizeof(Twist), false);
-                               },
+        .def_property_readonly("twists", body_view(&Data::twist, 6, false),
                                "(nbodies, 6) read-only view: CoM velocity (world), angular velocity (body frame)")
-        .def_property_readonly("q",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view1(self, w.data().coord.data(), w.model().total_dofs, false);
-                               },
-                               "joint coordinates, read-only view (ndofs)")
-        .def_property_readonly("qdot",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view1(self, w.data().rate.data(), w.model().total_dofs, false);
-                               },
-                               "joint rates, read-only view (ndofs)")
-        .def_property_readonly("actuation",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view1(self, w.data().actuation.data(), w.model().total_dofs, true);
-                               },
+        .def_property_readonly("q", dof_view(&Data::coord, false), "joint coordinates, read-only view (ndofs)")
+        .def_property_readonly("qdot", dof_view(&Data::rate, false), "joint rates, read-only view (ndofs)")
+        .def_property_readonly("actuation", dof_view(&Data::actuation, true),
                                "joint inputs (torques or forces per DOF), a writable view: w.actuation[:] = u")
-        .def_property_readonly("applied_force",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view(self, w.data().applied_force.data(), w.model().nbodies(), 3, sizeof(Vec3), true);
-                               },
+        .def_property_readonly("applied_force", body_view(&Data::applied_force, 3, true),
                                "(nbodies, 3) writable view: force at each CoM (world) [N], held until changed")
-        .def_property_readonly("applied_torque",
-                               [](py::object self) {
-                                   World& w = self.cast<World&>();
-                                   return view(self, w.data().applied_torque.data(), w.model().nbodies(), 3, sizeof(Vec3), true);
-                               },
+        .def_property_readonly("applied_torque", body_view(&Data::applied_torque, 3, true),
                                "(nbodies, 3) writable view: torque on each body (world) [N m]")
         .def("body_index", [](World& w, const std::string& name) { return body_of(w.model(), name); })
         .def("joint_index", [](World& w, const std::string& name) { return joint_of(w.model(), name); })
@@ -386,13 +350,8 @@ PYBIND11_MODULE(_noether, mod) {
         .def("summary", [](World& w) { return summary_dict(w.run().summary()); })
         .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")
         .def("restore",
-             [](World& w, const py::bytes& b) {
-                 try {
-                     w.data().restore(std::string(b));
-                 } catch (const UsageError& e) {
-                     raise(g_usage_error, e.what());
-                 }
-             })
+             [](World& w, const py::bytes& b) { w.data().restore(std::string(b)); },
+             "Restore a state saved from a world of the same structure (else noether.UsageError, the state unchanged).")
         .def("output", &add_output, py::arg("file"), py::arg("channels"), py::arg("every") = 1,
              "Write channels to a CSV file as the run goes (before the first step).")
         .def("record",
@@ -402,11 +361,7 @@ PYBIND11_MODULE(_noether, mod) {
                  o.file = file;
                  o.fps = fps;
                  o.origin = {"python", 0, ""};
-                 try {
-                     w.run().add_output(o);
-                 } catch (const Error& e) {
-                     raise(g_usage_error, e.what());
-                 }
+                 w.run().add_output(o);
              },
              py::arg("file"), py::arg("fps") = 60.0, "Record body poses for `noether view` (before the first step).")
         .def("finish",
@@ -420,11 +375,9 @@ PYBIND11_MODULE(_noether, mod) {
              [](World& w) {
                  Linearization lin;
                  StepStatus st;
-                 try {
+                 {
                      py::gil_scoped_release release;
                      st = linearize(w.model(), w.data(), lin);
-                 } catch (const UsageError& e) {
-                     raise(g_usage_error, e.what());
                  }
                  if (st != StepStatus::ok) raise(g_step_error, std::string("linearize: the step failed: ") + status_name(st));
                  const py::ssize_t n = lin.n;
@@ -498,15 +451,11 @@ PYBIND11_MODULE(_noether, mod) {
             o.position = vec3(position, "position");
             o.positions = positions;
             o.damping = damping;
-            try {
-                urdf::import(s, path, o);
-                const AssemblyReport a = assemble(s);
-                if (!a.converged)
-                    raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
-                                             std::to_string(a.final_violation) + ")");
-            } catch (const ModelError& e) {
-                raise(g_model_error, e.what());
-            }
+            urdf::import(s, path, o);
+            const AssemblyReport a = assemble(s);
+            if (!a.converged)
+                raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
+                                         std::to_string(a.final_violation) + ")");
             return std::make_shared<World>(compile(s));
         },
         py::arg("path"), py::arg("fixed_base") = false, py::arg("dt") = 0.005, py::arg("integrator") = "vi-maximal",
