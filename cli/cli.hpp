@@ -8,6 +8,9 @@ namespace noether_cli {
 
 // Shared Lua helpers (scripts/lib): installed next to the program, else this build's source tree.
 std::string scripts_dir();
+// `<program dir>/../share/noether/<relative>` if it exists and is readable (an installed
+// noether), else "".
+std::string installed(const std::string& relative);
 // Write `text` to <path>.part and rename it to `path`; false (and no .part left) if any of it failed.
 bool write_atomically(const std::string& path, const std::string& text);
 // `noether sweep` (sweep.cpp).

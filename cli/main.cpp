@@ -30,16 +30,19 @@
 
 #include "cli.hpp"
 
-// Shared Lua helpers: installed next to the program, else the source tree of this build.
-std::string noether_cli::scripts_dir() {
+std::string noether_cli::installed(const std::string& relative) {
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/scripts";
-        if (access((dir + "/lib/chains.lua").c_str(), R_OK) == 0) return dir;
-    }
+    if (n <= 0) return "";
+    exe[n] = '\0';
+    const std::string dir = exe;
+    const std::string path = dir.substr(0, dir.rfind('/')) + "/../share/noether/" + relative;
+    return access(path.c_str(), R_OK) == 0 ? path : "";
+}
+
+// Shared Lua helpers: installed next to the program, else the source tree of this build.
+std::string noether_cli::scripts_dir() {
+    if (!installed("scripts/lib/chains.lua").empty()) return installed("scripts");
 #ifdef NOETHER_SCRIPTS_DIR
     return NOETHER_SCRIPTS_DIR;
 #else

@@ -15,14 +15,7 @@ namespace {
 
 // The plotting script: installed next to the program, else this build's source tree.
 std::string plot_script() {
-    char exe[4096];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        std::string dir = exe;
-        dir = dir.substr(0, dir.rfind('/')) + "/../share/noether/plot.py";
-        if (access(dir.c_str(), R_OK) == 0) return dir;
-    }
+    if (std::string p = noether_cli::installed("plot.py"); !p.empty()) return p;
 #ifdef NOETHER_PYTHON_DIR
     return std::string(NOETHER_PYTHON_DIR) + "/noether/plot.py";
 #else
