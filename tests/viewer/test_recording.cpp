@@ -62,6 +62,24 @@ Recording read_recording(const std::string& path) {
     return r;
 }
 
+// A recording output to `file` (fps 0: every step).
+OutputSpec recording_to(const std::string& file, double fps = 0) {
+    OutputSpec o;
+    o.format = OutputSpec::Format::recording;
+    o.file = file;
+    o.fps = fps;
+    return o;
+}
+
+// Record `run` to out(name) for `steps` steps and finish it; the recording's path.
+std::string record(Run& run, const std::string& name, long long steps, double fps = 0) {
+    const OutputSpec o = recording_to(out(name), fps);
+    run.add_output(o);
+    REQUIRE(run.steps(steps));
+    run.finish();
+    return o.file;
+}
+
 // The inertia of a uniform box of mass m and edges l, turned by q (body axes).
 Mat3 turned_box_inertia(double m, const Vec3& l, const Quat& q) {
     const Mat3 R = rotation(q);
@@ -104,14 +122,7 @@ TEST_CASE("a run records body poses, energy and violation per frame, and the sha
     s.bodies[1].shapes.push_back(cap);
     auto m = compile(s);
     Run run(m);
-    OutputSpec o;
-    o.format = OutputSpec::Format::recording;
-    o.file = out("dp.nrec");
-    o.fps = 25;  // dt = 0.01: every 4 steps
-    run.add_output(o);
-    REQUIRE(run.steps(40));
-    run.finish();
-    const Recording r = read_recording(o.file);
+    const Recording r = read_recording(record(run, "dp.nrec", 40, 25));  // fps 25 at dt = 0.01: every 4 steps
     CHECK(r.floats == 3 + 7 * 2);
     REQUIRE(r.frames.size() == 11);  // the initial state and every 4th step
     CHECK_THAT(r.header, Contains("\"every\":4"));
@@ -140,13 +151,7 @@ TEST_CASE("a body without shapes is recorded as its inertia box, joints with the
     Spec s = testutil::double_pendulum_spec();
     auto m = compile(s);
     Run run(m);
-    OutputSpec o;
-    o.format = OutputSpec::Format::recording;
-    o.file = out("plain.nrec");
-    run.add_output(o);
-    REQUIRE(run.steps(3));
-    run.finish();
-    const Recording r = read_recording(o.file);
+    const Recording r = read_recording(record(run, "plain.nrec", 3));
     CHECK(r.frames.size() == 4);
     CHECK_THAT(r.header, Contains("\"inertia_box\":true"));
     // j1 hangs link1 (CoM at x = 0.5) from the origin: its anchor is 0.5 behind the CoM, on y.
@@ -157,8 +162,7 @@ TEST_CASE("a failed run leaves its recording as .part, and a recording needs a f
     Spec s = testutil::double_pendulum_spec();
     auto m = compile(s);
     Run run(m);
-    OutputSpec o;
-    o.format = OutputSpec::Format::recording;
+    OutputSpec o = recording_to("");
     CHECK_THAT(testutil::error_of([&] { run.add_output(o); }), Contains("a recording needs a file"));
     o.file = out("aborted.nrec");
     std::remove(o.file.c_str());
@@ -325,16 +329,11 @@ int cli(const std::string& args, std::string& output) {
 TEST_CASE("noether view writes a page of a recording and refuses what is not one", "[viewer]") {
     Spec s = testutil::double_pendulum_spec();
     Run run(compile(s));
-    OutputSpec o;
-    o.format = OutputSpec::Format::recording;
-    o.file = out("view.nrec");
-    run.add_output(o);
-    REQUIRE(run.steps(9));
-    run.finish();
+    const std::string nrec = record(run, "view.nrec", 9);
     std::string text;
     const std::string html = out("view.html");
     std::remove(html.c_str());
-    if (cli("view " + o.file + " -o " + html, text) == 2 && text.find("three.js not found") != std::string::npos) {
+    if (cli("view " + nrec + " -o " + html, text) == 2 && text.find("three.js not found") != std::string::npos) {
         WARN("libjs-three is not installed: " << text);
         return;
     }
@@ -345,7 +344,7 @@ TEST_CASE("noether view writes a page of a recording and refuses what is not one
     CHECK(page.find("@@HEADER@@") == std::string::npos);
 
     // A recording cut in the middle of a frame: the complete frames, and a warning.
-    const std::string bytes = testutil::slurp(o.file);
+    const std::string bytes = testutil::slurp(nrec);
     write("cut.nrec", bytes.substr(0, bytes.size() - 10));
     CHECK(cli("view " + out("cut.nrec") + " -o " + out("cut.html"), text) == 0);
     CHECK_THAT(text, Contains("ends in the middle of a frame"));
@@ -371,11 +370,7 @@ TEST_CASE("noether view writes a page of a recording and refuses what is not one
         if (j.child == "link1") j.child = t.bodies[0].name;
     }
     Run r2(compile(t));
-    o.file = out("hostile.nrec");
-    r2.add_output(o);
-    REQUIRE(r2.steps(1));
-    r2.finish();
-    CHECK(cli("view " + o.file + " -o " + out("hostile.html"), text) == 0);
+    CHECK(cli("view " + record(r2, "hostile.nrec", 1) + " -o " + out("hostile.html"), text) == 0);
     const std::string hp = testutil::slurp(out("hostile.html"));
     CHECK(hp.find("alert(1)") != std::string::npos);  // the name is there ...
     CHECK(hp.find("<script>alert(1)") == std::string::npos);  // ... but not as markup
@@ -384,9 +379,7 @@ TEST_CASE("noether view writes a page of a recording and refuses what is not one
 TEST_CASE("a recording of a world that never stepped holds its initial state and says so", "[viewer]") {
     Spec s = testutil::double_pendulum_spec();
     Run run(compile(s));
-    OutputSpec o;
-    o.format = OutputSpec::Format::recording;
-    o.file = out("still.nrec");
+    const OutputSpec o = recording_to(out("still.nrec"));
     run.add_output(o);
     std::vector<std::string> notes;
     run.finish(&notes);
