@@ -2,12 +2,29 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <string>
 #include <vector>
 
 #include "noether/noether.hpp"
 #include "noether/tree.hpp"
 
 namespace testutil {
+
+// n steps, each required to succeed.
+inline void run_steps(const noether::Model& m, noether::Data& d, int steps) {
+    for (int i = 0; i < steps; ++i) REQUIRE(noether::step(m, d) == noether::StepStatus::ok);
+}
+
+// Save d, take `steps` steps, restore, take them again: true if both end in the same state, bit
+// for bit (what the integrator carries between steps survives save/restore).
+inline bool restore_replays(const noether::Model& m, noether::Data& d, int steps) {
+    const std::string mid = d.save();
+    run_steps(m, d, steps);
+    const std::string a = d.save();
+    d.restore(mid);
+    run_steps(m, d, steps);
+    return d.save() == a;
+}
 
 // The tree view of m; the test fails if the Model is refused.
 inline noether::TreeView view_of(const noether::Model& m) {

@@ -17,9 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-void run(const Model& m, Data& d, int steps) {
-    for (int i = 0; i < steps; ++i) REQUIRE(step(m, d) == StepStatus::ok);
-}
+using testutil::run_steps;
 
 // A branched tree of revolute and prismatic joints with a fixed joint inside (riqn.md §9's
 // random tree: branching, every third joint prismatic, random axes, attachments and inertias).
@@ -138,7 +136,7 @@ TEST_CASE("riqn DRNEA residual is minus the gradient of an independently coded d
         const TreeView t = view_of(*m);
         const int n = t.size();
         for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = r.uniform(-3, 3);  // joint rates for the start
-        run(*m, d, 5);
+        run_steps(*m, d, 5);
         std::vector<double> qk, qm;
         state_coordinates(*m, d, t, qk, qm);
         std::vector<double> qp(n), res(n);
@@ -171,7 +169,7 @@ TEST_CASE("riqn: h times the residual Jacobian tends to the mass matrix at first
     for (double h : {1e-2, 1e-3}) {
         auto m = compile(chain_riqn(10, h));
         Data d(m);
-        run(*m, d, static_cast<int>(std::lround(1.0 / h)));  // the chain at t = 1 s
+        run_steps(*m, d, static_cast<int>(std::lround(1.0 / h)));  // the chain at t = 1 s
         err[k++] = jacobian_vs_mass(*m, d);
     }
     INFO("h = 1e-2: " << err[0] << ", h = 1e-3: " << err[1]);  // riqn.md §5.1: 2.7e-3, 2.8e-4
@@ -195,7 +193,7 @@ TEST_CASE("riqn converges at second order, with damping and joint torques", "[ri
         const double tau[3] = {1, -0.5, 0.2};
         if (forced)
             for (int i = 0; i < 3; ++i) d.actuation[i] = tau[i];
-        run(*m, d, static_cast<int>(std::lround(1.0 / h)));
+        run_steps(*m, d, static_cast<int>(std::lround(1.0 / h)));
         return d.coord;
     };
     const double hs[4] = {0.02, 0.01, 0.005, 0.0025};
@@ -218,7 +216,7 @@ TEST_CASE("riqn agrees with vi-maximal and dp45-projection at small steps on one
         if (integrator == "dp45-projection") s.options.extra = {{"atol", 1e-11}, {"rtol", 1e-11}};
         auto m = compile(s);
         Data d(m);
-        run(*m, d, static_cast<int>(std::lround(0.5 / h)));
+        run_steps(*m, d, static_cast<int>(std::lround(0.5 / h)));
         return d.coord;
     };
     const std::vector<double> ref = final_state("dp45-projection", 0.01);
@@ -337,7 +335,7 @@ TEST_CASE("riqn damping removes exactly the dissipated energy", "[riqn]") {
     Data d(m);
     const double E0 = m->integrator->monitors(*m, d).total;
     std::vector<double> qm = d.coord, q;
-    run(*m, d, 1);
+    run_steps(*m, d, 1);
     q = d.coord;
     double dissipated = 0;
     for (int k = 1; k < 2000; ++k) {
@@ -363,7 +361,7 @@ TEST_CASE("riqn exact Newton and the RIQN update find the same trajectory", "[ri
         s.options.extra_lists["newton"] = {newton};
         auto m = compile(s);
         Data d(m);
-        run(*m, d, 200);
+        run_steps(*m, d, 200);
         *updates = double(d.stats.newton_total) / d.stats.steps;
         return d.coord;
     };
@@ -382,7 +380,7 @@ TEST_CASE("riqn initial guesses: the acceleration guess saves updates (riqn.md �
         s.options.extra_lists["guess"] = {guess};
         auto m = compile(s);
         Data d(m);
-        run(*m, d, static_cast<int>(std::lround(1.0 / h)));
+        run_steps(*m, d, static_cast<int>(std::lround(1.0 / h)));
         return double(d.stats.newton_total) / d.stats.steps;
     };
     const double ig1 = updates("position", 1e-3), ig2 = updates("velocity", 1e-3), ig3 = updates("acceleration", 1e-3);
@@ -397,7 +395,7 @@ TEST_CASE("riqn writes a maximal state that satisfies every joint and that vi-ma
     s.options.dt = 0.005;
     auto m = compile(s);
     Data d(m);
-    run(*m, d, 100);
+    run_steps(*m, d, 100);
     int worst = -1;
     CHECK(max_violation(*m, d.pose.data(), &worst) < 1e-13);
     // The shared monitor reads the written-back state; riqn's own poses agree with it.
@@ -438,8 +436,8 @@ TEST_CASE("riqn: a merged fixed joint moves like the same body built merged by h
     auto mw = compile(whole), ms = compile(split);
     Data dw(mw), ds(ms);
     for (Data* d : {&dw, &ds}) d->rate[0] = 1.0;
-    run(*mw, dw, 400);
-    run(*ms, ds, 400);
+    run_steps(*mw, dw, 400);
+    run_steps(*ms, ds, 400);
     CHECK(std::fabs(dw.coord[0] - ds.coord[0]) < 1e-11);
     CHECK(std::fabs(dw.coord[1] - ds.coord[1]) < 1e-11);
     CHECK(norm(0.5 * (ds.pose[1].x + ds.pose[2].x) - dw.pose[1].x) < 1e-11);
@@ -472,39 +470,33 @@ TEST_CASE("riqn: failures leave the Data at the last good step, save and restore
     Spec s3 = chain_riqn(10, 0.0025);
     auto m3 = compile(s3);
     Data d3(m3);
-    run(*m3, d3, 400);
+    run_steps(*m3, d3, 400);
     CHECK(max_abs_diff(d2.coord, d3.coord) < 2e-4);
-    // Save, continue, restore, continue: bit for bit.
-    const std::string mid = d3.save();
-    run(*m3, d3, 50);
-    const std::string a = d3.save();
-    d3.restore(mid);
-    run(*m3, d3, 50);
-    CHECK(d3.save() == a);
+    CHECK(testutil::restore_replays(*m3, d3, 50));  // save, continue, restore, continue: bit for bit
 }
 
 TEST_CASE("riqn restarts from the Data when a host moves the bodies between steps", "[riqn]") {
     auto m = compile(chain_riqn(3, 0.01));
     Data moved(m), fresh(m);
-    run(*m, moved, 30);
+    run_steps(*m, moved, 30);
     // The host puts the chain back to its initial state at rest: the next step is the first step
     // of a fresh run, bit for bit (the integrator notices that the poses are not its own).
     moved.pose = fresh.pose;
     moved.coord = fresh.coord;
     for (Twist& t : moved.twist) t = Twist{};
     for (double& r : moved.rate) r = 0;
-    run(*m, moved, 1);
-    run(*m, fresh, 1);
+    run_steps(*m, moved, 1);
+    run_steps(*m, fresh, 1);
     for (int b = 0; b < m->nbodies(); ++b) {
         CHECK(std::memcmp(&moved.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
         CHECK(std::memcmp(&moved.twist[b], &fresh.twist[b], sizeof(Twist)) == 0);
     }
     // Without the host's change, the run continues on its own state.
     Data a(m), b(m);
-    run(*m, a, 31);
-    run(*m, b, 30);
+    run_steps(*m, a, 31);
+    run_steps(*m, b, 30);
     b.twist[0].v.x += 1;  // velocities are not read back mid-run: only poses count
-    run(*m, b, 1);
+    run_steps(*m, b, 1);
     CHECK(std::memcmp(&a.pose[2], &b.pose[2], sizeof(Pose)) == 0);
 }
 
@@ -602,7 +594,7 @@ TEST_CASE("riqn with a free root and a ball joint: the residual is minus the gra
         Data d(m);
         const TreeView t = view_of(*m);
         REQUIRE(t.nv == 10);
-        run(*m, d, 5);
+        run_steps(*m, d, 5);
         std::vector<double> qk, qm;
         state_positions(*m, d, t, qk, qm);
         // q⁺ near the solution: q_k ⊕ (q_k ⊖ q_{k−1}) and a perturbation.
@@ -688,7 +680,7 @@ TEST_CASE("riqn with a floating base converges at second order and agrees with v
         if (integrator == "dp45-projection") s.options.extra = {{"atol", 1e-12}, {"rtol", 1e-12}};
         auto m = compile(s);
         Data d(m);
-        run(*m, d, static_cast<int>(std::lround(0.5 / h)));
+        run_steps(*m, d, static_cast<int>(std::lround(0.5 / h)));
         return body_positions(d);
     };
     const std::vector<double> ref = final_positions("dp45-projection", 0.01);
@@ -713,7 +705,7 @@ TEST_CASE("riqn with a floating base: exact Newton finds the RIQN trajectory, th
         if (exact) s.options.extra_lists["newton"] = {"exact"};
         auto m = compile(s);
         Data d(m);
-        run(*m, d, 100);
+        run_steps(*m, d, 100);
         CHECK(monitors(*m, d).max_violation < 1e-13);
         return std::make_pair(body_positions(d), d.stats.newton_total);
     };

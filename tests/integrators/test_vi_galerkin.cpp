@@ -22,9 +22,7 @@ using testutil::VecX;
 
 namespace {
 
-void run_steps(const Model& m, Data& d, int steps) {
-    for (int i = 0; i < steps; ++i) REQUIRE(step(m, d) == StepStatus::ok);
-}
+using testutil::run_steps;
 
 Spec galerkin(Spec s, int points, double dt) {
     s.options.integrator = "vi-galerkin";
@@ -421,13 +419,7 @@ TEST_CASE("vi-galerkin: failures leave the Data at the last good step, subdivisi
     Data d3(m3);
     run_steps(*m3, d3, 80);
     CHECK(max_abs_diff(d2.coord, d3.coord) < 1e-3);
-    // Save, continue, restore, continue: bit for bit.
-    const std::string mid = d3.save();
-    run_steps(*m3, d3, 30);
-    const std::string a = d3.save();
-    d3.restore(mid);
-    run_steps(*m3, d3, 30);
-    CHECK(d3.save() == a);
+    CHECK(testutil::restore_replays(*m3, d3, 30));  // save, continue, restore, continue: bit for bit
 }
 
 TEST_CASE("vi-galerkin restarts from the Data when a host moves the bodies or changes their velocities", "[galerkin]") {
