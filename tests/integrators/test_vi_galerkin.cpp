@@ -104,6 +104,34 @@ void set_joint_rates(const Model& m, Data& d, const std::vector<double>& qd) {
     for (int i = 0; i < n; ++i) d.rate[t.links[i].dof] = qd[i];
 }
 
+// A step of the forced tree at s points, off its solution: random joint rates (seed), applied
+// force and torque, the step started and guessed, then the control points from node
+// `first_node` on moved by up to ±0.02.
+struct PerturbedStep {
+    std::shared_ptr<const Model> m;
+    std::unique_ptr<Data> d;
+    State* st = nullptr;
+    double h = 0;
+};
+PerturbedStep perturbed_step(int s, unsigned seed, int first_node) {
+    PerturbedStep p;
+    p.m = compile(forced_tree(s, 0.02));
+    p.d = std::make_unique<Data>(p.m);
+    const TreeView t = testutil::view_of(*p.m);
+    Rng r(seed);
+    std::vector<double> qd(t.size());
+    for (double& v : qd) v = r.uniform(-2, 2);
+    set_joint_rates(*p.m, *p.d, qd);
+    p.d->applied_force[3] = Vec3{0.5, -0.2, 0.3};
+    p.d->applied_torque[6] = Vec3{0.1, 0.2, -0.3};
+    p.st = &static_cast<State&>(*p.d->integrator_state);
+    Galerkin::start(*p.m, *p.d, *p.st);
+    p.h = p.m->options.dt;
+    Galerkin::guess(*p.st, p.h);
+    for (int k = first_node * p.st->n; k < (s + 1) * p.st->n; ++k) p.st->ctrl[k] += r.uniform(-0.02, 0.02);
+    return p;
+}
+
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
     double e = 0;
     for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(a[i] - b[i]));
@@ -221,20 +249,11 @@ TEST_CASE("vi-galerkin Newton direction equals a dense solve (O(n) articulated c
     // oblique gravity, input forces and torques and the Model's forces (world and body frame, at
     // points), s = 1, 2, 3.
     for (int s : {1, 2, 3}) {
-        auto m = compile(forced_tree(s, 0.02));
-        Data d(m);
-        const TreeView t = testutil::view_of(*m);
-        Rng r(30 + s);
-        std::vector<double> qd(t.size());
-        for (double& v : qd) v = r.uniform(-2, 2);
-        set_joint_rates(*m, d, qd);
-        d.applied_force[3] = Vec3{0.5, -0.2, 0.3};
-        d.applied_torque[6] = Vec3{0.1, 0.2, -0.3};
-        State& st = static_cast<State&>(*d.integrator_state);
-        Galerkin::start(*m, d, st);
-        const double h = m->options.dt;
-        Galerkin::guess(st, h);
-        for (int k = st.n; k < (s + 1) * st.n; ++k) st.ctrl[k] += r.uniform(-0.02, 0.02);
+        PerturbedStep p = perturbed_step(s, 30 + s, 1);
+        const auto& m = p.m;
+        Data& d = *p.d;
+        State& st = *p.st;
+        const double h = p.h;
         int w = -1;
         Galerkin::evaluate(*m, d, st, h, &w);
         const std::vector<double> r0 = st.r;
@@ -554,20 +573,11 @@ FdResult linearization_vs_fd(const Model& m, const std::vector<double>& x0, cons
 TEST_CASE("vi-galerkin tangent of Algorithm 1 equals central differences at every node", "[galerkin][linearize]") {
     // ∂R^{0..s}/∂q^{k,0..s} (node 0 included: the step's dependence on q^k) on the forced tree.
     for (int s : {1, 2, 3}) {
-        auto m = compile(forced_tree(s, 0.02));
-        Data d(m);
-        const TreeView t = testutil::view_of(*m);
-        Rng r(40 + s);
-        std::vector<double> qd(t.size());
-        for (double& v : qd) v = r.uniform(-2, 2);
-        set_joint_rates(*m, d, qd);
-        d.applied_force[3] = Vec3{0.5, -0.2, 0.3};
-        d.applied_torque[6] = Vec3{0.1, 0.2, -0.3};
-        State& st = static_cast<State&>(*d.integrator_state);
-        Galerkin::start(*m, d, st);
-        const double h = m->options.dt;
-        Galerkin::guess(st, h);
-        for (int k = 0; k < (s + 1) * st.n; ++k) st.ctrl[k] += r.uniform(-0.02, 0.02);
+        PerturbedStep p = perturbed_step(s, 40 + s, 0);
+        const auto& m = p.m;
+        Data& d = *p.d;
+        State& st = *p.st;
+        const double h = p.h;
         const int n = st.n, nn = s + 1;
         auto residual_all = [&](std::vector<double>& R) {  // R^{0..s}, node-major, without p^k
             int w = -1;
