@@ -200,43 +200,60 @@ void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, Ro
     w.row += 3;
 }
 
-void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Vec3& pa, const Vec3& pb,
+Selection selection_rows(int ndof, const Vec3& axis_a) {
+    Selection sel;
+    sel.rows = selection(ndof, axis_a, sel.P);
+    return sel;
+}
+
+RotationRows rotation_rows(int ndof, const Vec3& axis_a, const Quat& qoff) {
+    return {selection_rows(ndof, axis_a), qoff, rotation(qoff)};
+}
+
+void prim_translation(const Pose& a, const Pose& b, const Selection& sel, const Vec3& pa, const Vec3& pb,
                       RowWriter& w) {
-    Vec3 P[3];
-    const int n = selection(ndof, axis_a, P);
     const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
     const Mat3 RaT = transpose(Ra);
     const Vec3 r = RaT * (b.x + Rb * pb - a.x);
     const Mat3 Mb = -1.0 * (RaT * Rb * skew(pb));
     const Mat3 Ma = skew(r);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < sel.rows; ++i) {
         const int row = w.row + i;
-        w.g[row] = dot(P[i], r - pa);
-        const Vec3 px = Ra * P[i];  // (P Raᵀ) row i as a vector
+        const Vec3& P = sel.P[i];
+        w.g[row] = dot(P, r - pa);
+        const Vec3 px = Ra * P;  // (P Raᵀ) row i as a vector
         put(w.Ja, row, 0, -px);
-        put(w.Ja, row, 3, rowT(Ma, P[i]));
+        put(w.Ja, row, 3, rowT(Ma, P));
         put(w.Jb, row, 0, px);
-        put(w.Jb, row, 3, rowT(Mb, P[i]));
+        put(w.Jb, row, 3, rowT(Mb, P));
     }
-    w.row += n;
+    w.row += sel.rows;
+}
+
+void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Vec3& pa, const Vec3& pb,
+                      RowWriter& w) {
+    prim_translation(a, b, selection_rows(ndof, axis_a), pa, pb, w);
+}
+
+void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w) {
+    const Quat r = conj(a.q) * b.q * conj(rot.qoff);
+    const Vec3 rv = r.vec();
+    const Mat3 Ma = -0.5 * (r.w * Mat3::identity() - skew(rv));
+    const Mat3 Mb = 0.5 * ((r.w * Mat3::identity() + skew(rv)) * rot.Roff);
+    for (int i = 0; i < rot.sel.rows; ++i) {
+        const int row = w.row + i;
+        const Vec3& P = rot.sel.P[i];
+        w.g[row] = dot(P, rv);
+        put(w.Ja, row, 0, Vec3{});
+        put(w.Ja, row, 3, rowT(Ma, P));
+        put(w.Jb, row, 0, Vec3{});
+        put(w.Jb, row, 3, rowT(Mb, P));
+    }
+    w.row += rot.sel.rows;
 }
 
 void prim_rotation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Quat& qoff, RowWriter& w) {
-    Vec3 P[3];
-    const int n = selection(ndof, axis_a, P);
-    const Quat r = conj(a.q) * b.q * conj(qoff);
-    const Vec3 rv = r.vec();
-    const Mat3 Ma = -0.5 * (r.w * Mat3::identity() - skew(rv));
-    const Mat3 Mb = 0.5 * ((r.w * Mat3::identity() + skew(rv)) * rotation(qoff));
-    for (int i = 0; i < n; ++i) {
-        const int row = w.row + i;
-        w.g[row] = dot(P[i], rv);
-        put(w.Ja, row, 0, Vec3{});
-        put(w.Ja, row, 3, rowT(Ma, P[i]));
-        put(w.Jb, row, 0, Vec3{});
-        put(w.Jb, row, 3, rowT(Mb, P[i]));
-    }
-    w.row += n;
+    prim_rotation(a, b, rotation_rows(ndof, axis_a, qoff), w);
 }
 
 void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec3& v_b, RowWriter& w) {

@@ -124,7 +124,6 @@ struct State final : IntegratorState {
     BlockMatrix A;
     std::unique_ptr<SolverWorkspace> ws;
     std::vector<double> s, s_try, f, f_try, dx;
-    double fscale = 0;  // norm of the summed term magnitudes of the last residual (round-off scale)
     std::vector<Wrench> wrench;
     std::vector<double> J2a, J2b, J3a, J3b, g;  // per joint, rows × 6 at row_offset · 6
     std::vector<Pose> pose3;
@@ -554,7 +553,7 @@ private:
             if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return done(out, fn);
             // At the round-off floor of large terms: accepted only if the joints themselves meet the
             // tolerance (a stalled step is never committed with its constraints violated).
-            if (stalled && fn < kFloor * st.fscale && joints_within(m, st, eps)) return done(out, fn);
+            if (stalled && fn < kFloor * round_off_scale(m, d, st, h, st.s) && joints_within(m, st, eps)) return done(out, fn);
             if (stalled && fn >= eps && alpha * vnorm(st.dx) <= kStationary * std::max(1.0, vnorm(st.s))) {
                 if (fn < kFloorSlack * eps) {
                     out.at_floor = true;
@@ -769,7 +768,6 @@ private:
         const int nb = m.nbodies();
         const BlockGraph& g = *st.G;
         const double ratio = st.dt_prev / h;
-        double scale2 = 0;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
             const double* sb = &s[g.node_offset[b]];
@@ -790,10 +788,6 @@ private:
             double* fb = &f[g.node_offset[b]];
             fb[0] = st.rhoT * dT.x, fb[1] = st.rhoT * dT.y, fb[2] = st.rhoT * dT.z;
             fb[3] = st.rhoR * dR.x, fb[4] = st.rhoR * dR.y, fb[5] = st.rhoR * dR.z;
-            // Size of the terms (for the round-off floor).
-            const double tT = st.rhoT * (body.mass / h * (norm(v2) + norm(v1)) + body.mass * norm(m.gravity) + norm(F.force));
-            const double tR = st.rhoR * (s2 * norm(Jw2) + norm(w2) * norm(Jw2) + norm(in_R) + 2.0 * norm(F.torque));
-            scale2 += tT * tT + tR * tR;
         }
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
@@ -804,13 +798,9 @@ private:
                 if (!B) continue;
                 double* fb = &f[g.node_offset[side == 0 ? ji.a : ji.b]];
                 for (int r = 0; r < 6; ++r) {
-                    double acc = 0, mag = 0;
-                    for (int c = 0; c < nj; ++c) {
-                        acc += B[r * nj + c] * lam[c];
-                        mag += std::fabs(B[r * nj + c] * lam[c]);
-                    }
+                    double acc = 0;
+                    for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
                     fb[r] += acc;
-                    scale2 += mag * mag;
                 }
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
@@ -833,12 +823,55 @@ private:
                 st.c3[i] = c3[k] + ji.offset[k];
                 const double zl = lam[mj + k] * st.lam, u = st.alpha[i] - st.kappa[i] * st.c3[i];
                 fj[mj + k] = st.rhoZ * (zl - u);
+            }
+        }
+        return vnorm(f);
+    }
+
+    // The size of the terms that make up f(s), for the round-off floor: the norm of their summed
+    // magnitudes, term by term as in residual(). Only asked for when Newton stalls; s must be the
+    // last evaluated iterate (st.c3 is its coordinates).
+    double round_off_scale(const Model& m, const Data& d, const State& st, double h, const std::vector<double>& s) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        const double ratio = st.dt_prev / h;
+        double scale2 = 0;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const double* sb = &s[g.node_offset[b]];
+            const Vec3 v2{sb[0], sb[1], sb[2]}, w2{sb[3], sb[4], sb[5]};
+            const Vec3& v1 = d.twist[b].v;
+            const Vec3& w1 = d.twist[b].w;
+            const double s2 = s_of(w2, h), s1 = s_of(w1, st.dt_prev);
+            const Wrench& F = st.wrench[b];
+            const Vec3 Jw2 = body.inertia * w2, Jw1 = body.inertia * w1;
+            const Vec3 in_R = st.start ? (2.0 / h) * Jw1 : ratio * (s1 * Jw1 - cross(w1, Jw1));
+            const double tT = st.rhoT * (body.mass / h * (norm(v2) + norm(v1)) + body.mass * norm(m.gravity) + norm(F.force));
+            const double tR = st.rhoR * (s2 * norm(Jw2) + norm(w2) * norm(Jw2) + norm(in_R) + 2.0 * norm(F.torque));
+            scale2 += tT * tT + tR * tR;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const double* lam = &s[g.node_offset[nb + j]];
+            const int mj = ji.rows, nj = g.node_size[nb + j];
+            for (int side = 0; side < 2; ++side) {
+                const double* B = st.A.bj(j, side);
+                if (!B) continue;
+                for (int r = 0; r < 6; ++r) {
+                    double mag = 0;
+                    for (int c = 0; c < nj; ++c) mag += std::fabs(B[r * nj + c] * lam[c]);
+                    scale2 += mag * mag;
+                }
+            }
+            if (!st.implicit[j]) continue;
+            for (int k = 0; k < ji.dofs; ++k) {
+                const int i = ji.dof_offset + k;
+                const double zl = lam[mj + k] * st.lam;
                 const double t = st.rhoZ * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
                 scale2 += t * t;
             }
         }
-        st.fscale = std::sqrt(scale2);
-        return vnorm(f);
+        return std::sqrt(scale2);
     }
 
     // Newton matrix at the current s (whose next configuration is in st.pose3).

@@ -15,8 +15,8 @@ public:
     int dofs() const override { return 2; }
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
-        prim_translation(a, b, 1, axis_, pa_, pb_, w);
-        prim_rotation(a, b, 1, axis_, qoff_, w);
+        prim_translation(a, b, sel_, pa_, pb_, w);
+        prim_rotation(a, b, rot_, w);
     }
     void coordinates(const Pose& a, const Pose& b, const double* prev, double* c) const override {
         c[0] = hinge_angle(a, b, axis_, qoff_, prev);
@@ -31,6 +31,8 @@ public:
 private:
     Vec3 pa_, pb_, axis_;
     Quat qoff_;
+    Selection sel_ = selection_rows(1, axis_);
+    RotationRows rot_ = rotation_rows(1, axis_, qoff_);
     double d0_ = 0;
 };
 

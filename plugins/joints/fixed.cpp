@@ -14,7 +14,7 @@ public:
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
         prim_point(a, b, pa_, pb_, w);
-        prim_rotation(a, b, 0, Vec3{0, 0, 1}, qoff_, w);
+        prim_rotation(a, b, rot_, w);
     }
     void coordinates(const Pose&, const Pose&, const double*, double*) const override {}
     void coordinate_jacobian(const Pose&, const Pose&, double*, double*) const override {}
@@ -23,6 +23,7 @@ public:
 private:
     Vec3 pa_, pb_;
     Quat qoff_;
+    RotationRows rot_ = rotation_rows(0, Vec3{0, 0, 1}, qoff_);
 };
 
 class FixedType final : public JointType {

@@ -19,8 +19,8 @@ public:
     int dofs() const override { return 3; }
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
-        prim_translation(a, b, 2, n_, pa_, pb_, w);
-        prim_rotation(a, b, 1, n_, qoff_, w);
+        prim_translation(a, b, sel_, pa_, pb_, w);
+        prim_rotation(a, b, rot_, w);
     }
     void coordinates(const Pose& a, const Pose& b, const double* prev, double* c) const override {
         for (int k = 0; k < 2; ++k) c[k] = slide_displacement(a, b, e_[k], pa_, pb_) - d0_[k];
@@ -35,6 +35,8 @@ public:
 private:
     Vec3 pa_, pb_, n_, e_[2];
     Quat qoff_;
+    Selection sel_ = selection_rows(2, n_);
+    RotationRows rot_ = rotation_rows(1, n_, qoff_);
     double d0_[2] = {0, 0};
 };
 

@@ -17,7 +17,7 @@ public:
     int dofs() const override { return 4; }
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
-        prim_translation(a, b, 1, axis_, pa_, pb_, w);
+        prim_translation(a, b, sel_, pa_, pb_, w);
     }
     void coordinates(const Pose& a, const Pose& b, const double*, double* c) const override {
         c[0] = slide_displacement(a, b, axis_, pa_, pb_) - d0_;
@@ -36,6 +36,7 @@ public:
 private:
     Vec3 pa_, pb_, axis_;
     Quat qoff_;
+    Selection sel_ = selection_rows(1, axis_);
     double d0_ = 0;
 };
 

@@ -16,8 +16,8 @@ public:
     int dofs() const override { return 1; }
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
-        prim_translation(a, b, 1, axis_, pa_, pb_, w);
-        prim_rotation(a, b, 0, axis_, qoff_, w);
+        prim_translation(a, b, sel_, pa_, pb_, w);
+        prim_rotation(a, b, rot_, w);
     }
     void coordinates(const Pose& a, const Pose& b, const double*, double* c) const override {
         c[0] = slide_displacement(a, b, axis_, pa_, pb_) - d0_;
@@ -37,6 +37,8 @@ public:
 private:
     Vec3 pa_, pb_, axis_;
     Quat qoff_;
+    Selection sel_ = selection_rows(1, axis_);
+    RotationRows rot_ = rotation_rows(0, axis_, qoff_);
     Pose a0_, b0_;
     double d0_ = 0;
 };

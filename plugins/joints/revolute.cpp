@@ -15,7 +15,7 @@ public:
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
         prim_point(a, b, pa_, pb_, w);
-        prim_rotation(a, b, 1, axis_, qoff_, w);
+        prim_rotation(a, b, rot_, w);
     }
     void coordinates(const Pose& a, const Pose& b, const double* prev, double* c) const override {
         c[0] = hinge_angle(a, b, axis_, qoff_, prev);
@@ -35,6 +35,7 @@ public:
 private:
     Vec3 pa_, pb_, axis_;
     Quat qoff_;
+    RotationRows rot_ = rotation_rows(1, axis_, qoff_);
     Pose a0_, b0_;
 };
 

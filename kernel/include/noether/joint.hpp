@@ -138,6 +138,23 @@ NOETHER_API void prim_translation(const Pose& a, const Pose& b, int ndof, const 
 // Rot(ndof, axis, qoff): rotational, 3 − ndof rows: g = P V (qa† ⊗ qb ⊗ qoff†) (half-angle units).
 // ndof = 0: orientation locked; 1: hinge about axis; 2: no relative rotation about axis.
 NOETHER_API void prim_rotation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a, const Quat& qoff, RowWriter& w);
+// The same two primitives with their per-joint constants (the selection rows P and Rot(qoff))
+// computed once, when the joint is built: joint models call these from constraint(), which the
+// integrators evaluate several times per step. Results are identical to the forms above.
+struct NOETHER_API Selection {
+    int rows = 0;
+    Vec3 P[3];
+};
+NOETHER_API Selection selection_rows(int ndof, const Vec3& axis_a);
+struct NOETHER_API RotationRows {
+    Selection sel;
+    Quat qoff;
+    Mat3 Roff;  // rotation(qoff)
+};
+NOETHER_API RotationRows rotation_rows(int ndof, const Vec3& axis_a, const Quat& qoff);
+NOETHER_API void prim_translation(const Pose& a, const Pose& b, const Selection& sel, const Vec3& pa, const Vec3& pb,
+                                  RowWriter& w);
+NOETHER_API void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w);
 // SO(u, v): one row, u (frame a) ⟂ v (frame b): g = uᵀ Raᵀ Rb v.
 NOETHER_API void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec3& v_b, RowWriter& w);
 
