@@ -185,6 +185,11 @@ void JointSetup::warning(const std::string& msg) {
 void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w) {
     const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
     const Vec3 g = b.x + Rb * pb - a.x - Ra * pa;
+    if (!w.Ja && !w.Jb) {  // the value only
+        for (int i = 0; i < 3; ++i) w.g[w.row + i] = g[i];
+        w.row += 3;
+        return;
+    }
     const Mat3 JaTh = Ra * skew(pa);        // ∂g/∂θa
     const Mat3 JbTh = -1.0 * (Rb * skew(pb));  // ∂g/∂θb
     for (int i = 0; i < 3; ++i) {
@@ -215,6 +220,11 @@ void prim_translation(const Pose& a, const Pose& b, const Selection& sel, const 
     const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
     const Mat3 RaT = transpose(Ra);
     const Vec3 r = RaT * (b.x + Rb * pb - a.x);
+    if (!w.Ja && !w.Jb) {  // the value only
+        for (int i = 0; i < sel.rows; ++i) w.g[w.row + i] = dot(sel.P[i], r - pa);
+        w.row += sel.rows;
+        return;
+    }
     const Mat3 Mb = -1.0 * (RaT * Rb * skew(pb));
     const Mat3 Ma = skew(r);
     for (int i = 0; i < sel.rows; ++i) {
@@ -238,6 +248,11 @@ void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a
 void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w) {
     const Quat r = conj(a.q) * b.q * conj(rot.qoff);
     const Vec3 rv = r.vec();
+    if (!w.Ja && !w.Jb) {  // the value only
+        for (int i = 0; i < rot.sel.rows; ++i) w.g[w.row + i] = dot(rot.sel.P[i], rv);
+        w.row += rot.sel.rows;
+        return;
+    }
     const Mat3 Ma = -0.5 * (r.w * Mat3::identity() - skew(rv));
     const Mat3 Mb = 0.5 * ((r.w * Mat3::identity() + skew(rv)) * rot.Roff);
     for (int i = 0; i < rot.sel.rows; ++i) {

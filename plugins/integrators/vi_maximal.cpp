@@ -805,19 +805,16 @@ private:
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
             double* fj = &f[g.node_offset[nb + j]];
-            // The Jacobians at the next configuration come with the value: the last evaluated
-            // trial is always the one taken, so assemble() can use them as they are.
-            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
-            ji.impl->constraint(a, st.pose3[ji.b], fj, ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            // The value only: the Jacobians are needed when the matrix is rebuilt at this iterate
+            // (assemble()), not for line-search trials or the confirming step.
+            ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
             if (st.rhoJ != 1.0)
                 for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
             if (!st.implicit[j]) continue;
             // Force rows: ρ_Z (z·lam − u(c3)), c3 unwrapped against c2.
-            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
             double prev[kMaxJointDofs], c3[kMaxJointDofs];
             for (int k = 0; k < ji.dofs; ++k) prev[k] = st.c2[ji.dof_offset + k] - ji.offset[k];
             ji.impl->coordinates(a, st.pose3[ji.b], prev, c3);
-            ji.impl->coordinate_jacobian(a, st.pose3[ji.b], ji.a >= 0 ? &st.C3a[oc] : nullptr, &st.C3b[oc]);
             for (int k = 0; k < ji.dofs; ++k) {
                 const int i = ji.dof_offset + k;
                 st.c3[i] = c3[k] + ji.offset[k];
@@ -896,8 +893,14 @@ private:
         }
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
-            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);  // J3: from residual()
-            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);  // C3: from residual()
+            // Jacobians at the next configuration of s (pose3, left by the last residual()); the
+            // value goes to scratch.
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
+            ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            if (st.implicit[j])
+                ji.impl->coordinate_jacobian(a, st.pose3[ji.b], ji.a >= 0 ? &st.C3a[oc] : nullptr, &st.C3b[oc]);
             const int nj = g.node_size[nb + j];
             if (st.implicit[j]) {  // ∂(force rows)/∂z = ρ_Z lam I; constraint rows have no diagonal
                 double* D = st.A.diag(nb + j);
