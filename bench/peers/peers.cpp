@@ -46,6 +46,9 @@
 #endif
 #ifdef NOETHER_PEER_DART
 #include <dart/config.hpp>
+#include <dart/constraint/BallJointConstraint.hpp>
+#include <dart/constraint/ConstraintSolver.hpp>
+#include <dart/dynamics/BallJoint.hpp>
 #include <dart/dynamics/BodyNode.hpp>
 #include <dart/dynamics/RevoluteJoint.hpp>
 #include <dart/dynamics/Skeleton.hpp>
@@ -58,15 +61,195 @@
 namespace {
 
 using bench::split;
+using noether::Quat;
+using noether::Vec3;
 
-constexpr double kMass = 1, kLength = 1, kWidth = 0.1, kGravity = 9.81;
-const double kIxx = kMass * (kWidth * kWidth + kWidth * kWidth) / 12;    // about the link axis
-const double kIyy = kMass * (kLength * kLength + kWidth * kWidth) / 12;  // = Izz
+constexpr double kMass = 1, kLength = 1, kWidth = 0.1, kGravity = 9.81;  // links: kMass per metre
 
-// The probe state: joint angles and rates (rotations about +y) that exercise masses, inertias,
+// The probe: joint angles and rates (about +y for hinges) that exercise masses, inertias,
 // geometry and gravity.
 double probe_rate(int k, int n) { return 0.3 * (k % 2 == 0 ? 1 : -1) * (k + 1) / n; }
 double probe_angle(int k, int n) { return (k % 2 == 0 ? 0.4 : -0.25) * (k + 1) / n; }
+
+// ---- scenes ----------------------------------------------------------------------------------
+//
+// A scene is a tree of links (each a box length × kWidth × kWidth of kMass per metre, its frame at
+// the joint that carries it, its centre of mass at (length/2, 0, 0)) plus loop closures (a point
+// of one link coincides with a point of another or of the world: a ball joint in noether, a
+// connect equality in MuJoCo, a BallJointConstraint in DART, a Constraint::Ball in Simbody). The
+// state is given as joint coordinates: for hinges (about the link's y axis) the angle and rate,
+// for ball joints the relative rotation and the relative angular velocity in the child frame.
+//   chain    the n-link revolute pendulum, horizontal along +x at rest (n = 2: double pendulum)
+//   ball     the same links on ball joints, the whole chain turning at 1 rad/s about z
+//   fourbar  a crank–rocker four-bar (crank 0.4 m, coupler 1 m, rocker 0.8 m, ground 1 m) in the
+//            xz plane, released from rest with the crank 60° up (probe: crank at 1.3 rad/s)
+//   loop     a bent closed chain: n ball-jointed links along a U-shaped curve out of the xz plane,
+//            the last link's end tied to the world where it sits (3n − 3 DOF, never singular)
+struct Link {
+    int parent = -1;     // −1: the world
+    bool ball = false;   // else a hinge about y
+    Vec3 joint;          // joint position in the parent's link frame (the world's for the world)
+    double length = kLength;
+    double angle = 0, rate = 0;  // hinge
+    Quat q;                      // ball: relative rotation
+    Vec3 w;                      // ball: relative angular velocity, child frame
+    double mass() const { return kMass * length; }
+    Vec3 com() const { return {0.5 * length, 0, 0}; }
+    Vec3 inertia() const {  // principal moments about the centre of mass, link frame
+        const double m = mass();
+        return {m * 2 * kWidth * kWidth / 12, m * (length * length + kWidth * kWidth) / 12,
+                m * (length * length + kWidth * kWidth) / 12};
+    }
+    Quat rel_q() const { return ball ? q : noether::quat_from_axis_angle({0, 1, 0}, angle); }
+    Vec3 rel_w() const { return ball ? w : Vec3{0, rate, 0}; }
+};
+
+struct Closure {
+    int a = 0;
+    Vec3 pa;     // in a's link frame
+    int b = -1;  // −1: the world
+    Vec3 pb;     // in b's link frame, or a world point
+};
+
+struct Scene {
+    std::vector<Link> links;
+    std::vector<Closure> loops;
+};
+
+// World pose and motion of every link frame (origin at its joint): parents come first.
+struct Kinematics {
+    std::vector<Quat> q;
+    std::vector<Vec3> o, vo, w;  // origin, its velocity, angular velocity (world)
+};
+
+Kinematics kinematics(const Scene& s) {
+    using namespace noether;
+    Kinematics k;
+    const std::size_t n = s.links.size();
+    k.q.resize(n), k.o.resize(n), k.vo.resize(n), k.w.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Link& l = s.links[i];
+        Quat qp;
+        Vec3 op, vp, wp;
+        if (l.parent >= 0) qp = k.q[l.parent], op = k.o[l.parent], vp = k.vo[l.parent], wp = k.w[l.parent];
+        const Vec3 r = rotate(qp, l.joint);
+        k.o[i] = op + r;
+        k.vo[i] = vp + cross(wp, r);
+        k.q[i] = qnormalized(qp * l.rel_q());
+        k.w[i] = wp + rotate(k.q[i], l.rel_w());
+    }
+    return k;
+}
+
+Vec3 world_point(const Kinematics& k, int link, const Vec3& p) {
+    return link < 0 ? p : k.o[link] + noether::rotate(k.q[link], p);
+}
+
+Quat quat_between(const Vec3& from, const Vec3& to) {  // the shortest turn taking unit `from` to unit `to`
+    using namespace noether;
+    const Vec3 axis = cross(from, to);
+    const double sn = norm(axis), cs = dot(from, to);
+    if (sn < 1e-15) return Quat{};
+    return quat_from_axis_angle(axis / sn, std::atan2(sn, cs));
+}
+
+Scene make_scene(const std::string& name, int n, bool probe) {
+    using namespace noether;
+    Scene s;
+    if (name == "chain" || name == "ball") {
+        const bool ball = name == "ball";
+        for (int k = 0; k < n; ++k) {
+            Link l;
+            l.parent = k - 1;
+            l.ball = ball;
+            l.joint = k == 0 ? Vec3{0, 0, 0} : Vec3{kLength, 0, 0};
+            if (!ball) {
+                if (probe) l.angle = probe_angle(k, n), l.rate = probe_rate(k, n);
+            } else if (probe) {
+                const Vec3 axis = normalized(Vec3{0.3, 1, 0.2 * (k % 2 ? -1 : 1)});
+                l.q = quat_from_axis_angle(axis, probe_angle(k, n));
+                l.w = probe_rate(k, n) * normalized(Vec3{1, 0.5 * (k % 2 ? -1 : 1), 0.7});
+            } else if (k == 0) {
+                l.w = {0, 0, 1};  // the straight chain turning about the vertical
+            }
+            s.links.push_back(l);
+        }
+        return s;
+    }
+    if (name == "fourbar") {
+        // Planar angles φ in the xz plane: direction (cos φ, 0, −sin φ) = a turn by φ about +y.
+        const double L1 = 0.4, L2 = 1.0, L3 = 0.8, Lg = 1.0;
+        const double p1 = M_PI / 3;  // crank 60° up
+        const double Bx = L1 * std::cos(p1), By = L1 * std::sin(p1);  // (x, −z)
+        const double dx = Lg - Bx, dy = -By, d = std::hypot(dx, dy);
+        const double a = (L2 * L2 - L3 * L3 + d * d) / (2 * d), h = std::sqrt(L2 * L2 - a * a);
+        const double Cx = Bx + (a * dx - h * dy) / d, Cy = By + (a * dy + h * dx) / d;  // the upper branch
+        const double p2 = std::atan2(Cy - By, Cx - Bx), p3 = std::atan2(Cy, Cx - Lg);
+        double r1 = 0, r2 = 0, r3 = 0;
+        if (probe) {  // L1 r1 u'(p1) + L2 r2 u'(p2) = L3 r3 u'(p3), u'(φ) = (−sin φ, cos φ)
+            r1 = 1.3;
+            const double bx = L1 * r1 * std::sin(p1), by = -L1 * r1 * std::cos(p1);
+            // [−L2 sin p2, L3 sin p3; L2 cos p2, −L3 cos p3] [r2; r3] = [bx; by]
+            const double m11 = -L2 * std::sin(p2), m12 = L3 * std::sin(p3), m21 = L2 * std::cos(p2),
+                         m22 = -L3 * std::cos(p3), det = m11 * m22 - m12 * m21;
+            r2 = (bx * m22 - m12 * by) / det;
+            r3 = (m11 * by - m21 * bx) / det;
+        }
+        Link crank, coupler, rocker;
+        crank.length = L1, crank.angle = p1, crank.rate = r1;
+        coupler.parent = 0, coupler.joint = {L1, 0, 0}, coupler.length = L2, coupler.angle = p2 - p1, coupler.rate = r2 - r1;
+        rocker.joint = {Lg, 0, 0}, rocker.length = L3, rocker.angle = p3, rocker.rate = r3;
+        s.links = {crank, coupler, rocker};
+        s.loops.push_back({1, {L2, 0, 0}, 2, {L3, 0, 0}});
+        return s;
+    }
+    if (name == "loop") {
+        std::vector<Vec3> d(n);
+        std::vector<Quat> qw(n);
+        Vec3 end{0, 0, 0};
+        for (int i = 0; i < n; ++i) {
+            const double al = M_PI * (i + 0.5) / n;  // down, along +x, up; bent out of the plane
+            d[i] = normalized(Vec3{std::sin(al), 0.4 * std::sin(2 * al), -std::cos(al)});
+            qw[i] = quat_between({1, 0, 0}, d[i]);
+            end = end + kLength * d[i];
+        }
+        std::vector<Vec3> om(n);  // world angular velocities (probe), then made to close the loop
+        if (probe) {
+            for (int i = 0; i < n; ++i) om[i] = 0.8 * Vec3{std::cos(1.3 * i), std::sin(0.7 * i + 0.5), 0.5 * std::cos(2.1 * i)};
+            // The end moves at c = Σ ω_i × a_i (a_i = L d_i); the least change δω_i = a_i × y with
+            // Σ δω_i × a_i = −c: G y = −c, G = Σ (|a_i|² I − a_i a_iᵀ).
+            Vec3 c{0, 0, 0};
+            Mat3 G;
+            for (int i = 0; i < n; ++i) {
+                const Vec3 ai = kLength * d[i];
+                c = c + cross(om[i], ai);
+                G = G + (dot(ai, ai) * Mat3::identity() - outer(ai, ai));
+            }
+            const Vec3 y = inverse(G) * (-1.0 * c);
+            for (int i = 0; i < n; ++i) om[i] = om[i] + cross(kLength * d[i], y);
+        }
+        for (int i = 0; i < n; ++i) {
+            Link l;
+            l.parent = i - 1;
+            l.ball = true;
+            l.joint = i == 0 ? Vec3{0, 0, 0} : Vec3{kLength, 0, 0};
+            const Quat qp = i == 0 ? Quat{} : qw[i - 1];
+            l.q = qnormalized(conj(qp) * qw[i]);
+            l.w = rotate_inv(qw[i], om[i] - (i == 0 ? Vec3{0, 0, 0} : om[i - 1]));
+            s.links.push_back(l);
+        }
+        s.loops.push_back({n - 1, {kLength, 0, 0}, -1, end});
+        return s;
+    }
+    throw std::runtime_error("unknown scene '" + name + "' (chain, ball, fourbar, loop)");
+}
+
+// Largest gap of the loop closures, from each engine's link frames.
+double closure_gap(const Scene& s, const std::function<Vec3(int, const Vec3&)>& point) {
+    double gap = 0;
+    for (const Closure& c : s.loops) gap = std::max(gap, noether::norm(point(c.a, c.pa) - (c.b < 0 ? c.pb : point(c.b, c.pb))));
+    return gap;
+}
 
 // One simulation of one engine with one integrator.
 class Sim {
@@ -76,6 +259,7 @@ public:
     virtual double energy() = 0;    // kinetic + potential (potential zero at z = 0)
     virtual double kinetic() = 0;
     virtual bool finite() = 0;
+    virtual double violation() = 0;  // largest loop-closure gap now [m] (0 for trees)
 };
 
 struct Setting {
@@ -87,7 +271,7 @@ struct Setting {
 
 class NoetherSim final : public Sim {
 public:
-    NoetherSim(const std::string& integrator, int n, double dt, double tol, bool probe) {
+    NoetherSim(const std::string& integrator, const Scene& sc, double dt, double tol) : sc_(sc) {
         using namespace noether;
         Spec s;
         const std::size_t colon = integrator.find(':');  // "vi-galerkin:2": points = 2
@@ -98,32 +282,30 @@ public:
             s.options.extra["atol"] = tol;
             s.options.extra["rtol"] = tol;
         }
-        // Planar chain: link i turned by θ_i = Σ_{k≤i} q_k about +y (its x axis at (cos θ, 0,
-        // −sin θ)); ω_i = θ̇_i ŷ, and a point at offset r from a point of velocity v moves at
-        // v + θ̇ ŷ × r.
-        double th = 0, thd = 0;
-        Vec3 joint{0, 0, 0}, vjoint{0, 0, 0};
-        std::vector<Vec3> anchors;
-        for (int i = 0; i < n; ++i) {
-            if (probe) th += probe_angle(i, n), thd += probe_rate(i, n);
-            const Vec3 ex{std::cos(th), 0, -std::sin(th)};
-            BodySpec& b = s.add_body("link" + std::to_string(i + 1));
-            b.mass = kMass;
-            b.inertia = Mat3::diag(kIxx, kIyy, kIyy);
-            b.position = joint + 0.5 * ex;
-            b.orientation = quat_from_axis_angle({0, 1, 0}, th);
-            b.angular_velocity = {0, thd, 0};
-            const Vec3 r = 0.5 * ex, l = kLength * ex;
-            b.velocity = vjoint + thd * Vec3{r.z, 0, -r.x};
-            anchors.push_back(joint);
-            vjoint = vjoint + thd * Vec3{l.z, 0, -l.x};
-            joint = joint + l;
+        const Kinematics k = kinematics(sc);
+        auto name = [](int i) { return i < 0 ? std::string("world") : "link" + std::to_string(i + 1); };
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            BodySpec& b = s.add_body(name(static_cast<int>(i)));
+            const Vec3 inertia = l.inertia(), r = rotate(k.q[i], l.com());
+            b.mass = l.mass();
+            b.inertia = Mat3::diag(inertia.x, inertia.y, inertia.z);
+            b.position = k.o[i] + r;
+            b.orientation = k.q[i];
+            b.velocity = k.vo[i] + cross(k.w[i], r);
+            b.angular_velocity = k.w[i];
         }
-        for (int i = 0; i < n; ++i) {
-            JointSpec& j = s.add_joint("j" + std::to_string(i + 1), "revolute",
-                                       i == 0 ? "world" : "link" + std::to_string(i), "link" + std::to_string(i + 1));
-            j.anchor = anchors[i];
-            j.axis = Vec3{0, 1, 0};
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            JointSpec& j = s.add_joint("j" + std::to_string(i + 1), l.ball ? "spherical" : "revolute", name(l.parent),
+                                       name(static_cast<int>(i)));
+            j.anchor = k.o[i];
+            if (!l.ball) j.axis = rotate(k.q[i], Vec3{0, 1, 0});
+        }
+        for (std::size_t c = 0; c < sc.loops.size(); ++c) {
+            const Closure& cl = sc.loops[c];
+            JointSpec& j = s.add_joint("close" + std::to_string(c + 1), "spherical", name(cl.b), name(cl.a));
+            j.anchor = world_point(k, cl.a, cl.pa);
         }
         m_ = compile(s);
         d_ = std::make_unique<Data>(m_);
@@ -132,8 +314,15 @@ public:
     double energy() override { return noether::monitors(*m_, *d_).total; }
     double kinetic() override { return noether::monitors(*m_, *d_).kinetic; }
     bool finite() override { return status_ == noether::StepStatus::ok; }
+    double violation() override {
+        return closure_gap(sc_, [&](int link, const Vec3& p) {
+            const noether::Pose& pose = d_->pose[link];
+            return pose.x + noether::rotate(pose.q, p - sc_.links[link].com());
+        });
+    }
 
 private:
+    Scene sc_;
     std::shared_ptr<const noether::Model> m_;
     std::unique_ptr<noether::Data> d_;
     noether::StepStatus status_ = noether::StepStatus::ok;
@@ -148,21 +337,41 @@ void mujoco_quiet_warning(const char*) {}
 
 class MujocoSim final : public Sim {
 public:
-    MujocoSim(const std::string& integrator, int n, double dt, bool probe) {
+    // `initial` is the scene's initial state: its joint rotations are built into the bodies' frames
+    // (MuJoCo places a connect's second point from the reference configuration qpos0), and `sc`
+    // (the state to start from) is set relative to them.
+    MujocoSim(const std::string& integrator, const Scene& sc, const Scene& initial, double dt) : sc_(sc) {
         mju_user_warning = mujoco_quiet_warning;
         std::ostringstream x;
         x.precision(17);
         x << "<mujoco><option timestep=\"" << dt << "\" gravity=\"0 0 " << -kGravity << "\" integrator=\""
           << (integrator == "rk4" ? "RK4" : "Euler") << "\"><flag contact=\"disable\" energy=\"enable\"/></option>"
           << "<worldbody>";
-        for (int i = 0; i < n; ++i) {
-            x << "<body pos=\"" << (i == 0 ? 0.0 : kLength) << " 0 0\">"
-              << "<joint type=\"hinge\" axis=\"0 1 0\" pos=\"0 0 0\" damping=\"0\" armature=\"0\"/>"
-              << "<inertial pos=\"0.5 0 0\" mass=\"" << kMass << "\" diaginertia=\"" << kIxx << " " << kIyy << " " << kIyy
-              << "\"/>";
+        const int n = static_cast<int>(sc.links.size());
+        std::function<void(int)> body = [&](int i) {
+            const Link& l = initial.links[i];
+            const Quat q = l.rel_q();
+            const Vec3 in = l.inertia();
+            x << "<body name=\"b" << i << "\" pos=\"" << l.joint.x << " " << l.joint.y << " " << l.joint.z << "\" quat=\""
+              << q.w << " " << q.x << " " << q.y << " " << q.z << "\">"
+              << "<joint type=\"" << (l.ball ? "ball" : "hinge") << "\" axis=\"0 1 0\" pos=\"0 0 0\" damping=\"0\" armature=\"0\"/>"
+              << "<inertial pos=\"" << 0.5 * l.length << " 0 0\" mass=\"" << l.mass() << "\" diaginertia=\"" << in.x << " "
+              << in.y << " " << in.z << "\"/>";
+            for (int c = 0; c < n; ++c)
+                if (initial.links[c].parent == i) body(c);
+            x << "</body>";
+        };
+        for (int i = 0; i < n; ++i)
+            if (initial.links[i].parent < 0) body(i);
+        x << "</worldbody>";
+        if (!sc.loops.empty()) {
+            x << "<equality>";
+            for (const Closure& c : sc.loops)
+                x << "<connect body1=\"b" << c.a << "\" body2=\"" << (c.b < 0 ? std::string("world") : "b" + std::to_string(c.b))
+                  << "\" anchor=\"" << c.pa.x << " " << c.pa.y << " " << c.pa.z << "\"/>";
+            x << "</equality>";
         }
-        for (int i = 0; i < n; ++i) x << "</body>";
-        x << "</worldbody></mujoco>";
+        x << "</mujoco>";
         char path[] = "/tmp/noether_peers_XXXXXX.xml";
         const int fd = mkstemps(path, 4);
         if (fd < 0) throw std::runtime_error("mujoco: cannot write a temporary model file");
@@ -177,8 +386,18 @@ public:
         std::remove(path);
         if (!m_) throw std::runtime_error(std::string("mujoco: ") + err);
         d_ = mj_makeData(m_);
-        if (probe)
-            for (int k = 0; k < n; ++k) d_->qpos[k] = probe_angle(k, n), d_->qvel[k] = probe_rate(k, n);
+        for (int i = 0; i < n; ++i) {
+            const Link& l = sc.links[i];
+            const int qa = m_->jnt_qposadr[i], va = m_->jnt_dofadr[i];  // joint i is body i's (built in order)
+            if (!l.ball) {
+                d_->qpos[qa] = l.angle - initial.links[i].angle;
+                d_->qvel[va] = l.rate;
+            } else {
+                const Quat q = noether::qnormalized(noether::conj(initial.links[i].q) * l.q);
+                d_->qpos[qa] = q.w, d_->qpos[qa + 1] = q.x, d_->qpos[qa + 2] = q.y, d_->qpos[qa + 3] = q.z;
+                d_->qvel[va] = l.w.x, d_->qvel[va + 1] = l.w.y, d_->qvel[va + 2] = l.w.z;
+            }
+        }
         mj_forward(m_, d_);
     }
     ~MujocoSim() override {
@@ -201,11 +420,25 @@ public:
             d_->warning[mjWARN_BADQPOS].number > 0)
             return false;
         for (int i = 0; i < m_->nq; ++i)
-            if (!std::isfinite(d_->qpos[i]) || !std::isfinite(d_->qvel[i])) return false;
+            if (!std::isfinite(d_->qpos[i])) return false;
+        for (int i = 0; i < m_->nv; ++i)
+            if (!std::isfinite(d_->qvel[i])) return false;
         return true;
+    }
+    double violation() override {
+        if (sc_.loops.empty()) return 0;
+        mj_kinematics(m_, d_);
+        return closure_gap(sc_, [&](int link, const Vec3& p) {
+            const int b = link + 1;  // body 0 is the world
+            const double* R = d_->xmat + 9 * b;
+            const double* o = d_->xpos + 3 * b;
+            return Vec3{o[0] + R[0] * p.x + R[1] * p.y + R[2] * p.z, o[1] + R[3] * p.x + R[4] * p.y + R[5] * p.z,
+                        o[2] + R[6] * p.x + R[7] * p.y + R[8] * p.z};
+        });
     }
 
 private:
+    Scene sc_;
     mjModel* m_ = nullptr;
     mjData* d_ = nullptr;
 };
@@ -216,29 +449,53 @@ private:
 #ifdef NOETHER_PEER_DART
 class DartSim final : public Sim {
 public:
-    DartSim(int n, double dt, bool probe) {
+    DartSim(const Scene& sc, double dt) : sc_(sc) {
         using namespace dart;
-        skel_ = dynamics::Skeleton::create("chain");
-        dynamics::BodyNode* parent = nullptr;
-        for (int i = 0; i < n; ++i) {
-            dynamics::RevoluteJoint::Properties jp;
-            jp.mName = "j" + std::to_string(i + 1);
-            jp.mAxis = Eigen::Vector3d::UnitY();
+        skel_ = dynamics::Skeleton::create("scene");
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            dynamics::BodyNode* parent = l.parent >= 0 ? nodes_[l.parent] : nullptr;
             Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
-            if (i > 0) T.translation() = Eigen::Vector3d(kLength, 0, 0);
-            jp.mT_ParentBodyToJoint = T;
+            T.translation() = Eigen::Vector3d(l.joint.x, l.joint.y, l.joint.z);
             dynamics::BodyNode::Properties bp;
             bp.mName = "link" + std::to_string(i + 1);
-            bp.mInertia = dynamics::Inertia(kMass, Eigen::Vector3d(0.5, 0, 0), Eigen::Vector3d(kIxx, kIyy, kIyy).asDiagonal());
-            auto pair = skel_->createJointAndBodyNodePair<dynamics::RevoluteJoint>(parent, jp, bp);
-            parent = pair.second;
+            const Vec3 in = l.inertia();
+            bp.mInertia = dynamics::Inertia(l.mass(), Eigen::Vector3d(0.5 * l.length, 0, 0), Eigen::Vector3d(in.x, in.y, in.z).asDiagonal());
+            if (l.ball) {
+                dynamics::BallJoint::Properties jp;
+                jp.mName = "j" + std::to_string(i + 1);
+                jp.mT_ParentBodyToJoint = T;
+                nodes_.push_back(skel_->createJointAndBodyNodePair<dynamics::BallJoint>(parent, jp, bp).second);
+            } else {
+                dynamics::RevoluteJoint::Properties jp;
+                jp.mName = "j" + std::to_string(i + 1);
+                jp.mAxis = Eigen::Vector3d::UnitY();
+                jp.mT_ParentBodyToJoint = T;
+                nodes_.push_back(skel_->createJointAndBodyNodePair<dynamics::RevoluteJoint>(parent, jp, bp).second);
+            }
+        }
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            dynamics::Joint* j = nodes_[i]->getParentJoint();
+            if (!l.ball) {
+                j->setPosition(0, l.angle);
+                j->setVelocity(0, l.rate);
+            } else {
+                const Eigen::Quaterniond q(l.q.w, l.q.x, l.q.y, l.q.z);
+                j->setPositions(dynamics::BallJoint::convertToPositions(q.toRotationMatrix()));
+                j->setVelocities(Eigen::Vector3d(l.w.x, l.w.y, l.w.z));
+            }
         }
         world_ = simulation::World::create();
         world_->setGravity(Eigen::Vector3d(0, 0, -kGravity));
         world_->setTimeStep(dt);
         world_->addSkeleton(skel_);
-        if (probe)
-            for (int k = 0; k < n; ++k) skel_->setPosition(k, probe_angle(k, n)), skel_->setVelocity(k, probe_rate(k, n));
+        for (const Closure& c : sc.loops) {  // the joint point in world coordinates, from the current state
+            const Eigen::Vector3d at = point(c.a, c.pa);
+            auto con = c.b < 0 ? std::make_shared<constraint::BallJointConstraint>(nodes_[c.a], at)
+                               : std::make_shared<constraint::BallJointConstraint>(nodes_[c.a], nodes_[c.b], at);
+            world_->getConstraintSolver()->addConstraint(con);
+        }
     }
     void advance() override { world_->step(); }
     // Potential from the bodies' world centres of mass (Skeleton::computePotentialEnergy
@@ -252,10 +509,24 @@ public:
         return skel_->computeKineticEnergy() + pe;
     }
     double kinetic() override { return skel_->computeKineticEnergy(); }
-    bool finite() override { return skel_->getPositions().allFinite() && skel_->getVelocities().allFinite(); }
+    bool finite() override {
+        if (!skel_->getPositions().allFinite() || !skel_->getVelocities().allFinite()) return false;
+        // DART asserts (aborting the process) on a non-finite transform in the next step: stop
+        // before it, at velocities far beyond anything this scene can reach.
+        return skel_->getVelocities().cwiseAbs().maxCoeff() < 1e6;
+    }
+    double violation() override {
+        return closure_gap(sc_, [&](int link, const Vec3& p) {
+            const Eigen::Vector3d v = point(link, p);
+            return Vec3{v.x(), v.y(), v.z()};
+        });
+    }
 
 private:
+    Eigen::Vector3d point(int link, const Vec3& p) const { return nodes_[link]->getTransform() * Eigen::Vector3d(p.x, p.y, p.z); }
+    Scene sc_;
     dart::dynamics::SkeletonPtr skel_;
+    std::vector<dart::dynamics::BodyNode*> nodes_;
     dart::simulation::WorldPtr world_;
 };
 #endif
@@ -265,24 +536,41 @@ private:
 #ifdef NOETHER_PEER_SIMBODY
 class SimbodySim final : public Sim {
 public:
-    SimbodySim(const std::string& integrator, int n, double dt, double tol, bool probe)
-        : matter_(system_), forces_(system_), gravity_(forces_, matter_, SimTK::Vec3(0, 0, -kGravity)), dt_(dt) {
+    SimbodySim(const std::string& integrator, const Scene& sc, double dt, double tol)
+        : sc_(sc), matter_(system_), forces_(system_), gravity_(forces_, matter_, SimTK::Vec3(0, 0, -kGravity)), dt_(dt) {
         using namespace SimTK;
         // A Pin turns about the z axis of its frames: frames rotated by −90° about x map z onto y.
         const Rotation zToY(-Pi / 2, XAxis);
-        // Inertia about the body origin (the joint), from the central one.
-        const Body::Rigid body(MassProperties(
-            kMass, Vec3(0.5, 0, 0), Inertia(Vec3(kIxx, kIyy, kIyy)).shiftFromMassCenter(Vec3(0.5, 0, 0), kMass)));
-        MobilizedBody parent = matter_.Ground();
-        for (int i = 0; i < n; ++i) {
-            MobilizedBody::Pin link(parent, Transform(zToY, Vec3(i == 0 ? 0 : kLength, 0, 0)), body,
-                                    Transform(zToY, Vec3(0)));
-            parent = link;
+        mobods_.reserve(sc.links.size());
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            const SimTK::Vec3 com(0.5 * l.length, 0, 0);
+            const noether::Vec3 in = l.inertia();
+            // Inertia about the body origin (the joint), from the central one.
+            const Body::Rigid body(MassProperties(l.mass(), com, Inertia(SimTK::Vec3(in.x, in.y, in.z)).shiftFromMassCenter(com, l.mass())));
+            MobilizedBody& parent = l.parent >= 0 ? mobods_[l.parent] : matter_.updGround();
+            const SimTK::Vec3 at(l.joint.x, l.joint.y, l.joint.z);
+            if (l.ball) mobods_.push_back(MobilizedBody::Ball(parent, Transform(at), body, Transform()));
+            else mobods_.push_back(MobilizedBody::Pin(parent, Transform(zToY, at), body, Transform(zToY, SimTK::Vec3(0))));
+        }
+        for (const Closure& c : sc.loops) {
+            const SimTK::Vec3 pa(c.pa.x, c.pa.y, c.pa.z), pb(c.pb.x, c.pb.y, c.pb.z);
+            Constraint::Ball(c.b < 0 ? matter_.updGround() : mobods_[c.b], pb, mobods_[c.a], pa);
         }
         system_.realizeTopology();
         state_ = system_.getDefaultState();
-        if (probe)
-            for (int k = 0; k < n; ++k) state_.updQ()[k] = probe_angle(k, n), state_.updU()[k] = probe_rate(k, n);
+        for (std::size_t i = 0; i < sc.links.size(); ++i) {
+            const Link& l = sc.links[i];
+            if (!l.ball) {
+                mobods_[i].setOneQ(state_, 0, l.angle);
+                mobods_[i].setOneU(state_, 0, l.rate);
+            } else {
+                const Quaternion q(l.q.w, l.q.x, l.q.y, l.q.z);
+                const noether::Vec3 wf = noether::rotate(l.q, l.w);  // relative angular velocity in the parent frame
+                mobods_[i].setQToFitRotation(state_, Rotation(q));
+                mobods_[i].setUToFitAngularVelocity(state_, SimTK::Vec3(wf.x, wf.y, wf.z));
+            }
+        }
         system_.realize(state_, Stage::Dynamics);
         if (integrator == "rkmerson") {
             integ_ = std::make_unique<RungeKuttaMersonIntegrator>(system_);
@@ -314,15 +602,26 @@ public:
             if (!std::isfinite(s.getQ()[i])) return false;
         return true;
     }
+    double violation() override {
+        if (sc_.loops.empty()) return 0;
+        const SimTK::State& s = integ_->getState();
+        system_.realize(s, SimTK::Stage::Position);
+        return closure_gap(sc_, [&](int link, const noether::Vec3& p) {
+            const SimTK::Vec3 g = mobods_[link].findStationLocationInGround(s, SimTK::Vec3(p.x, p.y, p.z));
+            return noether::Vec3{g[0], g[1], g[2]};
+        });
+    }
     double probe_energy() {  // before initialize() touched the state
         return system_.calcEnergy(state_);
     }
 
 private:
+    Scene sc_;
     SimTK::MultibodySystem system_;
     SimTK::SimbodyMatterSubsystem matter_;
     SimTK::GeneralForceSubsystem forces_;
     SimTK::Force::Gravity gravity_;
+    std::vector<SimTK::MobilizedBody> mobods_;
     SimTK::State state_;
     std::unique_ptr<SimTK::Integrator> integ_;
     std::unique_ptr<SimTK::TimeStepper> ts_;
@@ -330,16 +629,19 @@ private:
 };
 #endif
 
+std::string g_scene = "chain";
+
 std::unique_ptr<Sim> make(const Setting& s, int n, double dt, double tol, bool probe) {
-    if (s.engine == "noether") return std::make_unique<NoetherSim>(s.integrator, n, dt, tol, probe);
+    const Scene sc = make_scene(g_scene, n, probe);
+    if (s.engine == "noether") return std::make_unique<NoetherSim>(s.integrator, sc, dt, tol);
 #ifdef NOETHER_PEER_MUJOCO
-    if (s.engine == "mujoco") return std::make_unique<MujocoSim>(s.integrator, n, dt, probe);
+    if (s.engine == "mujoco") return std::make_unique<MujocoSim>(s.integrator, sc, make_scene(g_scene, n, false), dt);
 #endif
 #ifdef NOETHER_PEER_DART
-    if (s.engine == "dart") return std::make_unique<DartSim>(n, dt, probe);
+    if (s.engine == "dart") return std::make_unique<DartSim>(sc, dt);
 #endif
 #ifdef NOETHER_PEER_SIMBODY
-    if (s.engine == "simbody") return std::make_unique<SimbodySim>(s.integrator, n, dt, tol, probe);
+    if (s.engine == "simbody") return std::make_unique<SimbodySim>(s.integrator, sc, dt, tol);
 #endif
     return nullptr;
 }
@@ -380,17 +682,25 @@ std::string versions() {
 
 // The probe: every engine's energy at the same non-trivial state must match noether's.
 bool probe_ok(const Setting& s, int n, std::string& why) {
-    if (s.engine == "noether") return true;  // the reference builds the scene with the same code
-    NoetherSim ref("rk4", n, 0.01, 1e-6, true);  // continuous energy at the initial state
-    const double e_ref = ref.energy();
-    std::unique_ptr<Sim> sim;
-    try {
-        sim = make(s, n, 0.01, 1e-6, true);
-    } catch (const std::exception& e) {  // e.g. MuJoCo's XML parser refuses deep nesting
+    auto refuse = [&](const std::exception& e) {  // e.g. MuJoCo's XML parser refuses deep nesting
         why = e.what();
         for (char& c : why)
-            if (c == '"' || c == '\n' || c == '\\') c = ' ';
+            if (c == '"' || c == '\n' || c == '\\' || c < ' ') c = ' ';
         return false;
+    };
+    std::unique_ptr<Sim> sim;
+    try {
+        sim = make(s, n, 0.01, 1e-6, true);  // builds (noether: compiles) the scene or says why not
+    } catch (const std::exception& e) {
+        return refuse(e);
+    }
+    if (s.engine == "noether") return true;  // the reference builds the scene with the same code
+    double e_ref = 0;
+    try {
+        NoetherSim ref("rk4", make_scene(g_scene, n, true), 0.01, 1e-6);  // continuous energy at the probe
+        e_ref = ref.energy();
+    } catch (const std::exception& e) {
+        return refuse(e);
     }
     if (!sim) {
         why = "engine not built";
@@ -411,7 +721,7 @@ bool probe_ok(const Setting& s, int n, std::string& why) {
 }
 
 struct Outcome {
-    double us_per_step = 0, us_per_sim_second = 0, rel_error = 0;
+    double us_per_step = 0, us_per_sim_second = 0, rel_error = 0, violation = 0;
     long long steps = 0;
     bool diverged = false;
 };
@@ -421,6 +731,7 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     Outcome o;
     std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
     const double e0 = sim->energy();
+    o.violation = sim->violation();
     double kmax = 0, emax = 0;
     const long long steps = std::llround(duration / dt);
     const int sample = std::max<long long>(1, steps / 20000);
@@ -444,6 +755,7 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
         }
         const double e = sim->energy();
         emax = std::max(emax, std::fabs(e - e0));
+        o.violation = std::max(o.violation, sim->violation());
         kmax = std::max(kmax, sim->kinetic());
         o.steps = k;
         if (emax > 1e6 * std::max(1.0, kmax)) {
@@ -477,6 +789,7 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
         if (a == "--mode" && v) mode = argv[++i];
+        else if (a == "--scene" && v) g_scene = argv[++i];
         else if (a == "--n" && v) {
             ns.clear();
             for (const std::string& x : split(argv[++i])) ns.push_back(std::atoi(x.c_str()));
@@ -491,32 +804,40 @@ int main(int argc, char** argv) {
         else if (a == "--dt0" && v) dt0 = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
-                         "usage: peers [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
+                         "usage: peers [--scene chain|ball|fourbar|loop] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
                          "[--engines noether,mujoco,dart,simbody] [--integrators rk4,vi-galerkin:2,...] [--max-refinements K] "
                          "[--max-seconds S] [--dt0 DT]\n");
             return 2;
         }
     }
-    std::printf("{\"bench\":\"peers_meta\",\"mode\":\"%s\",%s}\n", mode.c_str(), versions().c_str());
+    try {
+        make_scene(g_scene, 4, false);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "peers: %s\n", e.what());
+        return 2;
+    }
+    std::printf("{\"bench\":\"peers_meta\",\"mode\":\"%s\",\"scene\":\"%s\",%s}\n", mode.c_str(), g_scene.c_str(),
+                versions().c_str());
     for (const Setting& s : settings()) {
         if (!engines.empty() && ("," + engines + ",").find("," + s.engine + ",") == std::string::npos) continue;
         if (!integrators.empty() && ("," + integrators + ",").find("," + s.integrator + ",") == std::string::npos) continue;
         for (int n : ns) {
             std::string why;
             if (!probe_ok(s, n, why)) {
-                std::printf("{\"bench\":\"peers\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,\"refused\":\"%s\"}\n",
-                            s.engine.c_str(), s.integrator.c_str(), n, why.c_str());
+                std::printf("{\"bench\":\"peers\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
+                            "\"refused\":\"%s\"}\n",
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, why.c_str());
                 continue;
             }
             if (mode == "step") {
                 const double dt = 0.01, tol = 1e-6;
                 const Outcome o = simulate(s, n, dt, tol, duration);
-                std::printf("{\"bench\":\"peers\",\"mode\":\"step\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
+                std::printf("{\"bench\":\"peers\",\"mode\":\"step\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
                             "\"dt\":%g,\"tolerance\":%s,\"duration\":%g,\"steps\":%lld,\"us_per_step\":%s,"
-                            "\"us_per_link_step\":%s,\"max_rel_energy_error\":%s,\"diverged\":%s}\n",
-                            s.engine.c_str(), s.integrator.c_str(), n, dt, s.adaptive ? num(tol).c_str() : "null",
+                            "\"us_per_link_step\":%s,\"max_rel_energy_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, dt, s.adaptive ? num(tol).c_str() : "null",
                             duration, o.steps, num(o.us_per_step).c_str(), num(o.us_per_step / n).c_str(),
-                            num(o.rel_error).c_str(), o.diverged ? "true" : "false");
+                            num(o.rel_error).c_str(), num(o.violation).c_str(), o.diverged ? "true" : "false");
                 std::fflush(stdout);
                 continue;
             }
@@ -534,12 +855,12 @@ int main(int argc, char** argv) {
                 const Outcome o = simulate(s, n, dt, tol, duration);
                 const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 points.push_back({dt, tol, o});
-                std::printf("{\"bench\":\"peers\",\"mode\":\"wp_point\",\"engine\":\"%s\",\"integrator\":\"%s\","
+                std::printf("{\"bench\":\"peers\",\"mode\":\"wp_point\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\","
                             "\"n\":%d,\"duration\":%g,\"dt\":%g,\"tolerance\":%s,\"us_per_sim_second\":%s,"
-                            "\"max_rel_energy_error\":%s,\"diverged\":%s}\n",
-                            s.engine.c_str(), s.integrator.c_str(), n, duration, dt,
+                            "\"max_rel_energy_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, dt,
                             s.adaptive ? num(tol).c_str() : "null", num(o.us_per_sim_second).c_str(),
-                            num(o.rel_error).c_str(), o.diverged ? "true" : "false");
+                            num(o.rel_error).c_str(), num(o.violation).c_str(), o.diverged ? "true" : "false");
                 std::fflush(stdout);
                 if (!o.diverged && o.rel_error <= strictest) break;
                 if (s.adaptive) tol /= 10;
@@ -554,12 +875,12 @@ int main(int argc, char** argv) {
                         break;
                     }
                 const Point& p = best ? *best : points.back();
-                std::printf("{\"bench\":\"peers\",\"mode\":\"wp\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
+                std::printf("{\"bench\":\"peers\",\"mode\":\"wp\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
                             "\"duration\":%g,\"target\":%g,\"met\":%s,\"dt\":%g,\"tolerance\":%s,"
-                            "\"us_per_sim_second\":%s,\"max_rel_energy_error\":%s}\n",
-                            s.engine.c_str(), s.integrator.c_str(), n, duration, target, best ? "true" : "false", p.dt,
+                            "\"us_per_sim_second\":%s,\"max_rel_energy_error\":%s,\"max_violation\":%s}\n",
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, target, best ? "true" : "false", p.dt,
                             s.adaptive ? num(p.tol).c_str() : "null", num(p.o.us_per_sim_second).c_str(),
-                            num(p.o.rel_error).c_str());
+                            num(p.o.rel_error).c_str(), num(p.o.violation).c_str());
                 std::fflush(stdout);
             }
         }
