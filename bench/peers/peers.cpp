@@ -1,16 +1,19 @@
 // peers: the same scenes in noether and in the engines its users would otherwise pick (MuJoCo,
 // DART, Simbody; each compiled in when its Debian package is found), timed in one process.
 //
-// Scene: the n-link pendulum of bench/chain_scaling (links 1×0.1×0.1 m boxes of 1 kg, hinges at
-// the link ends with axes along y, horizontal along +x at rest, gravity −9.81 z); n = 2 is the
-// double pendulum. Before any timing every engine builds the scene once more with the joint
-// rates q̇_k = 0.3·(−1)^k·(k + 1)/n and its energy there must equal noether's to 1e-9 relative
-// (same masses, inertias, geometry and gravity: a model that differs is refused, not timed).
+// Scenes (--scene; described at make_scene below): the n-link revolute pendulum of
+// bench/chain_scaling (n = 2: the double pendulum), the same links on ball joints, a crank-rocker
+// four-bar, and a bent closed chain of ball-jointed links tied to the world. Before any timing
+// every engine builds the scene once more at a moving probe state (for the closed scenes one that
+// satisfies the closure and its velocity equation) and its energy there must equal noether's to
+// 1e-9 relative (same masses, inertias, geometry and gravity: a model that differs is refused, not
+// timed).
 //
 // Modes (one JSON object per line on stdout):
 //   --mode step  --n 1,2,...  --duration T    cost per step at dt = 0.01 (error-controlled
 //                integrators: per 0.01 s of simulated time), per link-step, the largest relative
-//                energy error max|E − E0| / max(|E0|, max kinetic energy), divergence;
+//                energy error max|E − E0| / max(|E0|, max kinetic energy), the largest closure
+//                gap (max_violation, m), divergence;
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
 //                work-precision: for each engine/integrator the cheapest setting found whose
 //                relative energy error over T meets each target: dt halved from 0.01 (or --dt0; fixed

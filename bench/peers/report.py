@@ -2,7 +2,8 @@
 """Run build/bin/peers and write docs/benchmarks.md with tables and log-log plots.
 
 usage: report.py [--peers build/bin/peers] [--out docs/benchmarks.md] [--max-n 512]
-                 [--dp-duration 3600] [--chain-n 16] [--chain-duration 10] [--max-seconds 30]
+                 [--dp-duration 3600] [--chain-n 16] [--chain-duration 10] [--loop-n 8]
+                 [--max-seconds 30] [--scenes chain,ball,fourbar,loop]
                  [--from results.jsonl]   (re-render from saved lines instead of running)
 
 The raw JSON lines are kept next to the document (docs/benchmarks/peers.jsonl); the plots go to
@@ -64,6 +65,18 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+SCENES = {
+    "chain": "n-link revolute chain (1×0.1×0.1 m links of 1 kg, hinges along y at the link ends, horizontal "
+             "along +x at rest; n = 2 is the double pendulum)",
+    "ball": "n-link ball-joint chain (the same links on ball joints, straight along +x, turning at 1 rad/s "
+            "about the vertical)",
+    "fourbar": "crank–rocker four-bar (crank 0.4 m, coupler 1 m, rocker 0.8 m, ground 1 m, links of 1 kg/m) "
+               "released from rest with the crank 60° up; closed by a ball joint / connect / constraint",
+    "loop": "bent closed chain: n ball-jointed 1 m links along a U-shaped curve out of the xz plane, the last "
+            "link's end tied to the world where it sits (3n − 3 DOF)",
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--peers", default="build/bin/peers")
@@ -72,9 +85,12 @@ def main():
     ap.add_argument("--dp-duration", type=float, default=3600)
     ap.add_argument("--chain-n", type=int, default=16)
     ap.add_argument("--chain-duration", type=float, default=10)
+    ap.add_argument("--loop-n", type=int, default=8)
     ap.add_argument("--max-seconds", type=float, default=30)
+    ap.add_argument("--scenes", default="chain,ball,fourbar,loop")
     ap.add_argument("--from", dest="source")
     a = ap.parse_args()
+    scenes = a.scenes.split(",")
 
     outdir = os.path.join(os.path.dirname(a.out) or ".", "benchmarks")
     os.makedirs(outdir, exist_ok=True)
@@ -83,17 +99,26 @@ def main():
         with open(a.source) as f:
             lines = [json.loads(x) for x in f if x.strip()]
     else:
-        ns = [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if n <= a.max_n]
-        lines = run([a.peers, "--mode", "step", "--n", ",".join(map(str, ns)), "--duration", "10"])
-        for n, dur in ((2, a.dp_duration), (a.chain_n, a.chain_duration)):
-            for d in run([a.peers, "--mode", "wp", "--n", str(n), "--duration", str(dur),
-                          "--max-seconds", str(a.max_seconds)]):
-                d["scene"] = f"n{n}"
-                lines.append(d)
+        sizes = {"chain": [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if n <= a.max_n],
+                 "ball": [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= a.max_n],
+                 "fourbar": [3],
+                 "loop": [n for n in (4, 8, 16, 32, 64) if n <= a.max_n]}
+        lines = []
+        for sc in scenes:
+            lines += run([a.peers, "--scene", sc, "--mode", "step", "--n", ",".join(map(str, sizes[sc])),
+                          "--duration", "10"])
+        wps = [("chain", 2, a.dp_duration), ("chain", a.chain_n, a.chain_duration), ("fourbar", 3, 10),
+               ("loop", a.loop_n, 10)]
+        for sc, n, dur in wps:
+            if sc in scenes:
+                lines += run([a.peers, "--scene", sc, "--mode", "wp", "--n", str(n), "--duration", str(dur),
+                              "--max-seconds", str(a.max_seconds)])
         with open(raw, "w") as f:
             for d in lines:
                 f.write(json.dumps(d) + "\n")
 
+    for d in lines:  # lines of the first harness (revolute chain only) carry no scene
+        d.setdefault("scene", "chain")
     meta = next((d for d in lines if d.get("bench") == "peers_meta"), {})
     steps = [d for d in lines if d.get("mode") == "step" and "us_per_step" in d]
     wp = [d for d in lines if d.get("mode") == "wp" and "engine" in d]
@@ -108,44 +133,7 @@ def main():
     for d in steps + wp:
         if label(d) not in labels:
             labels.append(label(d))
-    ns = sorted({d["n"] for d in steps})
-
-    # Cost per step against N.
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for lab in labels:
-        xs = [d["n"] for d in steps if label(d) == lab]
-        ys = [d["us_per_step"] for d in steps if label(d) == lab]
-        ax.loglog(xs, ys, marker="o", label=lab, linestyle="-" if lab.startswith("noether") else "--")
-    ax.set_xlabel("links N")
-    ax.set_ylabel("µs per step (dt = 0.01; adaptive: per 0.01 s)")
-    ax.set_title("n-link revolute chain, 10 s")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "cost_vs_n.png"), dpi=110)
-    plt.close(fig)
-
-    # Cost against error, one plot per scene.
-    scenes = sorted({d["n"] for d in points})
-    for n in scenes:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for lab in labels:
-            pts = [d for d in points if d["n"] == n and label(d) == lab and d["max_rel_energy_error"] is not None]
-            if not pts:
-                continue
-            ax.loglog([d["max_rel_energy_error"] for d in pts], [d["us_per_sim_second"] for d in pts], marker="o",
-                      label=lab, linestyle="-" if lab.startswith("noether") else "--")
-        ax.axvline(1e-3, color="gray", lw=0.8)
-        ax.axvline(1e-6, color="gray", lw=0.8)
-        dur = next((d["duration"] for d in points if d["n"] == n), 0)
-        ax.set_xlabel("largest relative energy error")
-        ax.set_ylabel("µs per simulated second")
-        ax.set_title(f"work-precision, {n}-link chain over {dur:g} s")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, f"work_precision_n{n}.png"), dpi=110)
-        plt.close(fig)
+    present = [sc for sc in SCENES if any(d["scene"] == sc for d in steps + wp)]
 
     o = []
     o.append("# Benchmarks against MuJoCo, DART and Simbody\n")
@@ -153,71 +141,134 @@ def main():
              "`bench/peers/peers.cpp` says what is measured and how). Do not edit by hand.\n")
     o.append(f"* Date: {datetime.date.today().isoformat()}; machine: {machine()} (shared: absolute numbers are "
              "indicative, ratios within one run are what to compare)")
-    o.append("* Versions: " + ", ".join(f"{k} {v}" for k, v in meta.items() if k not in ("bench", "mode")))
-    o.append("* Scene: the n-link revolute pendulum (1×0.1×0.1 m links of 1 kg, hinges along y at the link ends, "
-             "horizontal along +x at rest, gravity −9.81 z); n = 2 is the double pendulum. Before timing, every "
-             "engine's energy at a bent, moving probe state equals noether's to 1e-9 relative "
-             + ("(all passed)." if not refused else f"({len(refused)} refused: listed at the end)."))
-    o.append("* Energy error: max |E − E0| / max(|E0|, largest kinetic energy); E0 = 0 at rest.")
-    o.append("* Integrators: noether `vi-maximal`, `vi-midpoint`, `riqn` (fixed dt), `dp45-projection` "
-             "(tolerance = atol = rtol); MuJoCo Euler and RK4; DART's default (semi-implicit Euler); Simbody "
-             "RK3 with a fixed step and RK-Merson error-controlled (accuracy = tolerance).\n")
+    o.append("* Versions: " + ", ".join(f"{k} {v}" for k, v in meta.items() if k not in ("bench", "mode", "scene")))
+    o.append("* Scenes (gravity −9.81 z):")
+    for sc in present:
+        o.append(f"  * `{sc}`: {SCENES[sc]}")
+    o.append("* Before timing, every engine's energy at a moving probe state (bent for the open chains; for the "
+             "closed ones a state that satisfies the closure and its velocity equation) equals noether's to 1e-9 "
+             "relative " + ("(all passed)." if not any("probe energy" in d["refused"] for d in refused)
+                             else "(a model that did not is listed under \"Not run\")."))
+    o.append("* Energy error: max |E − E0| / max(|E0|, largest kinetic energy). Closure gap: the largest "
+             "distance between the two points a loop closure ties together, sampled during the run.")
+    o.append("* Integrators: noether `vi-maximal`, `vi-midpoint`, `riqn`, `vi-galerkin:s` (fixed dt), "
+             "`dp45-projection` (tolerance = atol = rtol); MuJoCo Euler and RK4 (closures are its soft `connect` "
+             "equalities with default solref); DART's default (semi-implicit Euler, closures by its constraint "
+             "solver); Simbody RK3 with a fixed step and RK-Merson error-controlled (accuracy = tolerance).\n")
 
-    o.append("## Cost per step against N (dt = 0.01, 10 s)\n")
-    o.append("![cost per step against N](benchmarks/cost_vs_n.png)\n")
-    o.append("| integrator | " + " | ".join(f"N = {n}" for n in ns) + " |")
-    o.append("|---|" + "---|" * len(ns))
-    for lab in labels:
-        row = []
-        for n in ns:
-            d = next((x for x in steps if label(x) == lab and x["n"] == n), None)
-            row.append("–" if d is None else f"{fmt(d['us_per_step'])} µs ({fmt(d['max_rel_energy_error'], 2)})")
-        o.append(f"| {lab} | " + " | ".join(row) + " |")
-    o.append("\nEach cell: µs per step (largest relative energy error over the 10 s).\n")
-    # Ratios to noether vi-maximal.
-    ref = {d["n"]: d["us_per_step"] for d in steps if label(d) == "noether vi-maximal"}
-    if ref:
-        o.append("Cost per step of `noether vi-maximal` divided by each peer's (same run):\n")
-        o.append("| peer | " + " | ".join(f"N = {n}" for n in ns) + " |")
+    for sc in present:
+        st = [d for d in steps if d["scene"] == sc]
+        if not st:
+            continue
+        ns = sorted({d["n"] for d in st})
+        closed = sc in ("fourbar", "loop")
+        o.append(f"## Cost per step: `{sc}` (dt = 0.01, 10 s)\n")
+        if len(ns) > 1:
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for lab in labels:
+                xs = [d["n"] for d in st if label(d) == lab]
+                ys = [d["us_per_step"] for d in st if label(d) == lab]
+                if xs:
+                    ax.loglog(xs, ys, marker="o", label=lab, linestyle="-" if lab.startswith("noether") else "--")
+            ax.set_xlabel("links N")
+            ax.set_ylabel("µs per step (dt = 0.01; adaptive: per 0.01 s)")
+            ax.set_title(f"{sc}, 10 s")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+            fig.tight_layout()
+            name = "cost_vs_n.png" if sc == "chain" else f"cost_vs_n_{sc}.png"
+            fig.savefig(os.path.join(outdir, name), dpi=110)
+            plt.close(fig)
+            o.append(f"![cost per step against N, {sc}](benchmarks/{name})\n")
+        o.append("| integrator | " + " | ".join(f"N = {n}" for n in ns) + " |")
         o.append("|---|" + "---|" * len(ns))
         for lab in labels:
-            if lab.startswith("noether"):
-                continue
             row = []
             for n in ns:
-                d = next((x for x in steps if label(x) == lab and x["n"] == n), None)
-                row.append("–" if d is None or n not in ref else f"{ref[n] / d['us_per_step']:.2f}×")
-            o.append(f"| {lab} | " + " | ".join(row) + " |")
-        o.append("")
+                d = next((x for x in st if label(x) == lab and x["n"] == n), None)
+                if d is None:
+                    row.append("–")
+                    continue
+                cell = f"{fmt(d['us_per_step'])} µs ({fmt(d['max_rel_energy_error'], 2)}"
+                if closed:
+                    cell += f"; gap {fmt(d.get('max_violation'), 2)} m"
+                row.append(cell + (", diverged" if d.get("diverged") else "") + ")")
+            if any(c != "–" for c in row):
+                o.append(f"| {lab} | " + " | ".join(row) + " |")
+        o.append("\nEach cell: µs per step (largest relative energy error over the 10 s"
+                 + ("; largest closure gap" if closed else "") + "; a diverged run's cost is over the steps it took).\n")
+        ref = {d["n"]: d["us_per_step"] for d in st if label(d) == "noether vi-maximal"}
+        if ref:
+            o.append("Cost per step of `noether vi-maximal` divided by each peer's (same run):\n")
+            o.append("| peer | " + " | ".join(f"N = {n}" for n in ns) + " |")
+            o.append("|---|" + "---|" * len(ns))
+            for lab in labels:
+                if lab.startswith("noether"):
+                    continue
+                row = []
+                for n in ns:
+                    d = next((x for x in st if label(x) == lab and x["n"] == n), None)
+                    row.append("–" if d is None or n not in ref else f"{ref[n] / d['us_per_step']:.2f}×")
+                if any(c != "–" for c in row):
+                    o.append(f"| {lab} | " + " | ".join(row) + " |")
+            o.append("")
 
-    for n in scenes:
-        dur = next((d["duration"] for d in wp if d["n"] == n), 0)
-        o.append(f"## Work-precision: {n}-link chain over {dur:g} s\n")
-        o.append(f"![work-precision](benchmarks/work_precision_n{n}.png)\n")
+    cases = []
+    for d in wp:
+        if (d["scene"], d["n"]) not in cases:
+            cases.append((d["scene"], d["n"]))
+    for sc, n in cases:
+        closed = sc in ("fourbar", "loop")
+        dur = next((d["duration"] for d in wp if d["scene"] == sc and d["n"] == n), 0)
+        name = f"work_precision_n{n}.png" if sc == "chain" else f"work_precision_{sc}_n{n}.png"
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for lab in labels:
+            pts = [d for d in points if d["scene"] == sc and d["n"] == n and label(d) == lab
+                   and d["max_rel_energy_error"] is not None]
+            if pts:
+                ax.loglog([d["max_rel_energy_error"] for d in pts], [d["us_per_sim_second"] for d in pts], marker="o",
+                          label=lab, linestyle="-" if lab.startswith("noether") else "--")
+        ax.axvline(1e-3, color="gray", lw=0.8)
+        ax.axvline(1e-6, color="gray", lw=0.8)
+        ax.set_xlabel("largest relative energy error")
+        ax.set_ylabel("µs per simulated second")
+        ax.set_title(f"work-precision, {sc} N = {n} over {dur:g} s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, name), dpi=110)
+        plt.close(fig)
+
+        o.append(f"## Work-precision: `{sc}`, N = {n}, over {dur:g} s\n")
+        o.append(f"![work-precision](benchmarks/{name})\n")
         o.append("Cost per simulated second of the cheapest setting found that keeps the energy error within "
                  "the target (dt halved from 0.01, or the tolerance divided by 10 from 1e-3; a run predicted to take "
-                 "more than the time cap is not tried: \"not met\").\n")
-        targets = sorted({d["target"] for d in wp if d["n"] == n}, reverse=True)
+                 "more than the time cap is not tried: \"not met\")"
+                 + (", and the largest closure gap of that run" if closed else "") + ".\n")
+        targets = sorted({d["target"] for d in wp if d["scene"] == sc and d["n"] == n}, reverse=True)
         o.append("| integrator | " + " | ".join(f"≤ {t:g}" for t in targets) + " |")
         o.append("|---|" + "---|" * len(targets))
         best = {}
         for lab in labels:
             row = []
             for t in targets:
-                d = next((x for x in wp if x["n"] == n and label(x) == lab and x["target"] == t), None)
+                d = next((x for x in wp if x["scene"] == sc and x["n"] == n and label(x) == lab and x["target"] == t),
+                         None)
                 if d is None:
                     row.append("–")
                     continue
                 setting = f"tol {d['tolerance']}" if d["tolerance"] is not None else f"dt {d['dt']:g}"
+                gap = f", gap {fmt(d.get('max_violation'), 2)} m" if closed else ""
                 if d["met"]:
-                    row.append(f"{fmt(d['us_per_sim_second'])} µs ({setting})")
+                    row.append(f"{fmt(d['us_per_sim_second'])} µs ({setting}{gap})")
                     side = "noether" if lab.startswith("noether") else "peer"
                     cur = best.get((side, t))
                     if cur is None or d["us_per_sim_second"] < cur[0]:
                         best[(side, t)] = (d["us_per_sim_second"], lab)
                 else:
                     row.append(f"not met ({fmt(d['max_rel_energy_error'], 2)} at {setting})")
-            o.append(f"| {lab} | " + " | ".join(row) + " |")
+            if any(c != "–" for c in row):
+                o.append(f"| {lab} | " + " | ".join(row) + " |")
         o.append("")
         for t in targets:
             nb, pb = best.get(("noether", t)), best.get(("peer", t))
@@ -226,18 +277,32 @@ def main():
                          f"({pb[1]}).")
             elif nb:
                 o.append(f"* ≤ {t:g}: only noether met it ({nb[1]}).")
+            elif pb:
+                o.append(f"* ≤ {t:g}: no noether integrator met it; cheapest peer {pb[1]}.")
         o.append("")
 
     if refused:
-        o.append("## Refused\n")
+        o.append("## Not run\n")
+        o.append("Scenes an engine or integrator would not build (the probe never refused a built scene unless "
+                 "said so here), one line per scene and integrator with the sizes and the first message:\n")
+        groups = []
         for d in refused:
-            where = f"N = {d['n']}" if d["n"] >= 0 else "after the last line above"
-            o.append(f"* {label(d)}, {where}: {d['refused']}")
+            key = (d["scene"], label(d))
+            g = next((x for x in groups if x[0] == key), None)
+            if g is None:
+                groups.append((key, [d]))
+            else:
+                g[1].append(d)
+        for (sc, lab), ds in groups:
+            sizes = ", ".join(str(n) for n in sorted({d["n"] for d in ds if d["n"] >= 0}))
+            where = f"N = {sizes}" if sizes else "after the last line above"
+            msg = ds[0]["refused"]
+            msg = msg if len(msg) <= 240 else msg[:240] + " …"
+            o.append(f"* `{sc}`, {lab}, {where}: {msg}")
         o.append("")
     o.append("## What is not here yet\n")
-    o.append("The issue's scene list also names ball-joint chains, a bent closed chain, a four-bar over 10 s and "
-             "a real robot URDF; this harness so far builds the revolute chain in every engine. Raw lines: "
-             "`docs/benchmarks/peers.jsonl`.")
+    o.append("A real robot URDF in every engine (MuJoCo reads URDF, DART through dart-utils-urdf, Simbody has no "
+             "URDF reader); `bench/peers` builds the four scenes above. Raw lines: `docs/benchmarks/peers.jsonl`.")
     with open(a.out, "w") as f:
         f.write("\n".join(o) + "\n")
     print(f"wrote {a.out}", file=sys.stderr)
