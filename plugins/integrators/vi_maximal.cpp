@@ -762,29 +762,42 @@ private:
         }
     }
 
+    // The terms of body b's rows of f(s) that depend on its velocities (sb: its unknowns), shared by
+    // residual() and round_off_scale().
+    struct BodyTerms {
+        Vec3 v2, w2, Jw2, in_R;  // new velocities, J ω2, incoming angular momentum
+        double s2;
+    };
+    static BodyTerms body_terms(const Model& m, const Data& d, const State& st, double h, const double* sb, int b) {
+        const BodyInfo& body = m.bodies[b];
+        const Vec3& w1 = d.twist[b].w;
+        BodyTerms t;
+        t.v2 = {sb[0], sb[1], sb[2]};
+        t.w2 = {sb[3], sb[4], sb[5]};
+        t.s2 = s_of(t.w2, h);
+        t.Jw2 = body.inertia * t.w2;
+        const Vec3 Jw1 = body.inertia * w1;
+        // Incoming momentum: the last interval's (first-order units), or at the Legendre start the
+        // continuous one (with half of gravity's impulse, in residual()).
+        t.in_R = st.start ? (2.0 / h) * Jw1 : (st.dt_prev / h) * (s_of(w1, st.dt_prev) * Jw1 - cross(w1, Jw1));
+        return t;
+    }
+
     // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3.
     double residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
                     std::vector<double>& f) const {
         const int nb = m.nbodies();
         const BlockGraph& g = *st.G;
-        const double ratio = st.dt_prev / h;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
-            const double* sb = &s[g.node_offset[b]];
-            const Vec3 v2{sb[0], sb[1], sb[2]}, w2{sb[3], sb[4], sb[5]};
-            const Vec3& v1 = d.twist[b].v;
-            const Vec3& w1 = d.twist[b].w;
-            const double s2 = s_of(w2, h), s1 = s_of(w1, st.dt_prev);
+            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
+            const Vec3 &v2 = t.v2, &w2 = t.w2;
             st.pose3[b].x = d.pose[b].x + h * v2;
-            st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
+            st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * t.s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
             const Wrench& F = st.wrench[b];
-            const Vec3 Jw2 = body.inertia * w2, Jw1 = body.inertia * w1;
-            // Incoming momentum: the last interval's (first-order units), or at the Legendre
-            // start the continuous one with half of gravity's impulse.
             const double cg = st.start ? 0.5 : 1.0;
-            const Vec3 in_R = st.start ? (2.0 / h) * Jw1 : ratio * (s1 * Jw1 - cross(w1, Jw1));
-            const Vec3 dT = (body.mass / h) * (v2 - v1) - cg * body.mass * m.gravity - F.force;
-            const Vec3 dR = s2 * Jw2 + cross(w2, Jw2) - in_R - 2.0 * F.torque;
+            const Vec3 dT = (body.mass / h) * (v2 - d.twist[b].v) - cg * body.mass * m.gravity - F.force;
+            const Vec3 dR = t.s2 * t.Jw2 + cross(w2, t.Jw2) - t.in_R - 2.0 * F.torque;
             double* fb = &f[g.node_offset[b]];
             fb[0] = st.rhoT * dT.x, fb[1] = st.rhoT * dT.y, fb[2] = st.rhoT * dT.z;
             fb[3] = st.rhoR * dR.x, fb[4] = st.rhoR * dR.y, fb[5] = st.rhoR * dR.z;
@@ -831,20 +844,14 @@ private:
     double round_off_scale(const Model& m, const Data& d, const State& st, double h, const std::vector<double>& s) const {
         const int nb = m.nbodies();
         const BlockGraph& g = *st.G;
-        const double ratio = st.dt_prev / h;
         double scale2 = 0;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
-            const double* sb = &s[g.node_offset[b]];
-            const Vec3 v2{sb[0], sb[1], sb[2]}, w2{sb[3], sb[4], sb[5]};
-            const Vec3& v1 = d.twist[b].v;
-            const Vec3& w1 = d.twist[b].w;
-            const double s2 = s_of(w2, h), s1 = s_of(w1, st.dt_prev);
+            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
             const Wrench& F = st.wrench[b];
-            const Vec3 Jw2 = body.inertia * w2, Jw1 = body.inertia * w1;
-            const Vec3 in_R = st.start ? (2.0 / h) * Jw1 : ratio * (s1 * Jw1 - cross(w1, Jw1));
-            const double tT = st.rhoT * (body.mass / h * (norm(v2) + norm(v1)) + body.mass * norm(m.gravity) + norm(F.force));
-            const double tR = st.rhoR * (s2 * norm(Jw2) + norm(w2) * norm(Jw2) + norm(in_R) + 2.0 * norm(F.torque));
+            const double tT =
+                st.rhoT * (body.mass / h * (norm(t.v2) + norm(d.twist[b].v)) + body.mass * norm(m.gravity) + norm(F.force));
+            const double tR = st.rhoR * (t.s2 * norm(t.Jw2) + norm(t.w2) * norm(t.Jw2) + norm(t.in_R) + 2.0 * norm(F.torque));
             scale2 += tT * tT + tR * tR;
         }
         for (int j = 0; j < m.njoints(); ++j) {
