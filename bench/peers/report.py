@@ -65,6 +65,28 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+def loglog(path, series, xlabel, ylabel, title, vlines=()):
+    """One log-log plot, a line per label ({label: (xs, ys)}; noether solid, peers dashed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for lab, (xs, ys) in series.items():
+        if xs:
+            ax.loglog(xs, ys, marker="o", label=lab, linestyle="-" if lab.startswith("noether") else "--")
+    for x in vlines:
+        ax.axvline(x, color="gray", lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 SCENES = {
     "chain": "n-link revolute chain (1×0.1×0.1 m links of 1 kg, hinges along y at the link ends, horizontal "
              "along +x at rest; n = 2 is the double pendulum)",
@@ -125,10 +147,6 @@ def main():
     points = [d for d in lines if d.get("mode") == "wp_point"]
     refused = [d for d in lines if "refused" in d]
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = []
     for d in steps + wp:
         if label(d) not in labels:
@@ -164,21 +182,11 @@ def main():
         closed = sc in ("fourbar", "loop")
         o.append(f"## Cost per step: `{sc}` (dt = 0.01, 10 s)\n")
         if len(ns) > 1:
-            fig, ax = plt.subplots(figsize=(7, 4.5))
-            for lab in labels:
-                xs = [d["n"] for d in st if label(d) == lab]
-                ys = [d["us_per_step"] for d in st if label(d) == lab]
-                if xs:
-                    ax.loglog(xs, ys, marker="o", label=lab, linestyle="-" if lab.startswith("noether") else "--")
-            ax.set_xlabel("links N")
-            ax.set_ylabel("µs per step (dt = 0.01; adaptive: per 0.01 s)")
-            ax.set_title(f"{sc}, 10 s")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-            fig.tight_layout()
             name = "cost_vs_n.png" if sc == "chain" else f"cost_vs_n_{sc}.png"
-            fig.savefig(os.path.join(outdir, name), dpi=110)
-            plt.close(fig)
+            series = {lab: ([d["n"] for d in st if label(d) == lab], [d["us_per_step"] for d in st if label(d) == lab])
+                      for lab in labels}
+            loglog(os.path.join(outdir, name), series, "links N", "µs per step (dt = 0.01; adaptive: per 0.01 s)",
+                   f"{sc}, 10 s")
             o.append(f"![cost per step against N, {sc}](benchmarks/{name})\n")
         o.append("| integrator | " + " | ".join(f"N = {n}" for n in ns) + " |")
         o.append("|---|" + "---|" * len(ns))
@@ -221,23 +229,13 @@ def main():
         closed = sc in ("fourbar", "loop")
         dur = next((d["duration"] for d in wp if d["scene"] == sc and d["n"] == n), 0)
         name = f"work_precision_n{n}.png" if sc == "chain" else f"work_precision_{sc}_n{n}.png"
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        series = {}
         for lab in labels:
             pts = [d for d in points if d["scene"] == sc and d["n"] == n and label(d) == lab
                    and d["max_rel_energy_error"] is not None]
-            if pts:
-                ax.loglog([d["max_rel_energy_error"] for d in pts], [d["us_per_sim_second"] for d in pts], marker="o",
-                          label=lab, linestyle="-" if lab.startswith("noether") else "--")
-        ax.axvline(1e-3, color="gray", lw=0.8)
-        ax.axvline(1e-6, color="gray", lw=0.8)
-        ax.set_xlabel("largest relative energy error")
-        ax.set_ylabel("µs per simulated second")
-        ax.set_title(f"work-precision, {sc} N = {n} over {dur:g} s")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name), dpi=110)
-        plt.close(fig)
+            series[lab] = ([d["max_rel_energy_error"] for d in pts], [d["us_per_sim_second"] for d in pts])
+        loglog(os.path.join(outdir, name), series, "largest relative energy error", "µs per simulated second",
+               f"work-precision, {sc} N = {n} over {dur:g} s", vlines=(1e-3, 1e-6))
 
         o.append(f"## Work-precision: `{sc}`, N = {n}, over {dur:g} s\n")
         o.append(f"![work-precision](benchmarks/{name})\n")
