@@ -809,12 +809,7 @@ private:
             for (int side = 0; side < 2; ++side) {
                 const double* B = st.A.bj(j, side);
                 if (!B) continue;
-                double* fb = &f[g.node_offset[side == 0 ? ji.a : ji.b]];
-                for (int r = 0; r < 6; ++r) {
-                    double acc = 0;
-                    for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
-                    fb[r] += acc;
-                }
+                add_block_times(nj, B, lam, &f[g.node_offset[side == 0 ? ji.a : ji.b]]);
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
             double* fj = &f[g.node_offset[nb + j]];
@@ -876,6 +871,33 @@ private:
             }
         }
         return std::sqrt(scale2);
+    }
+
+    // fb += B lam for a body's 6 × nj block of the matrix (the joint's reaction on the body). Sizes
+    // of the shipped joints get unrolled copies; each entry sums its terms in column order.
+    template <int NJ>
+    static void add_block_times_fixed(const double* B, const double* lam, double* fb) {
+        for (int r = 0; r < 6; ++r) {
+            double acc = 0;
+            for (int c = 0; c < NJ; ++c) acc += B[r * NJ + c] * lam[c];
+            fb[r] += acc;
+        }
+    }
+    static void add_block_times(int nj, const double* B, const double* lam, double* fb) {
+        switch (nj) {
+            case 1: return add_block_times_fixed<1>(B, lam, fb);
+            case 2: return add_block_times_fixed<2>(B, lam, fb);
+            case 3: return add_block_times_fixed<3>(B, lam, fb);
+            case 4: return add_block_times_fixed<4>(B, lam, fb);
+            case 5: return add_block_times_fixed<5>(B, lam, fb);
+            case 6: return add_block_times_fixed<6>(B, lam, fb);
+            default: break;
+        }
+        for (int r = 0; r < 6; ++r) {
+            double acc = 0;
+            for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
+            fb[r] += acc;
+        }
     }
 
     // Newton matrix at the current s (whose next configuration is in st.pose3).
