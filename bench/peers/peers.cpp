@@ -3,7 +3,8 @@
 //
 // Scenes (--scene; described at make_scene below): the n-link revolute pendulum of
 // bench/chain_scaling (n = 2: the double pendulum), the same links on ball joints, a crank-rocker
-// four-bar, and a bent closed chain of ball-jointed links tied to the world. Before any timing
+// four-bar, a bent closed chain of ball-jointed links tied to the world, and the UR5 arm read from
+// its URDF file. Before any timing
 // every engine builds the scene once more at a moving probe state (for the closed scenes one that
 // satisfies the closure and its velocity equation) and its energy there must equal noether's to
 // 1e-9 relative (same masses, inertias, geometry and gravity: a model that differs is refused, not
@@ -33,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "noether/noether.hpp"
+#include "noether/urdf.hpp"
 
 #include "../bench_util.hpp"
 
@@ -88,23 +91,34 @@ double probe_angle(int k, int n) { return (k % 2 == 0 ? 0.4 : -0.25) * (k + 1) /
 //            xz plane, released from rest with the crank 60° up (probe: crank at 1.3 rad/s)
 //   loop     a bent closed chain: n ball-jointed links along a U-shaped curve out of the xz plane,
 //            the last link's end tied to the world where it sits (3n − 3 DOF, never singular)
+//   ur5      the UR5 arm of example-robot-data (robot_scene below): links with the file's inertial
+//            properties, frames and axes instead of boxes on y hinges (n is ignored: 6 links)
 struct Link {
     int parent = -1;     // −1: the world
-    bool ball = false;   // else a hinge about y
+    bool ball = false;   // else a hinge about `axis`
     Vec3 joint;          // joint position in the parent's link frame (the world's for the world)
+    Quat frame;          // the link frame in the parent's at zero joint coordinates
+    Vec3 axis{0, 1, 0};  // hinge axis, link frame
     double length = kLength;
     double angle = 0, rate = 0;  // hinge
     Quat q;                      // ball: relative rotation
     Vec3 w;                      // ball: relative angular velocity, child frame
-    double mass() const { return kMass * length; }
-    Vec3 com() const { return {0.5 * length, 0, 0}; }
-    Vec3 inertia() const {  // principal moments about the centre of mass, link frame
-        const double m = mass();
-        return {m * 2 * kWidth * kWidth / 12, m * (length * length + kWidth * kWidth) / 12,
-                m * (length * length + kWidth * kWidth) / 12};
+    // Inertial properties: a box length × kWidth × kWidth of kMass per metre along +x unless
+    // `given` (a robot's links).
+    bool given = false;
+    double m = 0;
+    Vec3 c;
+    noether::Mat3 I;
+    double mass() const { return given ? m : kMass * length; }
+    Vec3 com() const { return given ? c : Vec3{0.5 * length, 0, 0}; }
+    noether::Mat3 inertia() const {  // about the centre of mass, link frame
+        if (given) return I;
+        const double mm = mass();
+        return noether::Mat3::diag(mm * 2 * kWidth * kWidth / 12, mm * (length * length + kWidth * kWidth) / 12,
+                                   mm * (length * length + kWidth * kWidth) / 12);
     }
-    Quat rel_q() const { return ball ? q : noether::quat_from_axis_angle({0, 1, 0}, angle); }
-    Vec3 rel_w() const { return ball ? w : Vec3{0, rate, 0}; }
+    Quat rel_q() const { return frame * (ball ? q : noether::quat_from_axis_angle(axis, angle)); }
+    Vec3 rel_w() const { return ball ? w : rate * axis; }
 };
 
 struct Closure {
@@ -117,6 +131,11 @@ struct Closure {
 struct Scene {
     std::vector<Link> links;
     std::vector<Closure> loops;
+    // A robot from a URDF file: noether imports the file itself (noether::urdf::import, the
+    // importer users call); the links above are read from that import for the peers, and the
+    // probe's energy check holds the two to each other.
+    std::string urdf;
+    std::vector<std::string> bodies, joints;  // per link: the imported body and its URDF joint
 };
 
 // World pose and motion of every link frame (origin at its joint): parents come first.
@@ -152,8 +171,74 @@ Quat quat_between(const Vec3& from, const Vec3& to) {  // the shortest turn taki
     using namespace noether;
     const Vec3 axis = cross(from, to);
     const double sn = norm(axis), cs = dot(from, to);
-    if (sn < 1e-15) return Quat{};
+    if (sn < 1e-15 && cs > 0) return Quat{};
+    if (sn < 1e-15) {  // opposite: half a turn about any axis normal to `from`
+        const Vec3 t = std::fabs(from.x) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
+        return quat_from_axis_angle(normalized(cross(from, t)), M_PI);
+    }
     return quat_from_axis_angle(axis / sn, std::atan2(sn, cs));
+}
+
+// The UR5 arm (example-robot-data's ur5_robot.urdf, fixed base, no actuation) falling from a bent
+// pose, its links as noether's URDF importer makes them: one body per link (the flange lumped into
+// the last wrist), centre of mass at the body origin, the file's link axes and full inertia
+// tensors, revolute joints with their URDF frames and axes. Initial joint angles (rad) in the
+// file's order; the probe adds joint rates.
+// The shared models directory: NOETHER_MODELS_DIR, else ../shared/models next to the repository
+// (as the model tests look for it).
+std::string ur5_path() {
+    const char* dir = std::getenv("NOETHER_MODELS_DIR");
+    return std::string(dir && *dir ? dir : NOETHER_SOURCE_DIR "/../shared/models") +
+           "/example-robot-data/robots/ur_description/urdf/ur5_robot.urdf";
+}
+
+Scene robot_scene(bool probe) {
+    using namespace noether;
+    const double start[6] = {0.3, -1.2, 1.5, -0.8, 1.1, 0.4};
+    const double probe_q[6] = {-0.7, -0.4, 2.1, 0.6, -1.3, 2.0}, probe_u[6] = {0.5, -0.4, 0.6, 0.9, -0.7, 1.2};
+    Spec spec;
+    urdf::Options opt;
+    opt.fixed_base = true;  // at q = 0: the link frames below are read off this import
+    const std::string path = ur5_path();
+    urdf::import(spec, path, opt);
+    Scene s;
+    s.urdf = path;
+    std::map<std::string, int> index;  // body → link
+    std::vector<Vec3> child_anchor;    // each link's joint point in its body frame
+    std::vector<bool> used(spec.joints.size(), false);
+    for (bool added = true; added;) {  // parents before children
+        added = false;
+        for (std::size_t ji = 0; ji < spec.joints.size(); ++ji) {
+            const JointSpec& j = spec.joints[ji];
+            const bool world = j.parent == "world";
+            if (used[ji] || (!world && !index.count(j.parent))) continue;
+            if (j.type != "revolute") throw std::runtime_error("ur5: joint '" + j.name + "' is " + j.type);
+            const BodySpec* b = nullptr;
+            for (const BodySpec& bs : spec.bodies)
+                if (bs.name == j.child) b = &bs;
+            if (!b) throw std::runtime_error("ur5: no body '" + j.child + "'");
+            Link l;
+            l.parent = world ? -1 : index[j.parent];
+            l.joint = *j.parent_anchor - (world ? Vec3{} : child_anchor[l.parent]);
+            l.frame = qnormalized(*j.parent_frame * conj(*j.child_frame));
+            l.axis = normalized(rotate_inv(l.frame, *j.parent_axis));
+            l.given = true;
+            l.m = b->mass;
+            l.c = -1.0 * *j.child_anchor;
+            l.I = b->inertia;
+            const int k = static_cast<int>(s.links.size());
+            l.angle = probe ? probe_q[k % 6] : start[k % 6];
+            l.rate = probe ? probe_u[k % 6] : 0;
+            index[j.child] = k;
+            child_anchor.push_back(*j.child_anchor);
+            s.links.push_back(l);
+            s.bodies.push_back(j.child);
+            s.joints.push_back(j.name);
+            used[ji] = added = true;
+        }
+    }
+    if (s.links.size() != 6) throw std::runtime_error("ur5: expected 6 moving links, the import has " + std::to_string(s.links.size()));
+    return s;
 }
 
 Scene make_scene(const std::string& name, int n, bool probe) {
@@ -244,7 +329,8 @@ Scene make_scene(const std::string& name, int n, bool probe) {
         s.loops.push_back({n - 1, {kLength, 0, 0}, -1, end});
         return s;
     }
-    throw std::runtime_error("unknown scene '" + name + "' (chain, ball, fourbar, loop)");
+    if (name == "ur5") return robot_scene(probe);
+    throw std::runtime_error("unknown scene '" + name + "' (chain, ball, fourbar, loop, ur5)");
 }
 
 // Largest gap of the loop closures, from each engine's link frames.
@@ -286,13 +372,29 @@ public:
             s.options.extra["rtol"] = tol;
         }
         const Kinematics k = kinematics(sc);
+        if (!sc.urdf.empty()) {  // the robot as users load it; the joint rates set on its bodies
+            urdf::Options opt;
+            opt.fixed_base = true;
+            for (std::size_t i = 0; i < sc.links.size(); ++i) opt.positions[sc.joints[i]] = sc.links[i].angle;
+            urdf::import(s, sc.urdf, opt);
+            for (std::size_t i = 0; i < sc.links.size(); ++i)
+                for (BodySpec& b : s.bodies)
+                    if (b.name == sc.bodies[i]) {
+                        const Vec3 r = rotate(k.q[i], sc.links[i].com());
+                        b.velocity = k.vo[i] + cross(k.w[i], r);
+                        b.angular_velocity = k.w[i];
+                    }
+            m_ = compile(s);
+            d_ = std::make_unique<Data>(m_);
+            return;
+        }
         auto name = [](int i) { return i < 0 ? std::string("world") : "link" + std::to_string(i + 1); };
         for (std::size_t i = 0; i < sc.links.size(); ++i) {
             const Link& l = sc.links[i];
             BodySpec& b = s.add_body(name(static_cast<int>(i)));
-            const Vec3 inertia = l.inertia(), r = rotate(k.q[i], l.com());
+            const Vec3 r = rotate(k.q[i], l.com());
             b.mass = l.mass();
-            b.inertia = Mat3::diag(inertia.x, inertia.y, inertia.z);
+            b.inertia = l.inertia();
             b.position = k.o[i] + r;
             b.orientation = k.q[i];
             b.velocity = k.vo[i] + cross(k.w[i], r);
@@ -303,7 +405,7 @@ public:
             JointSpec& j = s.add_joint("j" + std::to_string(i + 1), l.ball ? "spherical" : "revolute", name(l.parent),
                                        name(static_cast<int>(i)));
             j.anchor = k.o[i];
-            if (!l.ball) j.axis = rotate(k.q[i], Vec3{0, 1, 0});
+            if (!l.ball) j.axis = rotate(k.q[i], l.axis);
         }
         for (std::size_t c = 0; c < sc.loops.size(); ++c) {
             const Closure& cl = sc.loops[c];
@@ -354,12 +456,15 @@ public:
         std::function<void(int)> body = [&](int i) {
             const Link& l = initial.links[i];
             const Quat q = l.rel_q();
-            const Vec3 in = l.inertia();
+            const noether::Mat3 in = l.inertia();
+            const Vec3 c = l.com();
             x << "<body name=\"b" << i << "\" pos=\"" << l.joint.x << " " << l.joint.y << " " << l.joint.z << "\" quat=\""
               << q.w << " " << q.x << " " << q.y << " " << q.z << "\">"
-              << "<joint type=\"" << (l.ball ? "ball" : "hinge") << "\" axis=\"0 1 0\" pos=\"0 0 0\" damping=\"0\" armature=\"0\"/>"
-              << "<inertial pos=\"" << 0.5 * l.length << " 0 0\" mass=\"" << l.mass() << "\" diaginertia=\"" << in.x << " "
-              << in.y << " " << in.z << "\"/>";
+              << "<joint type=\"" << (l.ball ? "ball" : "hinge") << "\" axis=\"" << l.axis.x << " " << l.axis.y << " "
+              << l.axis.z << "\" pos=\"0 0 0\" damping=\"0\" armature=\"0\" limited=\"false\"/>"
+              << "<inertial pos=\"" << c.x << " " << c.y << " " << c.z << "\" mass=\"" << l.mass() << "\" fullinertia=\""
+              << in.m[0][0] << " " << in.m[1][1] << " " << in.m[2][2] << " " << in.m[0][1] << " " << in.m[0][2] << " "
+              << in.m[1][2] << "\"/>";
             for (int c = 0; c < n; ++c)
                 if (initial.links[c].parent == i) body(c);
             x << "</body>";
@@ -460,10 +565,15 @@ public:
             dynamics::BodyNode* parent = l.parent >= 0 ? nodes_[l.parent] : nullptr;
             Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
             T.translation() = Eigen::Vector3d(l.joint.x, l.joint.y, l.joint.z);
+            T.linear() = Eigen::Quaterniond(l.frame.w, l.frame.x, l.frame.y, l.frame.z).toRotationMatrix();
             dynamics::BodyNode::Properties bp;
             bp.mName = "link" + std::to_string(i + 1);
-            const Vec3 in = l.inertia();
-            bp.mInertia = dynamics::Inertia(l.mass(), Eigen::Vector3d(0.5 * l.length, 0, 0), Eigen::Vector3d(in.x, in.y, in.z).asDiagonal());
+            const noether::Mat3 in = l.inertia();
+            const Vec3 c = l.com();
+            Eigen::Matrix3d moment;
+            for (int r = 0; r < 3; ++r)
+                for (int k = 0; k < 3; ++k) moment(r, k) = in.m[r][k];
+            bp.mInertia = dynamics::Inertia(l.mass(), Eigen::Vector3d(c.x, c.y, c.z), moment);
             if (l.ball) {
                 dynamics::BallJoint::Properties jp;
                 jp.mName = "j" + std::to_string(i + 1);
@@ -472,7 +582,7 @@ public:
             } else {
                 dynamics::RevoluteJoint::Properties jp;
                 jp.mName = "j" + std::to_string(i + 1);
-                jp.mAxis = Eigen::Vector3d::UnitY();
+                jp.mAxis = Eigen::Vector3d(l.axis.x, l.axis.y, l.axis.z);
                 jp.mT_ParentBodyToJoint = T;
                 nodes_.push_back(skel_->createJointAndBodyNodePair<dynamics::RevoluteJoint>(parent, jp, bp).second);
             }
@@ -542,19 +652,27 @@ public:
     SimbodySim(const std::string& integrator, const Scene& sc, double dt, double tol)
         : sc_(sc), matter_(system_), forces_(system_), gravity_(forces_, matter_, SimTK::Vec3(0, 0, -kGravity)), dt_(dt) {
         using namespace SimTK;
-        // A Pin turns about the z axis of its frames: frames rotated by −90° about x map z onto y.
-        const Rotation zToY(-Pi / 2, XAxis);
+        // A Pin turns about the z axis of its frames: both frames are turned to take z onto the
+        // hinge axis (the parent's also by the link's fixed frame rotation).
+        auto rotation = [](const Quat& q) { return Rotation(Quaternion(q.w, q.x, q.y, q.z)); };
         mobods_.reserve(sc.links.size());
         for (std::size_t i = 0; i < sc.links.size(); ++i) {
             const Link& l = sc.links[i];
-            const SimTK::Vec3 com(0.5 * l.length, 0, 0);
-            const noether::Vec3 in = l.inertia();
+            const Vec3 c = l.com();
+            const SimTK::Vec3 com(c.x, c.y, c.z);
+            const noether::Mat3 in = l.inertia();
+            const Inertia central(in.m[0][0], in.m[1][1], in.m[2][2], in.m[0][1], in.m[0][2], in.m[1][2]);
             // Inertia about the body origin (the joint), from the central one.
-            const Body::Rigid body(MassProperties(l.mass(), com, Inertia(SimTK::Vec3(in.x, in.y, in.z)).shiftFromMassCenter(com, l.mass())));
+            const Body::Rigid body(MassProperties(l.mass(), com, central.shiftFromMassCenter(com, l.mass())));
             MobilizedBody& parent = l.parent >= 0 ? mobods_[l.parent] : matter_.updGround();
             const SimTK::Vec3 at(l.joint.x, l.joint.y, l.joint.z);
-            if (l.ball) mobods_.push_back(MobilizedBody::Ball(parent, Transform(at), body, Transform()));
-            else mobods_.push_back(MobilizedBody::Pin(parent, Transform(zToY, at), body, Transform(zToY, SimTK::Vec3(0))));
+            if (l.ball) {
+                mobods_.push_back(MobilizedBody::Ball(parent, Transform(rotation(l.frame), at), body, Transform()));
+            } else {
+                const Rotation zToAxis = rotation(quat_between({0, 0, 1}, l.axis));
+                mobods_.push_back(MobilizedBody::Pin(parent, Transform(rotation(l.frame) * zToAxis, at), body,
+                                                     Transform(zToAxis, SimTK::Vec3(0))));
+            }
         }
         for (const Closure& c : sc.loops) {
             const SimTK::Vec3 pa(c.pa.x, c.pa.y, c.pa.z), pb(c.pb.x, c.pb.y, c.pb.z);
@@ -807,7 +925,7 @@ int main(int argc, char** argv) {
         else if (a == "--dt0" && v) dt0 = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
-                         "usage: peers [--scene chain|ball|fourbar|loop] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
+                         "usage: peers [--scene chain|ball|fourbar|loop|ur5] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
                          "[--engines noether,mujoco,dart,simbody] [--integrators rk4,vi-galerkin:2,...] [--max-refinements K] "
                          "[--max-seconds S] [--dt0 DT]\n");
             return 2;
