@@ -36,9 +36,9 @@ void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, c
 
 namespace {
 
-// Gauss–Jordan inverse with partial pivoting of an n×n block: Ainv = A⁻¹ (A is destroyed).
+// Gauss–Jordan inverse with partial pivoting of an n×n block: Ainv = A⁻¹ (A is only read).
 template <int N>
-bool invert_fixed(double* A, double* Ainv) {
+bool invert_fixed(const double* A, double* Ainv) {
     double a[N][2 * N];
     for (int i = 0; i < N; ++i)
         for (int j = 0; j < N; ++j) {
@@ -67,7 +67,8 @@ bool invert_fixed(double* A, double* Ainv) {
     return true;
 }
 
-bool invert_any(int n, double* A, double* Ainv, int* piv) {
+// Ainv = A⁻¹; blocks above 6×6 are factored in `scratch` (which may be A itself).
+bool invert_any(int n, const double* A, double* scratch, double* Ainv, int* piv) {
     switch (n) {
         case 1: return invert_fixed<1>(A, Ainv);
         case 2: return invert_fixed<2>(A, Ainv);
@@ -77,21 +78,24 @@ bool invert_any(int n, double* A, double* Ainv, int* piv) {
         case 6: return invert_fixed<6>(A, Ainv);
         default: break;
     }
-    if (!lu_factor(n, A, piv)) return false;
+    if (scratch != A) std::copy(A, A + n * n, scratch);
+    if (!lu_factor(n, scratch, piv)) return false;
     for (int c = 0; c < n; ++c) {
         double col[kMaxNodeSize] = {};
         col[c] = 1;
-        lu_solve(n, A, piv, col);
+        lu_solve(n, scratch, piv, col);
         for (int i = 0; i < n; ++i) Ainv[c * n + i] = col[i];
     }
     return true;
 }
 
-// Elimination of node n (size N, inverse block Dinv) into its parent p (size P):
+// Elimination of node n (size N, inverse block Dinv) into its parent p (size P), the parent's block
+// read from Dp_in (A's block for the first child eliminated into it, else Dp) and written to Dp:
 // U = Dinv F_np (N×P), D_p −= F_pn U. (L_pn = F_pn Dinv is never formed: the forward solve
 // applies F_pn to z_n = Dinv y_n, which the backward solve reuses.)
 template <int N, int P>
-void eliminate_fixed(const double* Dinv, const double* Fpn, const double* Fnp, double* U, double* Dp) {
+void eliminate_fixed(const double* Dinv, const double* Fpn, const double* Fnp, double* U, const double* Dp_in,
+                     double* Dp) {
     // Row by row with the row's P sums in one array, the terms of each sum added in k order: the
     // same round-off as one dot product per entry, but the compiler keeps the row in registers and
     // vectorises across it (a dot product per entry stays scalar, and was 4 instructions a term).
@@ -110,13 +114,14 @@ void eliminate_fixed(const double* Dinv, const double* Fpn, const double* Fnp, d
             if (a == 0) continue;  // the joint Jacobians' zero blocks (translation of rotation rows, …)
             for (int j = 0; j < P; ++j) s[j] += a * U[k * P + j];
         }
-        for (int j = 0; j < P; ++j) Dp[i * P + j] -= s[j];
+        for (int j = 0; j < P; ++j) Dp[i * P + j] = Dp_in[i * P + j] - s[j];
     }
 }
 
-void eliminate_any(int N, int P, const double* Dinv, const double* Fpn, const double* Fnp, double* U, double* Dp) {
+void eliminate_any(int N, int P, const double* Dinv, const double* Fpn, const double* Fnp, double* U,
+                   const double* Dp_in, double* Dp) {
 #define NOETHER_ELIM(a, b) \
-    if (N == a && P == b) return eliminate_fixed<a, b>(Dinv, Fpn, Fnp, U, Dp);
+    if (N == a && P == b) return eliminate_fixed<a, b>(Dinv, Fpn, Fnp, U, Dp_in, Dp);
     // Every tree edge joins a body (6) and a joint (1…6 rows in the shipped joint types).
     NOETHER_ELIM(6, 1) NOETHER_ELIM(6, 2) NOETHER_ELIM(6, 3) NOETHER_ELIM(6, 4) NOETHER_ELIM(6, 5) NOETHER_ELIM(6, 6)
     NOETHER_ELIM(1, 6) NOETHER_ELIM(2, 6) NOETHER_ELIM(3, 6) NOETHER_ELIM(4, 6) NOETHER_ELIM(5, 6)
@@ -127,6 +132,7 @@ void eliminate_any(int N, int P, const double* Dinv, const double* Fpn, const do
             for (int k = 0; k < N; ++k) s += Dinv[k * N + i] * Fnp[k * P + j];
             U[i * P + j] = s;
         }
+    if (Dp_in != Dp) std::copy(Dp_in, Dp_in + P * P, Dp);
     gemm_sub(P, N, P, Fpn, U, Dp);
 }
 
@@ -197,15 +203,14 @@ void TreeLDU::init(const BlockGraph& g) {
 
 bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node) {
     // Each diagonal block is inverted once (blocks are at most 6×6 for the shipped joints);
-    // the eliminations then are fixed-size matrix products.
-    for (int n : g.order) {
-        const int m = g.node_size[n];
-        std::copy(A.diag(n), A.diag(n) + m * m, D_.begin() + doff_[n]);
-    }
+    // the eliminations then are fixed-size matrix products. A's blocks are not copied: a node
+    // without children is inverted from A's block, and the first child eliminated into a node
+    // writes D_p = A_pp − F_pn U (the others subtract from D_p).
     for (int n : g.order) {
         const int mn = g.node_size[n];
         double* Dinv = &Dinv_[doff_[n]];
-        if (!invert_any(mn, &D_[doff_[n]], Dinv, &piv_[poff_[n]])) {
+        const bool reduced = g.children_start[n + 1] > g.children_start[n];
+        if (!invert_any(mn, reduced ? &D_[doff_[n]] : A.diag(n), &D_[doff_[n]], Dinv, &piv_[poff_[n]])) {
             if (failed_node) *failed_node = n;
             return false;
         }
@@ -213,7 +218,11 @@ bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node
         if (p < 0) continue;
         const double *Fpn, *Fnp;
         tree_edge_blocks(g, A, n, p, &Fpn, &Fnp);
-        eliminate_any(mn, g.node_size[p], Dinv, Fpn, Fnp, &U_[eoff_[n]], &D_[doff_[p]]);
+        int first = n;  // the child of p eliminated first
+        for (int c = g.children_start[p]; c < g.children_start[p + 1]; ++c)
+            if (g.order_pos[g.children[c]] < g.order_pos[first]) first = g.children[c];
+        double* Dp = &D_[doff_[p]];
+        eliminate_any(mn, g.node_size[p], Dinv, Fpn, Fnp, &U_[eoff_[n]], first == n ? A.diag(p) : Dp, Dp);
     }
     return true;
 }
