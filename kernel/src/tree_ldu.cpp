@@ -157,24 +157,22 @@ inline void matvec_sub(int r, int c, const double* A, const double* x, double* y
 }
 
 // y = A x for a block stored transposed (At = Aᵀ), column by column: y gathers the terms of each
-// entry in column order, as a dot product per row would, but vectorised across the rows.
-template <int N>
-inline void matvec_t_fixed(const double* At, const double* x, double* y) {
-    double s[N] = {};
-    for (int k = 0; k < N; ++k)
-        for (int i = 0; i < N; ++i) s[i] += At[k * N + i] * x[k];
-    for (int i = 0; i < N; ++i) y[i] = s[i];
+// entry in column order, as a dot product per row would, but vectorised across the rows. x is read
+// before y is written, so y may be x. Called with a constant n for the shipped sizes, where the
+// loops unroll.
+inline __attribute__((always_inline)) void matvec_t_n(int n, const double* At, const double* x, double* y) {
+    double s[kMaxNodeSize] = {};
+    for (int k = 0; k < n; ++k)
+        for (int i = 0; i < n; ++i) s[i] += At[k * n + i] * x[k];
+    for (int i = 0; i < n; ++i) y[i] = s[i];
 }
 
 inline void matvec_t(int n, const double* At, const double* x, double* y) {
     switch (n) {
-        case 5: return matvec_t_fixed<5>(At, x, y);
-        case 6: return matvec_t_fixed<6>(At, x, y);
-        default: break;
+        case 5: return matvec_t_n(5, At, x, y);
+        case 6: return matvec_t_n(6, At, x, y);
+        default: return matvec_t_n(n, At, x, y);
     }
-    for (int i = 0; i < n; ++i) y[i] = 0;
-    for (int k = 0; k < n; ++k)
-        for (int i = 0; i < n; ++i) y[i] += At[k * n + i] * x[k];
 }
 
 }  // namespace
@@ -229,12 +227,10 @@ bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node
 
 void TreeLDU::solve(const BlockGraph& g, const BlockMatrix& A, double* x) const {
     // Forward: z_n = D_n⁻¹ y_n (stored in place), y_p −= F_pn z_n.
-    double tmp[kMaxNodeSize];
     for (int n : g.order) {
         const int mn = g.node_size[n];
         double* xn = x + g.node_offset[n];
-        matvec_t(mn, &Dinv_[doff_[n]], xn, tmp);
-        std::copy(tmp, tmp + mn, xn);
+        matvec_t(mn, &Dinv_[doff_[n]], xn, xn);
         const int p = g.parent[n];
         if (p < 0) continue;
         const double *Fpn, *Fnp;

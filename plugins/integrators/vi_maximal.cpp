@@ -873,30 +873,26 @@ private:
         return std::sqrt(scale2);
     }
 
-    // fb += B lam for a body's 6 × nj block of the matrix (the joint's reaction on the body). Sizes
-    // of the shipped joints get unrolled copies; each entry sums its terms in column order.
-    template <int NJ>
-    static void add_block_times_fixed(const double* B, const double* lam, double* fb) {
+    // fb += B lam for a body's 6 × nj block of the matrix (the joint's reaction on the body); each
+    // entry sums its terms in column order. The row counts of the shipped joints call the body
+    // with a constant nj, where its loops unroll.
+    static inline __attribute__((always_inline)) void add_block_times_n(int nj, const double* B, const double* lam,
+                                                                        double* fb) {
         for (int r = 0; r < 6; ++r) {
             double acc = 0;
-            for (int c = 0; c < NJ; ++c) acc += B[r * NJ + c] * lam[c];
+            for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
             fb[r] += acc;
         }
     }
     static void add_block_times(int nj, const double* B, const double* lam, double* fb) {
         switch (nj) {
-            case 1: return add_block_times_fixed<1>(B, lam, fb);
-            case 2: return add_block_times_fixed<2>(B, lam, fb);
-            case 3: return add_block_times_fixed<3>(B, lam, fb);
-            case 4: return add_block_times_fixed<4>(B, lam, fb);
-            case 5: return add_block_times_fixed<5>(B, lam, fb);
-            case 6: return add_block_times_fixed<6>(B, lam, fb);
-            default: break;
-        }
-        for (int r = 0; r < 6; ++r) {
-            double acc = 0;
-            for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
-            fb[r] += acc;
+            case 1: return add_block_times_n(1, B, lam, fb);
+            case 2: return add_block_times_n(2, B, lam, fb);
+            case 3: return add_block_times_n(3, B, lam, fb);
+            case 4: return add_block_times_n(4, B, lam, fb);
+            case 5: return add_block_times_n(5, B, lam, fb);
+            case 6: return add_block_times_n(6, B, lam, fb);
+            default: return add_block_times_n(nj, B, lam, fb);
         }
     }
 
