@@ -390,8 +390,8 @@ void open(lua_State* L, const ScriptOptions& options) {
     lua_pushcfunction(L, open_module);
     lua_setfield(L, -2, "noether");
     lua_pop(L, 1);
-    // require() also looks in the host's extra directories.
-    if (!options.lua_path.empty()) {
+    // require() also looks in the host's extra directories (the sandbox's require searches them itself).
+    if (!options.lua_path.empty() && !options.sandbox) {
         lua_getglobal(L, "package");
         lua_getfield(L, -1, "path");
         std::string path = lua_tostring(L, -1);

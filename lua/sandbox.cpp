@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <unistd.h>
 
 #include "world.hpp"
@@ -102,6 +103,69 @@ std::string real_dir(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// require() in the sandbox, in place of the package library (which is never opened: its
+// loaders, loadlib, searchpath and the real library tables in package.loaded are all ways out).
+// Answers from the registry's loaded table (which holds only the sandbox's own tables), then
+// the preload table (the noether module), then sandbox_searcher. Lua 5.4's semantics: the
+// loader gets (name, extra); its result, or true, is recorded as loaded.
+int sandbox_require(lua_State* L) {
+    const char* name = luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);  // 2
+    lua_getfield(L, 2, name);
+    if (lua_toboolean(L, -1)) return 1;
+    lua_pop(L, 1);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);  // 3
+    if (lua_getfield(L, 3, name) == LUA_TFUNCTION) {
+        lua_pushliteral(L, ":preload:");
+    } else {
+        lua_pop(L, 1);
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_pushcclosure(L, sandbox_searcher, 1);  // searcher(name) with the directories as upvalue
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, 2);
+        if (!lua_isfunction(L, -2)) {
+            const char* tried = lua_tostring(L, -2);
+            return luaL_error(L, "module '%s' not found:\n\tno field package.preload['%s']%s", name, name,
+                              tried ? tried : "");
+        }
+    }
+    // stack: loader, extra
+    lua_pushvalue(L, 1);
+    lua_insert(L, -2);  // loader, name, extra
+    lua_pushvalue(L, -1);
+    lua_insert(L, -4);  // extra, loader, name, extra
+    lua_call(L, 2, 1);
+    if (!lua_isnil(L, -1)) lua_setfield(L, 2, name);
+    else lua_pop(L, 1);
+    if (lua_getfield(L, 2, name) == LUA_TNIL) {
+        lua_pushboolean(L, 1);
+        lua_copy(L, -1, -2);
+        lua_setfield(L, 2, name);
+    }
+    lua_rotate(L, -2, 1);  // value, extra
+    return 2;
+}
+
+// Run a standard library's opener without registering it anywhere (no package.loaded entry,
+// no global): its table is left on the stack.
+void open_unregistered(lua_State* L, lua_CFunction opener) {
+    lua_pushcfunction(L, opener);
+    lua_call(L, 0, 1);
+}
+
+// Copy the named fields of the table at src into the table at dst (absolute indices).
+void copy_fields(lua_State* L, int src, int dst, std::initializer_list<const char*> names) {
+    for (const char* f : names) {
+        lua_getfield(L, src, f);
+        lua_setfield(L, dst, f);
+    }
+}
+
+}  // namespace
+
 lua_State* new_state(const ScriptOptions& options) {
     if (!options.sandbox) {
         lua_State* L = luaL_newstate();
@@ -115,49 +179,76 @@ lua_State* new_state(const ScriptOptions& options) {
         delete heap;
         return nullptr;
     }
-    // Safe libraries only.
-    static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},         {LUA_LOADLIBNAME, luaopen_package},
-                                    {LUA_COLIBNAME, luaopen_coroutine}, {LUA_TABLIBNAME, luaopen_table},
-                                    {LUA_STRLIBNAME, luaopen_string},   {LUA_MATHLIBNAME, luaopen_math},
-                                    {LUA_UTF8LIBNAME, luaopen_utf8},    {LUA_OSLIBNAME, luaopen_os},
-                                    {nullptr, nullptr}};
-    for (const luaL_Reg* lib = libs; lib->func; ++lib) {
-        luaL_requiref(L, lib->name, lib->func, 1);
-        lua_pop(L, 1);
-    }
-    // os: clock, time, date, difftime only.
+    // The sandbox is built from an allow-list: each standard library is opened without being
+    // registered, and the script's globals, its loaded-modules table and the string metatable
+    // are fresh tables holding only the functions named here. Nothing unsafe is registered and
+    // then removed, so no second reference to it (package.loaded, a metatable, the registry) can
+    // survive. Absent by construction: io, os.execute/exit/getenv/remove/rename/tmpname/
+    // setlocale, debug, dofile, loadfile, binary chunks, string.dump, the whole package library
+    // (C loaders, loadlib, searchpath, package.path/cpath).
+    const int top = lua_gettop(L);
+    lua_newtable(L);  // the script's globals
+    const int G = lua_gettop(L);
+    lua_newtable(L);  // registry._LOADED: what require() answers
+    const int loaded = lua_gettop(L);
+    lua_pushvalue(L, loaded);
+    lua_setfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     lua_newtable(L);
-    lua_getglobal(L, "os");
-    for (const char* f : {"clock", "time", "date", "difftime"}) {
-        lua_getfield(L, -1, f);
-        lua_setfield(L, -3, f);
-    }
+    const int preload = lua_gettop(L);
+    lua_pushvalue(L, preload);
+    lua_setfield(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+
+    // base: opened into the state's initial globals table, which is then dropped.
+    open_unregistered(L, luaopen_base);
+    copy_fields(L, lua_gettop(L), G,
+                {"assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print", "rawequal", "rawget",
+                 "rawlen", "rawset", "select", "setmetatable", "tonumber", "tostring", "type", "xpcall",
+                 "collectgarbage", "warn", "_VERSION"});
     lua_pop(L, 1);
-    lua_setglobal(L, "os");
-    // base: no files, no binary chunks.
-    for (const char* f : {"dofile", "loadfile"}) {
-        lua_pushnil(L);
-        lua_setglobal(L, f);
-    }
+    lua_pushvalue(L, G);
+    lua_setfield(L, G, "_G");
     lua_pushcfunction(L, sandbox_load);
-    lua_setglobal(L, "load");
-    // string.dump makes binary chunks; nothing may load them, but remove it anyway.
-    lua_getglobal(L, "string");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "dump");
-    lua_pop(L, 1);
-    // package: no C loaders, no loadlib; require searches preload and our text-only searcher.
-    lua_getglobal(L, "package");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "loadlib");
-    lua_pushstring(L, "");
-    lua_setfield(L, -2, "cpath");
-    lua_createtable(L, 2, 0);
-    lua_getfield(L, -2, "searchers");
-    lua_rawgeti(L, -1, 1);  // the preload searcher
-    lua_rawseti(L, -3, 1);
-    lua_pop(L, 1);
-    lua_createtable(L, 4, 1);  // directories for the text searcher
+    lua_setfield(L, G, "load");
+    lua_pushvalue(L, G);
+    lua_setfield(L, loaded, "_G");
+
+    struct Lib {
+        const char* name;
+        lua_CFunction open;
+        std::initializer_list<const char*> fields;
+    };
+    const Lib libs[] = {
+        {LUA_STRLIBNAME, luaopen_string,
+         {"byte", "char", "find", "format", "gmatch", "gsub", "len", "lower", "match", "rep", "reverse", "sub", "upper",
+          "pack", "packsize", "unpack"}},
+        {LUA_TABLIBNAME, luaopen_table, {"concat", "insert", "move", "pack", "remove", "sort", "unpack"}},
+        {LUA_MATHLIBNAME, luaopen_math,
+         {"abs", "ceil", "cos", "deg", "exp", "floor", "fmod", "log", "max", "min", "modf", "rad", "sin", "sqrt", "tan",
+          "tointeger", "type", "ult", "random", "randomseed", "asin", "acos", "atan", "pi", "huge", "maxinteger",
+          "mininteger"}},
+        {LUA_COLIBNAME, luaopen_coroutine,
+         {"create", "resume", "running", "status", "wrap", "yield", "isyieldable", "close"}},
+        {LUA_UTF8LIBNAME, luaopen_utf8, {"char", "charpattern", "codes", "codepoint", "len", "offset"}},
+        {LUA_OSLIBNAME, luaopen_os, {"clock", "time", "date", "difftime"}},
+    };
+    for (const Lib& lib : libs) {
+        open_unregistered(L, lib.open);
+        lua_newtable(L);
+        copy_fields(L, lua_gettop(L) - 1, lua_gettop(L), lib.fields);
+        lua_remove(L, -2);  // the library's own table: unreferenced from here on
+        lua_pushvalue(L, -1);
+        lua_setfield(L, loaded, lib.name);
+        lua_setfield(L, G, lib.name);
+    }
+    // Strings index the sandbox's string table, not the library's own (which has dump).
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);
+    lua_getfield(L, G, LUA_STRLIBNAME);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 2);
+
+    // require: the noether module (preload) and Lua text files from the script's directories.
+    lua_createtable(L, 4, 1);
     int n = 0;
     for (const std::string& d : options.lua_path) {
         lua_pushstring(L, d.c_str());
@@ -165,10 +256,20 @@ lua_State* new_state(const ScriptOptions& options) {
     }
     lua_pushinteger(L, n);
     lua_setfield(L, -2, "n");
-    lua_pushcclosure(L, sandbox_searcher, 1);
-    lua_rawseti(L, -2, 2);
-    lua_setfield(L, -2, "searchers");
-    lua_pop(L, 1);
+    lua_pushcclosure(L, sandbox_require, 1);
+    lua_setfield(L, G, "require");
+    // package: only the two tables require() itself uses.
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, loaded);
+    lua_setfield(L, -2, "loaded");
+    lua_pushvalue(L, preload);
+    lua_setfield(L, -2, "preload");
+    lua_setfield(L, G, "package");
+
+    lua_pushvalue(L, G);
+    lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_settop(L, top);
+    lua_gc(L, LUA_GCCOLLECT);  // the libraries' own tables go now
     lua_sethook(L, time_hook, LUA_MASKCOUNT, 100000);
     return L;
 }

@@ -73,6 +73,68 @@ TEST_CASE("sandbox: the Lua escapes are closed", "[sandbox]") {
     CHECK_FALSE(exists(pwned));
 }
 
+// Issue 31 item 1: require("os") answered the real os library from package.loaded. Every route a
+// script has to a table is walked (globals, require of every standard library, package.loaded,
+// the string metatable, load with an environment, the noether module, worlds and their
+// metatables, coroutines' environments) and no unsafe function may be found under any key.
+TEST_CASE("sandbox: no route reaches an unsafe library function", "[sandbox]") {
+    const std::string pwned = std::string(NOETHER_BINARY_DIR) + "/tests/sandbox_pwned_require";
+    std::remove(pwned.c_str());
+    const std::string probe =
+        "local unsafe = {}\n"
+        "for _, k in ipairs{'execute','exit','getenv','rename','tmpname','setlocale','popen','open','lines',\n"
+        "  'input','output','read','write','tmpfile','loadlib','searchpath','searchers','cpath','path','getregistry',\n"
+        "  'sethook','gethook','getupvalue','setupvalue','upvaluejoin','getlocal','setlocal','getinfo','debug','io',\n"
+        "  'dump','dofile','loadfile','config'} do unsafe[k] = true end\n"
+        "local found, seen = {}, {}\n"
+        "local function walk(label, v, depth)\n"
+        "  if depth > 6 or seen[v] then return end\n"
+        "  if type(v) == 'table' then\n"
+        "    seen[v] = true\n"
+        "    for k, x in pairs(v) do\n"
+        "      if unsafe[k] then found[#found + 1] = label .. '.' .. tostring(k) end\n"
+        "      walk(label .. '.' .. tostring(k), x, depth + 1)\n"
+        "    end\n"
+        "  end\n"
+        "  local mt = getmetatable(v)\n"
+        "  if type(mt) == 'table' then walk(label .. '<mt>', mt, depth + 1) end\n"
+        "end\n"
+        "walk('_G', _G, 0)\n"
+        "walk('string-mt', getmetatable(''), 0)\n"
+        "for _, m in ipairs{'os','io','debug','package','string','table','math','coroutine','utf8','_G'} do\n"
+        "  local ok, v = pcall(require, m)\n"
+        "  if ok then walk('require(' .. m .. ')', v, 0) end\n"
+        "  if package and package.loaded then walk('package.loaded.' .. m, package.loaded[m], 0) end\n"
+        "end\n"
+        "local noether = require('noether')\n"
+        "walk('noether', noether, 0)\n"
+        "local w = noether.world{ dt = 0.01 }\n"
+        "walk('world', w, 0)\n"
+        "walk('load-env', load('return _ENV', '=x', 't', {})(), 0)\n"
+        "walk('load-G', load('return _G')(), 0)\n"
+        "local co = coroutine.create(function() return _ENV end)\n"
+        "walk('coroutine', select(2, coroutine.resume(co)), 0)\n"
+        "-- and the routes themselves: each must fail or hand back nothing that runs a program\n"
+        "local os2 = require('os')\n"
+        "assert(os2.execute == nil and os2.getenv == nil and os2.remove == nil and os.remove == nil)  -- table.remove is fine\n"
+        "assert(package.searchpath == nil and package.loadlib == nil)\n"
+        "assert(not pcall(require, 'io') and not pcall(require, 'debug'))\n"
+        "assert(getmetatable('').__index.dump == nil)\n"
+        "assert(load(string.char(27) .. 'Lua') == nil)\n"
+        "if os2.execute then os2.execute('touch " + pwned + "') end\n"
+        "assert(#found == 0, 'reachable: ' .. table.concat(found, ', '))\n"
+        "assert(os.clock() >= 0 and os.time() > 0 and type(os.date('%Y')) == 'string')  -- the safe part stays\n";
+    const auto r = sandboxed(write_script("sb_routes.lua", probe));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+    CHECK_FALSE(exists(pwned));
+    // The same probes through require from a module file next to the script.
+    CHECK_THAT(refused("sb_require_os.lua", "require('os').execute('touch " + pwned + "')\n"),
+               Contains("attempt to call a nil value (field 'execute')"));
+    CHECK_THAT(refused("sb_loaded_os.lua", "package.loaded.os.rename('a', 'b')\n"), Contains("field 'rename'"));
+    CHECK_FALSE(exists(pwned));
+}
+
 TEST_CASE("sandbox: noether's own files stay inside the sandbox directory, no plugin directories", "[sandbox]") {
     CHECK_THAT(refused("sb_out.lua", std::string(kWorld) + "w:output{ file = '/tmp/noether_outside.csv', channels = {'time'} }\n"),
                Contains("sb_out.lua:5: sandbox: output file '/tmp/noether_outside.csv' is outside the sandbox directory"));
