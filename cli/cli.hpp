@@ -11,8 +11,12 @@ std::string scripts_dir();
 // `<program dir>/../share/noether/<relative>` if it exists and is readable (an installed
 // noether), else "".
 std::string installed(const std::string& relative);
-// Write `text` to <path>.part and rename it to `path`; false (and no .part left) if any of it failed.
-bool write_atomically(const std::string& path, const std::string& text);
+// Write `text` to `path` as noether::write_file does (a regular file through <path>.part renamed
+// over it; a device, FIFO or /dev/stdout in place; a link through to its target): "" or the reason.
+std::string write_out(const std::string& path, const std::string& text);
+// Before a command does its work: "" if `out` can be written and is none of the inputs, else
+// the reason ("cannot write 'P': it is a directory", "... is the input 'X'").
+std::string check_out(const std::string& out, const std::vector<std::string>& inputs);
 // `noether sweep` (sweep.cpp).
 int cmd_sweep(const std::vector<std::string>& args);
 // `noether view` (view.cpp) and `noether plot` (plot.cpp).

@@ -29,6 +29,7 @@
 #include "noether/urdf.hpp"
 
 #include "cli.hpp"
+#include "noether/output_file.hpp"
 
 std::string noether_cli::installed(const std::string& relative) {
     char exe[4096];
@@ -50,16 +51,15 @@ std::string noether_cli::scripts_dir() {
 #endif
 }
 
-bool noether_cli::write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".part";
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        return false;
-    }
-    return true;
+std::string noether_cli::write_out(const std::string& path, const std::string& text) {
+    return noether::write_file(path, text);
+}
+
+std::string noether_cli::check_out(const std::string& out, const std::vector<std::string>& inputs) {
+    for (const std::string& in : inputs)
+        if (noether::same_file(out, in)) return "cannot write '" + out + "': it is the input '" + in + "'";
+    const std::string why = noether::output_problem(out);
+    return why.empty() ? why : "cannot write '" + out + "': " + why;
 }
 
 namespace {
@@ -133,8 +133,9 @@ int cmd_plugins(const std::vector<std::string>& args) {
 }
 
 int write_json(const std::string& path, const std::vector<noether::RunSummary>& worlds) {
-    if (!noether_cli::write_atomically(path, noether::summaries_json(worlds) + "\n")) {
-        std::fprintf(stderr, "noether: cannot write %s\n", path.c_str());
+    const std::string err = noether_cli::write_out(path, noether::summaries_json(worlds) + "\n");
+    if (!err.empty()) {
+        std::fprintf(stderr, "noether: --summary-json: %s\n", err.c_str());
         return 2;
     }
     return 0;
@@ -212,6 +213,16 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
     if (script.empty()) {
         std::fprintf(stderr, "noether %s: which script? (noether %s SCRIPT)\n", cmd.c_str(), cmd.c_str());
         return 2;
+    }
+    // Files written after the run are checked before it: a long run must not end in "cannot write".
+    for (const std::string* out : {&summary_json, &opt.record}) {
+        if (out->empty()) continue;
+        const std::string why = noether_cli::check_out(*out, {script});
+        if (!why.empty()) {
+            std::fprintf(stderr, "noether %s: %s %s\n", cmd.c_str(), out == &summary_json ? "--summary-json:" : "--record:",
+                         why.c_str());
+            return 2;
+        }
     }
     opt.progress = !quiet && isatty(2);
     const std::string dir = noether_cli::scripts_dir();
@@ -309,6 +320,14 @@ int cmd_import(const std::vector<std::string>& args) {
     if (!(dt > 0)) {
         std::fprintf(stderr, "noether import: --dt must be positive, got %g\n", dt);
         return 2;
+    }
+    for (const std::string* out : {&summary_json, &record}) {
+        if (out->empty()) continue;
+        const std::string why = noether_cli::check_out(*out, {file});
+        if (!why.empty()) {
+            std::fprintf(stderr, "noether import: %s %s\n", out == &summary_json ? "--summary-json:" : "--record:", why.c_str());
+            return 2;
+        }
     }
     // The importer and the kernel's run directly: no scene script in between.
     noether::Spec spec;

@@ -184,6 +184,8 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
         }
     }
     if (script.empty()) return bad("which script? (noether sweep SCRIPT --grid name=values ...)");
+    if (!out.empty())  // every rank refuses alike (no rank is left waiting in a gather)
+        if (const std::string why = check_out(out, {script}); !why.empty()) return bad("--out: " + why);
     if (format.empty()) format = ends_with(out, ".jsonl") || ends_with(out, ".json") ? "jsonl" : "csv";
     const std::string dir = scripts_dir();
     if (!dir.empty()) script_opt.lua_path.push_back(dir);
@@ -240,8 +242,8 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
     int code = 0;
     if (out.empty()) {
         std::fwrite(text.data(), 1, text.size(), stdout);
-    } else if (!write_atomically(out, text)) {
-        std::fprintf(stderr, "noether sweep: cannot write %s (nothing was written)\n", out.c_str());
+    } else if (const std::string err = write_out(out, text); !err.empty()) {
+        std::fprintf(stderr, "noether sweep: --out: %s (nothing was written)\n", err.c_str());
         code = 1;
     }
     int failed = 0;

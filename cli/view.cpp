@@ -149,6 +149,10 @@ int noether_cli::cmd_view(const std::vector<std::string>& args) {
         const std::size_t dot = in.rfind('.');
         out = (dot != std::string::npos && in.find('/', dot) == std::string::npos ? in.substr(0, dot) : in) + ".html";
     }
+    if (const std::string why = check_out(out, {in}); !why.empty()) {
+        std::fprintf(stderr, "noether view: %s\n", why.c_str());
+        return 2;
+    }
     std::string rec;
     if (!read_file(in, rec)) {
         std::fprintf(stderr, "noether view: cannot read '%s'\n", in.c_str());
@@ -196,8 +200,8 @@ int noether_cli::cmd_view(const std::vector<std::string>& args) {
                                               {"/*NOETHER:ORBIT*/", script_safe(orbit)},
                                               {"@@HEADER@@", json_safe(header)},
                                               {"@@FRAMES@@", base64(u + data, frames * frame_bytes)}});
-    if (!write_atomically(out, page)) {
-        std::fprintf(stderr, "noether view: cannot write '%s'\n", out.c_str());
+    if (const std::string err = write_out(out, page); !err.empty()) {
+        std::fprintf(stderr, "noether view: %s\n", err.c_str());
         return 2;
     }
     std::printf("noether view: %s (%zu frames) -> %s (%.1f MB)\n", in.c_str(), frames, out.c_str(), page.size() / 1e6);

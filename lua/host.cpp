@@ -55,6 +55,8 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             RunSummary s = w->run->summary();
             if (ctx->options.check_only) s.graph = w->run->graph_report();  // before any step: the initial state
             for (const std::string& n : notes) s.warnings.push_back(n);
+            if (aborted)  // the error names the files it left unfinished (the README promises it)
+                for (const std::string& n : notes) result.error += "\n  " + n;
             if (s.failed && result.exit_code == 0) {
                 result.exit_code = 1;
                 result.error = "the simulation failed: " + w->run->failure();

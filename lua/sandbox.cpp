@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "world.hpp"
@@ -291,19 +292,34 @@ std::string sandbox_path(lua_State* L, const std::string& path, bool write, cons
     const std::size_t slash = full.rfind('/');
     const std::string dir = real_dir(slash == 0 ? "/" : full.substr(0, slash));
     std::string base = full.substr(slash + 1);
-    auto below = [&](const std::string& root) {
-        return !root.empty() && !dir.empty() && (dir == root || dir.compare(0, root.size() + 1, root + "/") == 0);
+    auto below = [](const std::string& p, const std::string& root) {
+        return !root.empty() && !p.empty() && (p == root || p.compare(0, root.size() + 1, root + "/") == 0);
     };
-    bool ok = below(box) && !base.empty() && base != "." && base != "..";
-    if (!ok && !write) {
-        for (const std::string& d : ctx->options.lua_path)
-            if (below(real_dir(d))) ok = !base.empty();
+    const bool named = !base.empty() && base != "." && base != "..";
+    if (write) {
+        // Written: the directory resolved, the file itself never a link (outputs, recordings and
+        // save_file are opened without following links, their temporaries created exclusively).
+        if (!(named && below(dir, box)))
+            fail(L, "sandbox: %s '%s' is outside the sandbox directory '%s'", what, path, box);
+        struct stat st;
+        if (lstat((dir + "/" + base).c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            fail(L, "sandbox: %s '%s' is a symbolic link; the sandbox writes no file through a link", what, path);
+        return dir + "/" + base;
     }
+    // Read: the whole path resolved, links included, and the file itself must lie below the
+    // sandbox directory or the script's directories.
+    char buf[PATH_MAX];
+    const std::string file = named && realpath(full.c_str(), buf) ? std::string(buf) : std::string();
+    bool ok = named && below(file.empty() ? dir : file, box);
+    for (const std::string& d : ctx->options.lua_path)
+        if (!ok && named && below(file.empty() ? dir : file, real_dir(d))) ok = true;
     if (!ok)
-        fail(L, "sandbox: %s '%s' is outside the sandbox directory '%s'%s", what, path, box,
-             write ? "" : " (and the script's directory)");
-    return dir + "/" + base;
+        fail(L, "sandbox: %s '%s' is outside the sandbox directory '%s' (and the script's directory)%s", what, path, box,
+             !file.empty() && file != dir + "/" + base ? " (it is a link to '" + file + "')" : std::string());
+    return file.empty() ? dir + "/" + base : file;
 }
+
+bool sandbox_follows_links(lua_State* L) { return !context(L)->options.sandbox; }
 
 void sandbox_start_clock(Context& ctx) {
     if (ctx.options.sandbox) ctx.deadline = now_s() + ctx.options.sandbox_seconds;

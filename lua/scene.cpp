@@ -309,6 +309,7 @@ OutputSpec read_output(lua_State* L, int idx, int* callback, std::string* droppe
         if (mine.empty()) *dropped = o.file;
         o.file = mine.empty() ? mine : sandbox_path(L, mine, true, "output file");
     }
+    o.follow_links = sandbox_follows_links(L);
     o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
     if (callback) {
         *callback = LUA_NOREF;
@@ -361,6 +362,7 @@ int l_world_record(lua_State* L, World& w) {
         return 0;
     }
     o.file = sandbox_path(L, mine, true, "recording file");
+    o.follow_links = sandbox_follows_links(L);
     o.every = static_cast<int>(f.integer("every", 1, 1, INT_MAX));
     if (!f.has("every")) {
         o.fps = f.number("fps", 60);

@@ -437,7 +437,7 @@ int l_save_file(lua_State* L, const Model&, Data& d) {
         const std::string mine = member_path(*context(L), path);
         if (mine.empty())
             fail(L, "save_file: '%s': a sweep member writes only paths naming it (put {member} in the name)", path);
-        d.save_file(sandbox_path(L, mine, true, "save_file path"));
+        d.save_file(sandbox_path(L, mine, true, "save_file path"), sandbox_follows_links(L));
     } catch (const Error& e) {
         fail(L, "save_file: %s", e.what());
     }

@@ -115,6 +115,8 @@ void close_state(lua_State* L);
 // Sandbox: the path a script names for writing (what) must lie below the sandbox directory;
 // for reading also below the script's directory. Returns the path to use; raises LuaFail if not.
 std::string sandbox_path(lua_State* L, const std::string& path, bool write, const char* what);
+// False in the sandbox: files named by the script are written without following links.
+bool sandbox_follows_links(lua_State* L);
 // Sandbox: the wall-time limit starts now (no-op outside the sandbox).
 void sandbox_start_clock(Context& ctx);
 // Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).

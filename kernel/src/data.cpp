@@ -1,5 +1,6 @@
 // Data: run state, save/restore, the step entry point, monitors and force services.
 #include "noether/data.hpp"
+#include "noether/output_file.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -274,23 +275,17 @@ void Data::restore(const std::string& bytes) {
     integrator_state = std::move(ist);
 }
 
-void Data::save_file(const std::string& path) const {
+void Data::save_file(const std::string& path, bool follow_links) const {
     const std::string bytes = save();
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw UsageError("Data::save_file: cannot write " + tmp);
-        f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        f.close();
-        if (!f) {
-            std::remove(tmp.c_str());
-            throw UsageError("Data::save_file: writing " + tmp + " failed");
-        }
+    OutputFile f;
+    try {
+        f.open(path, ".tmp", follow_links);
+    } catch (const UsageError& e) {
+        throw UsageError(std::string("Data::save_file: ") + e.what());
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw UsageError("Data::save_file: cannot rename " + tmp + " to " + path);
-    }
+    std::fwrite(bytes.data(), 1, bytes.size(), f.fp());
+    const std::string err = f.commit();
+    if (!err.empty()) throw UsageError("Data::save_file: '" + path + "': " + err);
 }
 
 void Data::restore_file(const std::string& path) {

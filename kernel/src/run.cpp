@@ -249,10 +249,7 @@ Run::Run(std::shared_ptr<const Model> model) : model_(std::move(model)) {
         if (norm(f.force) > 0 || norm(f.torque) > 0) watch_.passive = false;
 }
 
-Run::~Run() {
-    for (Output& o : outputs_)
-        if (o.fp) std::fclose(o.fp);  // never finished: the partial file stays as <file>.part
-}
+Run::~Run() = default;  // an output never finished is closed by its OutputFile: the partial file stays as <file>.part
 
 int Run::add_output(const OutputSpec& spec) {
     const Model& m = *model_;
@@ -284,9 +281,12 @@ int Run::add_output(const OutputSpec& spec) {
         o.channels.push_back(c);
     }
     if (!spec.file.empty()) {
-        o.tmp = spec.file + ".part";
-        o.fp = std::fopen(o.tmp.c_str(), recording ? "wb" : "w");
-        if (!o.fp) throw UsageError(where + ": cannot write '" + o.tmp + "'");
+        try {
+            o.file.open(spec.file, ".part", spec.follow_links);
+        } catch (const UsageError& e) {
+            throw UsageError(where + ": " + e.what());
+        }
+        o.fp = o.file.fp();
         if (recording) {
             o.frame.assign(static_cast<std::size_t>(detail::recording_frame_floats(m)), 0.0f);
             detail::write_recording_header(o.fp, detail::recording_header(m, o.spec.every, spec.origin.str()));
@@ -571,26 +571,20 @@ void Run::finish(std::vector<std::string>* notes) {
             if (notes)
                 notes->push_back("recording '" + o.spec.file + "' holds only the initial state: this world was never stepped");
         }
-        const bool written = std::fflush(o.fp) == 0 && !std::ferror(o.fp);
-        const bool ok = std::fclose(o.fp) == 0 && written;
         o.fp = nullptr;
         const std::string& file = o.spec.file;
-        if (!ok) {
-            outputs_ok_ = false;
-            if (notes)
-                notes->push_back("output '" + file + "': writing failed (disk full or not writable); '" + file +
-                                 "' was not replaced and the partial file is '" + o.tmp + "'");
-            continue;
-        }
         if (failed_) {
+            o.file.close();
             if (notes)
                 notes->push_back("output '" + file + "' is incomplete (the run stopped at t = " +
-                                 std::to_string(data_->time) + " s); it was left as '" + o.tmp + "'");
+                                 std::to_string(data_->time) + " s)" +
+                                 (o.file.in_place() ? std::string() : "; it was left as '" + o.file.writing() + "'"));
             continue;
         }
-        if (std::rename(o.tmp.c_str(), file.c_str()) != 0) {
+        const std::string err = o.file.commit();
+        if (!err.empty()) {
             outputs_ok_ = false;
-            if (notes) notes->push_back("output '" + file + "': cannot rename '" + o.tmp + "' to it (is it a directory?)");
+            if (notes) notes->push_back("output '" + file + "': " + err);
         }
     }
     finished_ = true;

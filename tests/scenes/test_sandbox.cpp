@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "noether_lua.h"
 #include "scene_util.hpp"
@@ -147,6 +148,60 @@ TEST_CASE("sandbox: noether's own files stay inside the sandbox directory, no pl
     CHECK_THAT(refused("sb_urdf.lua", std::string(kWorld) + "w:urdf{ file = '/etc/passwd' }\n"), Contains("sandbox: URDF file"));
     CHECK_THAT(refused("sb_plugins.lua", "local noether = require('noether')\nnoether.world{ plugin_dirs = {'/tmp'} }\n"),
                Contains("a scene may not name plugin directories"));
+}
+
+// Issue 31 item 2: a link planted in the sandbox directory (an unpacked scene archive can carry
+// one) redirected outputs, recordings and save_file outside, and w:urdf / restore_file read
+// through a link on the file name.
+TEST_CASE("sandbox: a planted symbolic link never carries a write or a read outside", "[sandbox]") {
+    const std::string outside = std::string(NOETHER_BINARY_DIR) + "/tests/sb_outside";
+    mkdir(outside.c_str(), 0755);
+    const std::string victim = outside + "/victim.txt";
+    auto plant = [&](const std::string& name, const std::string& target) {
+        const std::string p = box() + "/" + name;
+        std::remove(p.c_str());
+        REQUIRE(symlink(target.c_str(), p.c_str()) == 0);
+    };
+    auto victim_intact = [&]() {
+        std::FILE* f = std::fopen(victim.c_str(), "rb");
+        char buf[16] = {};
+        const std::size_t n = f ? std::fread(buf, 1, sizeof buf, f) : 0;
+        if (f) std::fclose(f);
+        return std::string(buf, n) == "precious";
+    };
+    {
+        std::FILE* f = std::fopen(victim.c_str(), "wb");
+        std::fputs("precious", f);
+        std::fclose(f);
+    }
+    // Under the temporaries' names: the links are removed, the files written inside.
+    plant("lk.csv.part", victim);
+    plant("lk.nrec.part", victim);
+    plant("lk.bin.tmp", victim);
+    std::remove((box() + "/lk.csv").c_str());
+    const auto r = sandboxed(write_script("sb_link_tmp.lua", std::string(kWorld) +
+                                                                "w:output{ file = 'lk.csv', channels = {'time'} }\n"
+                                                                "w:record{ file = 'lk.nrec' }\n"
+                                                                "w:run{ steps = 3 }\nw:save_file('lk.bin')\n"));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+    CHECK(victim_intact());
+    CHECK(exists(box() + "/lk.csv"));
+    // Under the files' own names: refused, nothing written.
+    plant("lk2.csv", victim);
+    CHECK_THAT(refused("sb_link_out.lua", std::string(kWorld) + "w:output{ file = 'lk2.csv', channels = {'time'} }\n"),
+               Contains("sb_link_out.lua:5: sandbox: output file 'lk2.csv' is a symbolic link"));
+    plant("lk2.bin", victim);
+    CHECK_THAT(refused("sb_link_save.lua", std::string(kWorld) + "w:save_file('lk2.bin')\n"),
+               Contains("save_file path 'lk2.bin' is a symbolic link"));
+    CHECK(victim_intact());
+    // Reads: a link to a file outside is outside.
+    plant("lk.urdf", "/etc/hostname");
+    CHECK_THAT(refused("sb_link_urdf.lua", std::string(kWorld) + "w:urdf{ file = 'lk.urdf' }\n"),
+               Contains("URDF file 'lk.urdf' is outside the sandbox directory") && Contains("a link to '/etc/hostname'"));
+    plant("lk.state", "/etc/hostname");
+    CHECK_THAT(refused("sb_link_restore.lua", std::string(kWorld) + "w:restore_file('lk.state')\n"),
+               Contains("restore_file path 'lk.state' is outside the sandbox directory"));
 }
 
 TEST_CASE("sandbox: memory and time limits stop a runaway script", "[sandbox]") {

@@ -263,5 +263,5 @@ TEST_CASE("noether sweep on the command line: rows, formats and errors", "[sweep
     CHECK(cli("sweep " + scene() + " --grid nosuch=1,2 --out " + out + ".y") == 1);  // every member: unknown parameter
     CHECK_THAT(slurp(out + ".y"), Contains("the script has no parameter 'nosuch'"));
     CHECK(cli("sweep " + scene() + " --threads -1") == 2);
-    CHECK(cli("sweep " + scene() + " --out /nonexistent/dir/x.csv") == 1);
+    CHECK(cli("sweep " + scene() + " --out /nonexistent/dir/x.csv") == 2);  // refused before the members run (issue 31)
 }

@@ -141,7 +141,9 @@ public:
     // buffer was saved from a Data of a Model with the same structure; throws UsageError if not.
     std::string save() const;
     void restore(const std::string& bytes);
-    void save_file(const std::string& path) const;     // written to a temporary name, then renamed
+    // Written as <path>.tmp, then renamed over path (a device or FIFO is written in place, a
+    // symbolic link through to its target, or refused with follow_links false: noether/output_file.hpp).
+    void save_file(const std::string& path, bool follow_links = true) const;
     void restore_file(const std::string& path);
 
 private:

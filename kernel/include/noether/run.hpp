@@ -19,6 +19,7 @@
 
 #include "noether/data.hpp"
 #include "noether/model.hpp"
+#include "noether/output_file.hpp"
 
 namespace noether {
 
@@ -50,6 +51,9 @@ struct NOETHER_API OutputSpec {
     std::vector<std::string> channels;
     bool hook = false;  // call RunHooks::on_sample for this output when it samples
     Origin origin;      // where it was declared (prefixes error messages)
+    // A symbolic link named as the file is written through (false: refused, as in the sandbox).
+    // Devices and FIFOs are written in place, never replaced (noether/output_file.hpp).
+    bool follow_links = true;
 };
 
 // The run summary. Its fields are one list (type, name); the JSON form, the Lua table and the
@@ -154,8 +158,8 @@ private:
     struct Output {
         OutputSpec spec;
         std::vector<Channel> channels;
-        std::string tmp;
-        std::FILE* fp = nullptr;
+        OutputFile file;
+        std::FILE* fp = nullptr;  // file.fp() while open
         std::vector<float> frame;  // recording: one frame
     };
     void sample(bool force, const Monitors* known, RunHooks* hooks);

@@ -1,0 +1,108 @@
+// Hardening, round 3 (issue 31): writers that never replace what is not theirs, files refused
+// before a run instead of after it, recordings the viewer cannot show, messages. Each case
+// reproduces a finding and failed before its fix.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scene_util.hpp"
+
+using scenes::write_script;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kPendulum =
+    "local noether = require('noether')\n"
+    "local w = noether.world{ dt = 0.01 }\n"
+    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+
+std::string tdir() { return std::string(NOETHER_BINARY_DIR) + "/tests"; }
+
+bool exists(const std::string& p) {
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0;
+}
+
+std::string slurp(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct Cli {
+    int code;
+    std::string err;
+};
+// The noether command of this build: exit status and standard error.
+Cli cli(const std::string& args, const std::string& tag) {
+    const std::string errf = tdir() + "/h3_" + tag + ".err";
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>" + errf;
+    const int st = std::system(cmd.c_str());
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(errf)};
+}
+
+}  // namespace
+
+TEST_CASE("cli: an output equal to an input is refused, the input left as it was", "[hardening3][cli]") {
+    const std::string rec = tdir() + "/h3_same.nrec";
+    const std::string script = write_script("h3_same.lua", std::string(kPendulum) + "return w\n");
+    REQUIRE(cli("run " + script + " --set duration=0.05 --record " + rec, "same_rec").code == 0);
+    const std::string before = slurp(rec);
+    REQUIRE(before.size() > 12);
+    const Cli v = cli("view " + rec + " -o " + rec, "same_view");
+    CHECK(v.code == 2);  // was 0: the recording silently replaced by the page
+    CHECK_THAT(v.err, Contains("is the input"));
+    CHECK(slurp(rec) == before);
+    const Cli r = cli("run " + script + " --summary-json " + script, "same_json");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--summary-json") && Contains("is the input"));
+    CHECK_THAT(slurp(script), Contains("return w"));
+}
+
+TEST_CASE("cli: --summary-json and --record that cannot be written are refused before the run", "[hardening3][cli]") {
+    // The scene's own CSV is opened at compile time: no .part means the run never started.
+    const std::string csv = tdir() + "/h3_early.csv";
+    std::remove((csv + ".part").c_str());
+    const std::string script = write_script(
+        "h3_early.lua", std::string(kPendulum) + "w:output{ file = '" + csv + "', channels = {'time'} }\nreturn w\n");
+    const Cli j = cli("run " + script + " --set duration=1 --summary-json " + tdir() + "/no_such_dir/s.json", "early_json");
+    CHECK(j.code == 2);
+    CHECK_THAT(j.err, Contains("--summary-json: cannot write") && Contains("no_such_dir") &&
+                          Contains("No such file or directory"));
+    CHECK_FALSE(exists(csv + ".part"));
+    CHECK_FALSE(exists(csv));
+    const Cli d = cli("run " + script + " --set duration=1 --record " + tdir(), "early_rec");
+    CHECK(d.code == 2);
+    CHECK_THAT(d.err, Contains("--record: cannot write") && Contains("is a directory"));
+    CHECK_FALSE(exists(csv));
+}
+
+TEST_CASE("cli: a symbolic link named as an output is written through, not replaced", "[hardening3][cli]") {
+    const std::string target = tdir() + "/h3_target.json", link = tdir() + "/h3_link.json";
+    std::remove(link.c_str());
+    { std::ofstream(target) << "old"; }
+    REQUIRE(symlink(target.c_str(), link.c_str()) == 0);
+    const std::string script = write_script("h3_link.lua", std::string(kPendulum) + "return w\n");
+    CHECK(cli("run " + script + " --set duration=0.05 --summary-json " + link, "link").code == 0);
+    struct stat st;
+    REQUIRE(lstat(link.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));  // was a regular file: the link replaced
+    CHECK_THAT(slurp(target), Contains("\"steps\": 5"));
+    // sweep --out through the same link
+    const std::string swept = write_script(
+        "h3_link_sweep.lua", "local noether = require('noether')\nlocal p = noether.params{ dt = 0.01 }\n"
+                             "local w = noether.world{ dt = p.dt }\nw:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                             "return w\n");
+    CHECK(cli("sweep " + swept + " --grid dt=0.01,0.02 --set duration=0.05 --out " + link, "link_sweep").code == 0);
+    REQUIRE(lstat(link.c_str(), &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    CHECK_THAT(slurp(target), Contains("member"));
+}
