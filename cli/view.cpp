@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "noether/recording_reader.hpp"
 
 namespace {
 
@@ -99,17 +100,6 @@ std::string html_escape(const std::string& s) {
     return out;
 }
 
-// The integer value of "key": in a JSON text (the recording header is ours; a hand-made one that
-// lacks it is refused).
-long long json_int(const std::string& json, const std::string& key) {
-    const std::size_t at = json.find("\"" + key + "\":");
-    if (at == std::string::npos) return -1;
-    const char* p = json.c_str() + at + key.size() + 3;
-    char* end = nullptr;
-    const long long v = std::strtoll(p, &end, 10);
-    return end == p ? -1 : v;
-}
-
 std::string three_dir() {
     if (const char* e = std::getenv("NOETHER_THREE_DIR"); e && *e) return e;
     return "/usr/share/javascript/three";
@@ -158,35 +148,18 @@ int noether_cli::cmd_view(const std::vector<std::string>& args) {
         std::fprintf(stderr, "noether view: cannot read '%s'\n", in.c_str());
         return 2;
     }
-    if (rec.size() < 12 || rec.compare(0, 8, "NOETHREC") != 0) {
-        std::fprintf(stderr, "noether view: '%s' is not a noether recording (it does not start with NOETHREC; "
-                             "make one with noether run SCENE --record FILE.nrec)\n", in.c_str());
+    noether::RecordingContents rc;
+    try {
+        rc = noether::read_recording(rec);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "noether view: '%s': %s\n", in.c_str(), e.what());
         return 2;
     }
+    for (const std::string& w : rc.warnings) std::fprintf(stderr, "noether view: warning: '%s': %s\n", in.c_str(), w.c_str());
+    const std::string& header = rc.header;
+    const std::size_t frames = rc.frames, frame_bytes = 4 * static_cast<std::size_t>(rc.frame_floats);
     const auto* u = reinterpret_cast<const unsigned char*>(rec.data());
-    const std::size_t hlen = u[8] | (u[9] << 8) | (u[10] << 16) | (static_cast<std::size_t>(u[11]) << 24);
-    if (hlen > rec.size() - 12) {
-        std::fprintf(stderr, "noether view: '%s': the header claims %zu bytes but the file has %zu after it "
-                             "(truncated or damaged)\n", in.c_str(), hlen, rec.size() - 12);
-        return 2;
-    }
-    const std::string header = rec.substr(12, hlen);
-    const long long ff = json_int(header, "frame_floats");
-    if (header.empty() || header[0] != '{' || ff < 3) {
-        std::fprintf(stderr, "noether view: '%s': the header has no valid \"frame_floats\" (damaged recording)\n",
-                     in.c_str());
-        return 2;
-    }
-    const std::size_t frame_bytes = 4 * static_cast<std::size_t>(ff);
-    const std::size_t data = 12 + hlen, nbytes = rec.size() - data;
-    const std::size_t frames = nbytes / frame_bytes;
-    if (nbytes % frame_bytes)
-        std::fprintf(stderr, "noether view: warning: '%s' ends in the middle of a frame (a run that stopped?); "
-                             "the %zu complete frames are shown\n", in.c_str(), frames);
-    if (frames == 0) {
-        std::fprintf(stderr, "noether view: '%s' has no frames\n", in.c_str());
-        return 2;
-    }
+    const std::size_t data = rc.data_offset;
     const std::string dir = three_dir();
     std::string three, orbit;
     if (!read_file(dir + "/three.min.js", three) || !read_file(dir + "/examples/js/controls/OrbitControls.js", orbit)) {
