@@ -19,7 +19,7 @@ const char* const kMemberMeta = "noether.EnsembleMember";
 
 namespace {
 
-constexpr long long kMaxMembers = 100000;
+constexpr long long kMaxMembers = Ensemble::kMaxMembers;
 constexpr long long kMaxMembersSandbox = 1024;  // members live on the C++ heap, outside the sandbox's Lua limit
 constexpr long long kSandboxChunk = 64;         // steps between wall-time checks in the sandbox
 

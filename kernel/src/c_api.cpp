@@ -10,6 +10,7 @@
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -46,6 +47,10 @@ int fail(int status, const std::string& msg) {
     return status;
 }
 
+// Every C call but noether_last_error starts here: the message of a failure lasts until the next
+// call on the thread, and a call that succeeds leaves "" (docs/c_api.md).
+void clear_error() { g_last_error.clear(); }
+
 // Run f(); map exceptions to a status and a message.
 template <class F>
 int guarded(F&& f) {
@@ -67,19 +72,21 @@ noether::Vec3 v3(const double* p) { return {p[0], p[1], p[2]}; }
 
 extern "C" {
 
-const char* noether_version(void) { return noether::version(); }
+const char* noether_version(void) { clear_error(); return noether::version(); }
 const char* noether_last_error(void) { return g_last_error.c_str(); }
 
-noether_spec* noether_spec_new(void) { return new noether_spec(); }
-void noether_spec_free(noether_spec* s) { delete s; }
+noether_spec* noether_spec_new(void) { clear_error(); return new noether_spec(); }
+void noether_spec_free(noether_spec* s) { clear_error(); delete s; }
 
 int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz) {
+    clear_error();
     if (!s) return fail(NOETHER_USAGE, "noether_spec_set_gravity: spec is NULL");
     s->spec.gravity = {gx, gy, gz};
     return NOETHER_OK;
 }
 
 int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt) {
+    clear_error();
     if (!s) return fail(NOETHER_USAGE, "noether_spec_set_options: spec is NULL");
     if (integrator) s->spec.options.integrator = integrator;
     if (solver) s->spec.options.solver = solver;
@@ -88,6 +95,7 @@ int noether_spec_set_options(noether_spec* s, const char* integrator, const char
 }
 
 int noether_spec_set_option(noether_spec* s, const char* name, double value) {
+    clear_error();
     if (!s || !name || !*name) return fail(NOETHER_USAGE, "noether_spec_set_option: spec and name are required");
     s->spec.options.extra[name] = value;
     return NOETHER_OK;
@@ -95,6 +103,7 @@ int noether_spec_set_option(noether_spec* s, const char* name, double value) {
 
 int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
                           const double position[3], const double quat[4]) {
+    clear_error();
     if (!s || !name) return fail(NOETHER_USAGE, "noether_spec_add_body: spec and name are required");
     noether::BodySpec& b = s->spec.add_body(name);
     b.mass = mass;
@@ -108,6 +117,7 @@ int noether_spec_add_body(noether_spec* s, const char* name, double mass, const 
 }
 
 int noether_spec_set_body_velocity(noether_spec* s, const char* name, const double v[3], const double w[3]) {
+    clear_error();
     if (!s || !name) return fail(NOETHER_USAGE, "noether_spec_set_body_velocity: spec and name are required");
     for (auto& b : s->spec.bodies)
         if (b.name == name) {
@@ -120,6 +130,7 @@ int noether_spec_set_body_velocity(noether_spec* s, const char* name, const doub
 
 int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
                            const char* child, const double anchor[3], const double axis[3]) {
+    clear_error();
     if (!s || !name || !type || !child) return fail(NOETHER_USAGE, "noether_spec_add_joint: spec, name, type and child are required");
     noether::JointSpec& j = s->spec.add_joint(name, type, parent ? parent : "world", child);
     if (anchor) j.anchor = v3(anchor);
@@ -129,6 +140,7 @@ int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, 
 }
 
 noether_model* noether_compile(const noether_spec* s) {
+    clear_error();
     if (!s) {
         fail(NOETHER_USAGE, "noether_compile: spec is NULL");
         return nullptr;
@@ -142,17 +154,20 @@ noether_model* noether_compile(const noether_spec* s) {
     return out;
 }
 
-void noether_model_free(noether_model* m) { delete m; }
-int noether_nbodies(const noether_model* m) { return m ? m->model->nbodies() : 0; }
-int noether_njoints(const noether_model* m) { return m ? m->model->njoints() : 0; }
-int noether_body_index(const noether_model* m, const char* name) { return m && name ? m->model->body_index(name) : -1; }
+void noether_model_free(noether_model* m) { clear_error(); delete m; }
+int noether_nbodies(const noether_model* m) { clear_error(); return m ? m->model->nbodies() : 0; }
+int noether_njoints(const noether_model* m) { clear_error(); return m ? m->model->njoints() : 0; }
+int noether_body_index(const noether_model* m, const char* name) { clear_error(); return m && name ? m->model->body_index(name) : -1; }
 const char* noether_body_name(const noether_model* m, int body) {
+    clear_error();
     return m && body >= 0 && body < m->model->nbodies() ? m->model->bodies[body].name.c_str() : nullptr;
 }
 const char* noether_joint_name(const noether_model* m, int joint) {
+    clear_error();
     return m && joint >= 0 && joint < m->model->njoints() ? m->model->joints[joint].name.c_str() : nullptr;
 }
 int noether_joint_dofs(const noether_model* m, int joint, int* offset) {
+    clear_error();
     if (!m || joint < 0 || joint >= m->model->njoints()) {
         fail(NOETHER_BAD_INPUT, "noether_joint_dofs: joint index " + std::to_string(joint) + " out of range");
         return -1;
@@ -160,10 +175,11 @@ int noether_joint_dofs(const noether_model* m, int joint, int* offset) {
     if (offset) *offset = m->model->joints[joint].dof_offset;
     return m->model->joints[joint].dofs;
 }
-double noether_dt(const noether_model* m) { return m ? m->model->options.dt : 0.0; }
-int noether_joint_index(const noether_model* m, const char* name) { return m && name ? m->model->joint_index(name) : -1; }
+double noether_dt(const noether_model* m) { clear_error(); return m ? m->model->options.dt : 0.0; }
+int noether_joint_index(const noether_model* m, const char* name) { clear_error(); return m && name ? m->model->joint_index(name) : -1; }
 
 noether_data* noether_data_new(const noether_model* m) {
+    clear_error();
     if (!m) {
         fail(NOETHER_USAGE, "noether_data_new: model is NULL");
         return nullptr;
@@ -178,9 +194,10 @@ noether_data* noether_data_new(const noether_model* m) {
     return out;
 }
 
-void noether_data_free(noether_data* d) { delete d; }
+void noether_data_free(noether_data* d) { clear_error(); delete d; }
 
 int noether_step(noether_data* d) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_step: data is NULL");
     return guarded([&] {
         const noether::StepStatus st = noether::step(d->data->model(), *d->data);
@@ -190,9 +207,10 @@ int noether_step(noether_data* d) {
     });
 }
 
-double noether_time(const noether_data* d) { return d ? d->data->time : 0.0; }
+double noether_time(const noether_data* d) { clear_error(); return d ? d->data->time : 0.0; }
 
 int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_body_pose: data is NULL");
     if (body < 0 || body >= d->data->model().nbodies())
         return fail(NOETHER_BAD_INPUT, "noether_body_pose: body index " + std::to_string(body) + " out of range");
@@ -203,6 +221,7 @@ int noether_body_pose(const noether_data* d, int body, double position[3], doubl
 }
 
 int noether_body_velocity(const noether_data* d, int body, double v[3], double w[3]) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_body_velocity: data is NULL");
     if (body < 0 || body >= d->data->model().nbodies())
         return fail(NOETHER_BAD_INPUT, "noether_body_velocity: body index " + std::to_string(body) + " out of range");
@@ -214,6 +233,7 @@ int noether_body_velocity(const noether_data* d, int body, double v[3], double w
 }
 
 int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_set_body_force: data is NULL");
     if (body < 0 || body >= d->data->model().nbodies())
         return fail(NOETHER_BAD_INPUT, "noether_set_body_force: body index " + std::to_string(body) + " out of range");
@@ -228,6 +248,7 @@ int noether_set_body_force(noether_data* d, int body, const double force[3], con
 }
 
 int noether_save(const noether_data* d, char** bytes, size_t* n) {
+    clear_error();
     if (bytes) *bytes = nullptr;
     if (n) *n = 0;
     if (!d || !bytes || !n) return fail(NOETHER_USAGE, "noether_save: data, bytes and n are required");
@@ -243,6 +264,7 @@ int noether_save(const noether_data* d, char** bytes, size_t* n) {
 }
 
 int noether_restore(noether_data* d, const char* bytes, size_t n) {
+    clear_error();
     if (!d || (!bytes && n)) return fail(NOETHER_USAGE, "noether_restore: data and bytes are required");
     return guarded([&] {
         try {
@@ -255,6 +277,7 @@ int noether_restore(noether_data* d, const char* bytes, size_t n) {
 }
 
 int noether_set_actuation(noether_data* d, int joint, const double* u, int n) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_set_actuation: data is NULL");
     const noether::Model& m = d->data->model();
     if (joint < 0 || joint >= m.njoints())
@@ -263,12 +286,18 @@ int noether_set_actuation(noether_data* d, int joint, const double* u, int n) {
     if (n != j.dofs)
         return fail(NOETHER_BAD_INPUT, "noether_set_actuation: joint '" + j.name + "' has " + std::to_string(j.dofs) +
                                            " DOFs, got " + std::to_string(n) + " values");
+    if (n > 0 && !u) return fail(NOETHER_USAGE, "noether_set_actuation: u is NULL (joint '" + j.name + "')");
+    for (int k = 0; k < n; ++k)
+        if (!std::isfinite(u[k]))
+            return fail(NOETHER_BAD_INPUT, "noether_set_actuation: joint '" + j.name + "': value " + std::to_string(k) +
+                                               " is not finite (" + std::to_string(u[k]) + ")");
     for (int k = 0; k < n; ++k) d->data->actuation[j.dof_offset + k] = u[k];
     return NOETHER_OK;
 }
 
 int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_monitors: data is NULL");
     return guarded([&] {
         const noether::Monitors mon = noether::monitors(d->data->model(), *d->data);
@@ -282,9 +311,10 @@ int noether_monitors(const noether_data* d, double energy[3], double momentum[3]
     });
 }
 
-int noether_ndofs(const noether_model* m) { return m ? m->model->total_dofs : -1; }
+int noether_ndofs(const noether_model* m) { clear_error(); return m ? m->model->total_dofs : -1; }
 
 int noether_joint_state(const noether_data* d, double* q, double* qdot) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_joint_state: data is NULL");
     const int n = d->data->model().total_dofs;
     for (int k = 0; k < n; ++k) {
@@ -295,6 +325,7 @@ int noether_joint_state(const noether_data* d, double* q, double* qdot) {
 }
 
 int noether_set_joint_state(noether_data* d, const double* q, const double* qdot) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_set_joint_state: data is NULL");
     if (!q || !qdot) return fail(NOETHER_BAD_INPUT, "noether_set_joint_state: q and qdot must not be NULL");
     return guarded([&] {
@@ -304,6 +335,7 @@ int noether_set_joint_state(noether_data* d, const double* q, const double* qdot
 }
 
 int noether_linearize(noether_data* d, double* A, double* B, double* x, double* x_next) {
+    clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_linearize: data is NULL");
     return guarded([&] {
         noether::Linearization& L = d->lin;
@@ -319,11 +351,12 @@ int noether_linearize(noether_data* d, double* A, double* B, double* x, double* 
     });
 }
 
-void noether_free(void* p) { std::free(p); }
+void noether_free(void* p) { clear_error(); std::free(p); }
 
 // ---- runs ----------------------------------------------------------------------------------
 
 noether_run* noether_run_new(const noether_model* m) {
+    clear_error();
     if (!m) {
         fail(NOETHER_USAGE, "noether_run_new: model is NULL");
         return nullptr;
@@ -340,12 +373,13 @@ noether_run* noether_run_new(const noether_model* m) {
     return out;
 }
 
-void noether_run_free(noether_run* r) { delete r; }
+void noether_run_free(noether_run* r) { clear_error(); delete r; }
 
-noether_data* noether_run_data(noether_run* r) { return r ? &r->data : nullptr; }
+noether_data* noether_run_data(noether_run* r) { clear_error(); return r ? &r->data : nullptr; }
 
 int noether_run_add_output(noether_run* r, const char* csv_path, int every, int nchannels,
                            const char* const* channels) {
+    clear_error();
     if (!r) return fail(NOETHER_USAGE, "noether_run_add_output: run is NULL");
     if (nchannels < 0 || (nchannels > 0 && !channels))
         return fail(NOETHER_BAD_INPUT, "noether_run_add_output: channels is NULL or nchannels is negative");
@@ -367,6 +401,7 @@ int noether_run_add_output(noether_run* r, const char* csv_path, int every, int 
 }
 
 int noether_run_add_recording(noether_run* r, const char* path, double fps) {
+    clear_error();
     if (!r || !path) return fail(NOETHER_USAGE, "noether_run_add_recording: run and path are required");
     return guarded([&] {
         noether::OutputSpec o;
@@ -382,9 +417,10 @@ int noether_run_add_recording(noether_run* r, const char* path, double fps) {
     });
 }
 
-const noether_model* noether_run_model(const noether_run* r) { return r ? &r->model : nullptr; }
+const noether_model* noether_run_model(const noether_run* r) { clear_error(); return r ? &r->model : nullptr; }
 
 int noether_run_steps(noether_run* r, long long n) {
+    clear_error();
     if (!r) return fail(NOETHER_USAGE, "noether_run_steps: run is NULL");
     if (n < 0) return fail(NOETHER_BAD_INPUT, "noether_run_steps: the number of steps must be non-negative, got " + std::to_string(n));
     return guarded([&] {
@@ -394,6 +430,7 @@ int noether_run_steps(noether_run* r, long long n) {
 }
 
 int noether_run_duration(noether_run* r, double seconds) {
+    clear_error();
     if (!r) return fail(NOETHER_USAGE, "noether_run_duration: run is NULL");
     if (!(seconds >= 0) || seconds > 1e15)
         return fail(NOETHER_BAD_INPUT, "noether_run_duration: seconds must be a non-negative finite number");
@@ -401,6 +438,7 @@ int noether_run_duration(noether_run* r, double seconds) {
 }
 
 int noether_run_finish(noether_run* r) {
+    clear_error();
     if (!r) return fail(NOETHER_USAGE, "noether_run_finish: run is NULL");
     return guarded([&] {
         std::vector<std::string> notes;
@@ -413,6 +451,7 @@ int noether_run_finish(noether_run* r) {
 }
 
 char* noether_run_summary_json(const noether_run* r) {
+    clear_error();
     if (!r) {
         fail(NOETHER_USAGE, "noether_run_summary_json: run is NULL");
         return nullptr;
@@ -430,6 +469,7 @@ char* noether_run_summary_json(const noether_run* r) {
 
 
 noether_model* noether_model_vary(const noether_model* m, const char* key, const double* values, int n) {
+    clear_error();
     if (!m || !key || (n > 0 && !values) || n < 0) {
         fail(NOETHER_USAGE, "noether_model_vary: model, key and n >= 0 values are required");
         return nullptr;
@@ -447,6 +487,7 @@ noether_model* noether_model_vary(const noether_model* m, const char* key, const
 }
 
 noether_ensemble* noether_ensemble_new(const noether_model* m, int members) {
+    clear_error();
     if (!m) {
         fail(NOETHER_USAGE, "noether_ensemble_new: model is NULL");
         return nullptr;
@@ -462,11 +503,12 @@ noether_ensemble* noether_ensemble_new(const noether_model* m, int members) {
     return out;
 }
 
-void noether_ensemble_free(noether_ensemble* e) { delete e; }
+void noether_ensemble_free(noether_ensemble* e) { clear_error(); delete e; }
 
-int noether_ensemble_size(const noether_ensemble* e) { return e ? e->ens->size() : 0; }
+int noether_ensemble_size(const noether_ensemble* e) { clear_error(); return e ? e->ens->size() : 0; }
 
 int noether_ensemble_set_threads(noether_ensemble* e, int threads) {
+    clear_error();
     if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_threads: ensemble is NULL");
     return guarded([&] {
         e->ens->set_threads(threads);
@@ -475,6 +517,7 @@ int noether_ensemble_set_threads(noether_ensemble* e, int threads) {
 }
 
 int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_model* m) {
+    clear_error();
     if (!e || !m) return fail(NOETHER_USAGE, "noether_ensemble_set_model: ensemble and model are required");
     return guarded([&] {
         e->ens->set_model(member, m->model);
@@ -483,6 +526,7 @@ int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_mo
 }
 
 int noether_ensemble_set_controller(noether_ensemble* e, noether_controller f, void* user) {
+    clear_error();
     if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_controller: ensemble is NULL");
     e->controller = f;
     e->user = user;
@@ -500,6 +544,7 @@ int noether_ensemble_set_controller(noether_ensemble* e, noether_controller f, v
 }
 
 noether_data* noether_ensemble_data(noether_ensemble* e, int member) {
+    clear_error();
     if (!e || member < 0 || member >= e->ens->size()) {
         fail(NOETHER_USAGE, "noether_ensemble_data: no such member");
         return nullptr;
@@ -509,6 +554,7 @@ noether_data* noether_ensemble_data(noether_ensemble* e, int member) {
 }
 
 int noether_ensemble_steps(noether_ensemble* e, long long n) {
+    clear_error();
     if (!e) return fail(NOETHER_USAGE, "noether_ensemble_steps: ensemble is NULL");
     return guarded([&] {
         e->ens->steps(n);
@@ -521,18 +567,21 @@ int noether_ensemble_steps(noether_ensemble* e, long long n) {
 }
 
 int noether_ensemble_failed(const noether_ensemble* e, int member) {
+    clear_error();
     if (!e || member < 0 || member >= e->ens->size()) return -1;
     return e->ens->failed(member) ? 1 : 0;
 }
 
 const char* noether_ensemble_failure(const noether_ensemble* e, int member) {
+    clear_error();
     if (!e || member < 0 || member >= e->ens->size()) return "";
     return e->ens->failure(member).c_str();
 }
 
-unsigned long long noether_ensemble_hash(const noether_ensemble* e) { return e ? e->ens->hash() : 0; }
+unsigned long long noether_ensemble_hash(const noether_ensemble* e) { clear_error(); return e ? e->ens->hash() : 0; }
 
 char* noether_ensemble_summary_json(noether_ensemble* e, int member) {
+    clear_error();
     if (!e) {
         fail(NOETHER_USAGE, "noether_ensemble_summary_json: ensemble is NULL");
         return nullptr;

@@ -259,15 +259,17 @@ void Data::restore(const std::string& bytes) {
     }
     time = t;
     step = s;
-    pose = std::move(p);
-    twist = std::move(tw);
-    twist_guess = std::move(tg);
-    lambda = std::move(lam);
-    coord = std::move(co);
-    rate = std::move(ra);
-    actuation = std::move(act);
-    applied_force = std::move(af);
-    applied_torque = std::move(at);
+    // Copied into the existing storage (same sizes, checked above), not moved: a host's views of
+    // these arrays (Python's numpy views, C pointers) stay valid across a restore.
+    pose = p;
+    twist = tw;
+    twist_guess = tg;
+    lambda = lam;
+    coord = co;
+    rate = ra;
+    actuation = act;
+    applied_force = af;
+    applied_torque = at;
     last = ls;
     stats = rs;
     warnings = std::move(ws);

@@ -57,6 +57,9 @@ Ensemble::Ensemble(std::shared_ptr<const Model> model, int members)
     : model_(std::move(model)), progress_(std::make_unique<Progress>()) {
     if (!model_) throw UsageError("Ensemble: no Model");
     if (members < 1) throw UsageError("Ensemble: the number of members must be at least 1, got " + std::to_string(members));
+    if (members > kMaxMembers)
+        throw UsageError("Ensemble: the number of members must be at most " + std::to_string(kMaxMembers) + ", got " +
+                         std::to_string(members));
     members_.reserve(members);
     for (int i = 0; i < members; ++i) {
         auto m = std::make_unique<Member>();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,20 +72,44 @@ public:
 
     std::string host_note;  // what the script would do while stepping that this world does not (load)
 
-    Run& run() { return *run_; }
-    const Model& model() const { return run_->model(); }
-    Data& data() { return run_->data(); }
+    // The state and the run, for a binding that holds the GIL. A World is used by one thread at a
+    // time: while a thread steps it (GIL released), any other use from another thread raises
+    // noether.UsageError instead of racing the step (docs/python.md, "Threads").
+    Run& run() {
+        check_idle();
+        return *run_;
+    }
+    const Model& model() const { return run_->model(); }  // immutable: safe from any thread
+    Data& data() {
+        check_idle();
+        return run_->data();
+    }
     double duration() const { return duration_; }
 
+    // f() with the GIL released and this World marked busy (marked and cleared with the GIL held,
+    // so that every check_idle sees it).
+    template <class F>
+    auto released(F&& f) {
+        check_idle();
+        struct Busy {
+            bool& b;
+            explicit Busy(bool& x) : b(x) { b = true; }
+            ~Busy() { b = false; }
+        } busy(busy_);
+        py::gil_scoped_release release;  // destroyed first: the GIL is back when busy_ is cleared
+        return f();
+    }
     // n steps with the GIL released; raises noether.StepError if a step fails.
     void steps(long long n) {
         check_open();
-        bool ok;
-        {
-            py::gil_scoped_release release;
-            ok = run_->steps(n);  // a UsageError (too many steps) becomes noether.UsageError (translate)
-        }
+        // a UsageError (too many steps) becomes noether.UsageError (translate)
+        const bool ok = released([&] { return run_->steps(n); });
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
+    }
+    void check_idle() const {
+        if (busy_)
+            raise(g_usage_error, "this World is being stepped by another thread: a World is used by one thread at a "
+                                 "time (step worlds in parallel with one World per thread, or an Ensemble)");
     }
     void check_open() const {
         if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
@@ -93,7 +118,16 @@ public:
 private:
     std::unique_ptr<Run> run_;
     double duration_;
+    bool busy_ = false;  // a thread is inside steps() with the GIL released
 };
+
+// Ensembles in use by a thread with the GIL released (read and written with the GIL held): the
+// same one-thread-at-a-time rule as World.
+std::set<const Ensemble*> g_busy_ensembles;
+void ensemble_idle(const Ensemble& e) {
+    if (g_busy_ensembles.count(&e))
+        raise(g_usage_error, "this Ensemble is being stepped by another thread: an Ensemble is used by one thread at a time");
+}
 
 // A numpy array over `count` records of `stride` bytes starting at `data`, `cols` doubles each,
 // kept alive by `owner`; read-only unless writable.
@@ -375,10 +409,8 @@ PYBIND11_MODULE(_noether, mod) {
              [](World& w) {
                  Linearization lin;
                  StepStatus st;
-                 {
-                     py::gil_scoped_release release;
-                     st = linearize(w.model(), w.data(), lin);
-                 }
+                 Data& d = w.data();
+                 st = w.released([&] { return linearize(w.model(), d, lin); });
                  if (st != StepStatus::ok) raise(g_step_error, std::string("linearize: the step failed: ") + status_name(st));
                  const py::ssize_t n = lin.n;
                  py::array_t<double> A({2 * n, 2 * n}), B({2 * n, n});
@@ -402,6 +434,12 @@ PYBIND11_MODULE(_noether, mod) {
         .def_property_readonly("size", &Ensemble::size)
         .def("step",
              [](Ensemble& e, long long n) {
+                 ensemble_idle(e);
+                 struct Busy {
+                     const Ensemble* e;
+                     explicit Busy(const Ensemble* x) : e(x) { g_busy_ensembles.insert(e); }
+                     ~Busy() { g_busy_ensembles.erase(e); }
+                 } busy(&e);
                  py::gil_scoped_release release;
                  return e.steps(n);
              },
@@ -409,25 +447,36 @@ PYBIND11_MODULE(_noether, mod) {
         .def("poses",
              [](py::object self, int i) {
                  Ensemble& e = self.cast<Ensemble&>();
+                 ensemble_idle(e);
                  if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
                  return view(self, e.data(i).pose.data(), e.model().nbodies(), 7, sizeof(Pose), false);
              })
         .def("q",
              [](py::object self, int i) {
                  Ensemble& e = self.cast<Ensemble&>();
+                 ensemble_idle(e);
                  if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
                  return view1(self, e.data(i).coord.data(), e.model().total_dofs, false);
              })
         .def("set_joint_state",
              [](Ensemble& e, int i, py::array_t<double, py::array::c_style | py::array::forcecast> q,
                 py::array_t<double, py::array::c_style | py::array::forcecast> qdot) {
+                 ensemble_idle(e);
                  if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
                  const std::size_t n = static_cast<std::size_t>(e.model().total_dofs);
                  const std::vector<double> qv = as_vector(q, n, "q"), dv = as_vector(qdot, n, "qdot");
                  set_joint_state(e.model(i), e.data(i), qv.data(), dv.data());
              })
-        .def("summary", [](Ensemble& e, int i) { return summary_dict(e.run(i).summary()); })
-        .def("failed", &Ensemble::failed);
+        .def("summary",
+             [](Ensemble& e, int i) {
+                 ensemble_idle(e);
+                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
+                 return summary_dict(e.run(i).summary());
+             })
+        .def("failed", [](Ensemble& e, int i) {
+            ensemble_idle(e);
+            return e.failed(i);
+        });
 
     // ---- loading ----------------------------------------------------------------------------
     mod.def(

@@ -60,6 +60,18 @@ TEST_CASE("C API: NULL handles and out-of-range indices are refused with a messa
     CHECK(noether_set_actuation(noether_run_data(r), 0, u, 2) == NOETHER_BAD_INPUT);
     CHECK_THAT(std::string(noether_last_error()), Contains("joint 'hinge' has 1 DOFs, got 2 values"));
     CHECK(noether_set_actuation(noether_run_data(r), 5, u, 1) == NOETHER_BAD_INPUT);
+    // Issue 31 item 6: a NULL array segfaulted; a non-finite value was taken into the step.
+    CHECK(noether_set_actuation(noether_run_data(r), 0, nullptr, 1) == NOETHER_USAGE);
+    CHECK_THAT(std::string(noether_last_error()), Contains("noether_set_actuation: u is NULL (joint 'hinge')"));
+    const double bad[1] = {NAN};
+    CHECK(noether_set_actuation(noether_run_data(r), 0, bad, 1) == NOETHER_BAD_INPUT);
+    CHECK_THAT(std::string(noether_last_error()), Contains("is not finite"));
+    // Issue 31 item 8: a success clears the message of the failure before it (docs/c_api.md).
+    CHECK(noether_time(noether_run_data(r)) == 0.0);
+    CHECK(std::string(noether_last_error()).empty());
+    CHECK(noether_set_actuation(noether_run_data(r), 0, bad, 1) == NOETHER_BAD_INPUT);
+    CHECK(noether_set_actuation(noether_run_data(r), 0, u, 1) == NOETHER_OK);
+    CHECK(std::string(noether_last_error()).empty());
     // The run's data is a view: stepping the run moves it.
     CHECK(noether_set_actuation(noether_run_data(r), 0, u, 1) == NOETHER_OK);
     CHECK(noether_run_steps(r, 10) == NOETHER_OK);

@@ -241,3 +241,64 @@ def test_a_scene_whose_controller_is_lua_warns_when_loaded():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert noether.load(example("double_pendulum.lua")).host_note == ""
+
+
+def test_one_world_is_used_by_one_thread_at_a_time():
+    """Issue 31 item 6: one thread stepping and one restoring segfaulted; four threads stepping
+    lost steps and raised spurious StepErrors. Now a World in use by a stepping thread refuses
+    every other thread with a UsageError, and no step is lost."""
+    w = double_pendulum_spec(dt=0.001).compile()
+    saved = w.save()
+    refused, done = [], {"steps": 0, "restores": 0}
+
+    def stepper():
+        for _ in range(60):
+            try:
+                w.step(500)
+                done["steps"] += 500
+            except noether.UsageError as e:
+                refused.append(str(e))
+
+    def restorer():
+        for _ in range(3000):
+            try:
+                w.restore(saved)
+                done["restores"] += 1
+            except noether.UsageError as e:
+                refused.append(str(e))
+
+    def run(targets):
+        threads = [threading.Thread(target=t) for t in targets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    # Four threads stepping: every call that was not refused stepped, none lost, no StepError.
+    run([stepper] * 4)
+    assert refused, "no call overlapped a step: the test proves nothing"
+    assert w.summary()["steps"] == done["steps"] > 0
+    # Stepping and restoring: refused while a step runs, never a crash.
+    refused.clear()
+    run([stepper, restorer])
+    assert refused
+    assert all("used by one thread at a time" in r for r in refused)
+    w.restore(saved)  # once no thread steps, the World is anyone's
+    assert w.time == 0
+
+
+def test_views_stay_valid_across_a_restore():
+    w = double_pendulum_spec().compile()
+    saved = w.save()
+    q = w.q
+    before = q.__array_interface__["data"][0]
+    w.step(10)
+    w.restore(saved)
+    assert w.q.__array_interface__["data"][0] == before  # the kernel's storage was replaced
+    assert np.array_equal(q, w.q)
+
+
+def test_ensembles_have_a_member_cap():
+    w = double_pendulum_spec().compile()
+    with pytest.raises(noether.UsageError, match="at most 100000, got 100000000"):
+        w.ensemble(100000000)

@@ -34,7 +34,10 @@ namespace noether {
 
 class NOETHER_API Ensemble {
 public:
-    // K members of `model`, each a Run at the Model's initial state.
+    // The most members one Ensemble takes (each is a Run with its own Data on the heap): a host
+    // passing an unchecked number gets a UsageError, not an exhausted machine.
+    static constexpr int kMaxMembers = 100000;
+    // K members of `model`, each a Run at the Model's initial state (1 ≤ K ≤ kMaxMembers).
     Ensemble(std::shared_ptr<const Model> model, int members);
     ~Ensemble();
     Ensemble(const Ensemble&) = delete;
