@@ -144,7 +144,9 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
                 return bad(e.what());
             }
         } else if (a == "--samples") {
-            if (!integer(1, 100000000, n)) return bad("--samples must be an integer from 1 to 1e8, got '" + v + "'");
+            if (!integer(1, noether::lua::kMaxSweepMembers, n))
+                return bad("--samples must be an integer from 1 to " + std::to_string(noether::lua::kMaxSweepMembers) +
+                           ", got '" + v + "'");
             cli_plan.samples = n;
             samples_given = true;
         } else if (a == "--seed") {
@@ -213,6 +215,20 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
     }
     for (const auto& p : members.front())
         if (script_opt.params.count(p.first)) return bad("parameter '" + p.first + "' is both swept and --set");
+    // Every swept parameter must be one the scene reads: found by running it without stepping
+    // as member 0, before any member runs (an axis named wrong failed every member after the
+    // whole sweep had run).
+    {
+        noether::lua::ScriptOptions probe = script_opt;
+        probe.check_only = true;
+        probe.member = 0;
+        for (const auto& p : members.front()) probe.params[p.first] = p.second;
+        const noether::lua::ScriptResult r = noether::lua::run_script(script, probe);
+        for (const auto& p : members.front())
+            if (r.exit_code == 2 && r.error.find("--set " + p.first + "=") != std::string::npos)
+                return bad("swept parameter '" + p.first + "': " + script + " never reads it (declare it with noether.params{ " +
+                           p.first + " = <default> })");
+    }
 
     // This rank's share: members i with i mod R = rank (a round robin balances cheap and costly members).
     for (int i = mpi.rank; i < static_cast<int>(members.size()); i += mpi.size) sopt.only.push_back(i);

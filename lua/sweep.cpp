@@ -137,6 +137,21 @@ SweepAxis parse_axis(const std::string& text) {
         return a;
     }
     if (spec.empty()) throw UsageError("sweep axis '" + text + "': no values after '='");
+    // lo:hi[:n] whose bounds are not finite numbers ("nan:0.01:3"): refused, not taken as one
+    // value named "nan:0.01:3" that every member would then fail on.
+    // (A list value may hold ':' itself, as a file name does: only bounds written as numbers count.)
+    if (spec.find(',') == std::string::npos && (parts.size() == 2 || parts.size() == 3)) {
+        auto numeric = [](const std::string& t) {
+            char* end = nullptr;
+            std::strtod(t.c_str(), &end);
+            return !t.empty() && *end == '\0';
+        };
+        if (numeric(parts[0]) && numeric(parts[1]))
+            for (int k = 0; k < 2; ++k)
+                if (!parse_double(parts[k], lo))
+                    throw UsageError("sweep axis '" + text + "': the bounds of lo:hi" + (parts.size() == 3 ? ":n" : "") +
+                                     " must be finite numbers, got '" + parts[k] + "'");
+    }
     a.values = split(spec, ',');
     for (const std::string& v : a.values)
         if (v.empty()) throw UsageError("sweep axis '" + text + "': an empty value in the list");
@@ -154,6 +169,9 @@ std::vector<SweepParams> sweep_members(const SweepPlan& plan) {
         for (std::size_t j = 0; j < i; ++j)
             if (plan.grid[i].name == plan.grid[j].name)
                 throw UsageError("sweep: parameter '" + plan.grid[i].name + "' is swept twice");
+    if (plan.samples > kMaxSweepMembers)
+        throw UsageError("sweep: " + std::to_string(plan.samples) + " samples; a sweep runs at most " +
+                         std::to_string(kMaxSweepMembers) + " members (each one's row is kept until the file is written)");
     if (plan.samples > 0) {
         for (long long m = 0; m < plan.samples; ++m) {
             SweepParams p;
@@ -179,7 +197,10 @@ std::vector<SweepParams> sweep_members(const SweepPlan& plan) {
                              "lo:hi alone is for --samples)");
         total *= a.values.size();
     }
-    if (total > 1e8) throw UsageError("sweep: the grid has more than 1e8 members");
+    if (total > kMaxSweepMembers)
+        throw UsageError("sweep: the grid has " + std::to_string(static_cast<long long>(total)) + " members; a sweep runs at most " +
+                         std::to_string(kMaxSweepMembers) + " (each one's row is kept until the file is written: split "
+                         "the grid, or draw --samples)");
     std::vector<std::size_t> idx(plan.grid.size(), 0);
     for (;;) {
         SweepParams p;

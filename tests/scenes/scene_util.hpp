@@ -83,4 +83,18 @@ inline int cli(const std::string& args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+// The same, returning what it wrote to standard error.
+inline std::string cli_err(const std::string& args) {
+    static int calls = 0;
+    const std::string errf = std::string(NOETHER_BINARY_DIR) + "/tests/cli_err_" + std::to_string(::getpid()) + "_" +
+                             std::to_string(++calls) + ".txt";
+    const std::string cmd = std::string(NOETHER_BINARY_DIR) + "/bin/noether " + args + " >/dev/null 2>" + errf;
+    (void)std::system(cmd.c_str());
+    std::ifstream f(errf);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::remove(errf.c_str());
+    return ss.str();
+}
+
 }  // namespace scenes

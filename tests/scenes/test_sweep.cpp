@@ -16,6 +16,7 @@
 using namespace noether::lua;
 using Catch::Matchers::Contains;
 using scenes::cli;
+using scenes::cli_err;
 using testutil::error_of;
 using testutil::slurp;
 
@@ -260,8 +261,18 @@ TEST_CASE("noether sweep on the command line: rows, formats and errors", "[sweep
     CHECK(access((out + ".x").c_str(), F_OK) != 0);
     CHECK(cli("sweep " + scene() + " --grid mass=1,2 --set mass=3") == 2);
     CHECK(cli("sweep " + scene() + " --grid mass") == 2);
-    CHECK(cli("sweep " + scene() + " --grid nosuch=1,2 --out " + out + ".y") == 1);  // every member: unknown parameter
-    CHECK_THAT(slurp(out + ".y"), Contains("the script has no parameter 'nosuch'"));
+    // Issue 31 item 8: an axis the scene does not read, or bounds that are not numbers, are refused
+    // before any member runs (every member failed after the sweep had run, exit 1).
+    std::remove((out + ".y").c_str());
+    CHECK(cli("sweep " + scene() + " --grid nosuch=1,2 --out " + out + ".y") == 2);
+    CHECK(access((out + ".y").c_str(), F_OK) != 0);
+    CHECK_THAT(cli_err("sweep " + scene() + " --grid nosuch=1,2"), Contains("swept parameter 'nosuch'") &&
+                                                                      Contains("never reads it"));
+    CHECK_THAT(cli_err("sweep " + scene() + " --grid mass=nan:2:3"),
+               Contains("sweep axis 'mass=nan:2:3': the bounds of lo:hi:n must be finite numbers, got 'nan'"));
+    CHECK(cli("sweep " + scene() + " --grid mass=1:inf:3") == 2);
+    CHECK_THAT(cli_err("sweep " + scene() + " --grid mass=1:2:1000 --grid g=1:2:1001"),
+               Contains("the grid has 1001000 members; a sweep runs at most 1000000"));
     CHECK(cli("sweep " + scene() + " --threads -1") == 2);
     CHECK(cli("sweep " + scene() + " --out /nonexistent/dir/x.csv") == 2);  // refused before the members run (issue 31)
 }

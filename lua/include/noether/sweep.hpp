@@ -25,6 +25,10 @@ namespace lua {
 
 using SweepParams = std::vector<std::pair<std::string, std::string>>;
 
+// The most members one sweep runs (grid product or samples): every member's row is kept until
+// the file is written, so a sweep's memory grows with its members.
+constexpr long long kMaxSweepMembers = 1000000;
+
 // "name=lo:hi:n" (n values from lo to hi inclusive; "lo:hi" is a range for random samples
 // only) or "name=v1,v2,…" (a list; one value is a list of one). Throws UsageError.
 NOETHER_API SweepAxis parse_axis(const std::string& text);
