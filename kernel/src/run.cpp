@@ -260,7 +260,11 @@ int Run::add_output(const OutputSpec& spec) {
     if (recording && spec.file.empty()) throw UsageError(where + ": a recording needs a file");
     if (!recording && !spec.file.empty() && spec.channels.empty()) throw UsageError(where + ": a file needs channels");
     if (!(spec.fps >= 0) || !std::isfinite(spec.fps))
-        throw UsageError(where + ": 'fps' must be a positive number, got " + json_num(spec.fps));
+    {
+        char v[32];
+        std::snprintf(v, sizeof v, "%g", spec.fps);  // nan, inf, -1 (json_num wrote NaN as "null")
+        throw UsageError(where + ": 'fps' must be a positive number (0: sample by 'every'), got " + v);
+    }
     Output o;
     o.spec = spec;
     if (spec.fps > 0) {

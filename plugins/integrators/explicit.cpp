@@ -80,6 +80,12 @@ struct Dp45Options {
     bool energy = false;
 };
 
+std::string g_str(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 Dp45Options dp45_options(const Model& m) {
     Dp45Options o;
     auto get = [&](const char* k, double& v) {
@@ -117,6 +123,14 @@ public:
         };
         positive("atol", o.atol);
         positive("rtol", o.rtol);
+        // The local error estimate of a step is computed in double precision: a relative tolerance
+        // below about 50 machine epsilons cannot be met (atol = rtol = 1e-300 failed as "non-finite
+        // value" when its error ratio overflowed).
+        constexpr double kMinRtol = 1e-14;
+        if (o.rtol > 0 && o.rtol < kMinRtol)
+            out.push_back({Severity::error, none,
+                           "options: dp45-projection option 'rtol' is " + g_str(o.rtol) +
+                               ": a step's error cannot be told that finely in double precision (at least 1e-14)"});
         if (!(o.fac_max > 1))
             out.push_back({Severity::error, none, "options: dp45-projection option 'fac_max' must be greater than 1, got " +
                                                       std::to_string(o.fac_max)});
@@ -468,7 +482,8 @@ private:
                 for (int s = 0; s < 7; ++s) ei += e[s] * st.k[s][i];
                 ei *= h;
                 const double sc = o.atol + o.rtol * std::max(std::fabs(y[i]), std::fabs(st.ytmp[i]));
-                err2 += (ei / sc) * (ei / sc);
+                const double ratio = std::min(std::fabs(ei / sc), 1e100);  // a tiny atol must not overflow the sum
+                err2 += ratio * ratio;
             }
             const double err = std::sqrt(err2 / static_cast<double>(n));
             if (!std::isfinite(err)) return StepStatus::non_finite;

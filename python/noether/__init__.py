@@ -37,15 +37,19 @@ def _text(value):
     return str(value)
 
 
-def load(path, set=None, options=None, world=0):
+def load(path, set=None, options=None, world=0, sandbox=None, time_limit=60.0, memory_mb=256.0):
     """The compiled world of a Lua scene script (its first, or number `world`), not yet stepped.
 
     set: the script's parameters (noether.params), like `noether run --set name=value`.
     options: integrator options of every world, like `--option name=value`.
+    sandbox: a directory: run an untrusted script as `noether run --sandbox DIR` does (safe Lua
+    libraries only, files only below DIR, no plugin directories), its script limited to
+    time_limit seconds and memory_mb MiB of Lua heap. The steps you then take are yours.
     Outputs the script declares (w:output, w:record) are written by the returned world's run.
     """
     worlds = load_all(path, {k: _text(v) for k, v in (set or {}).items()},
-                      {k: _text(v) for k, v in (options or {}).items()})
+                      {k: _text(v) for k, v in (options or {}).items()},
+                      sandbox, time_limit, memory_mb)
     if not 0 <= world < len(worlds):
         raise UsageError("%s makes %d world(s); there is no world %d" % (path, len(worlds), world))
     if worlds[world].host_note:

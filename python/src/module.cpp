@@ -9,7 +9,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -197,8 +199,22 @@ void add_output(World& w, const std::string& file, const std::vector<std::string
 }
 
 std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const std::map<std::string, std::string>& set,
-                                                const std::map<std::string, std::string>& options) {
+                                                const std::map<std::string, std::string>& options,
+                                                const std::optional<std::string>& sandbox, double time_limit,
+                                                double memory_mb) {
     lua::ScriptOptions opt;
+    if (sandbox) {
+        // The scene's script runs as `noether run --sandbox DIR` runs it (docs/lua.md, "Sandbox");
+        // the steps the host then takes are the host's own.
+        if (!(time_limit > 0) || !std::isfinite(time_limit))
+            raise(g_usage_error, "load: time_limit must be a positive number of seconds, got " + std::to_string(time_limit));
+        if (!(memory_mb >= 1) || !(memory_mb <= 1e6))
+            raise(g_usage_error, "load: memory_mb must be from 1 to 1e6 (MiB of Lua heap), got " + std::to_string(memory_mb));
+        opt.sandbox = true;
+        opt.sandbox_dir = *sandbox;
+        opt.sandbox_seconds = time_limit;
+        opt.sandbox_memory = static_cast<std::size_t>(memory_mb * 1048576.0);
+    }
     opt.check_only = true;
     opt.keep_models = true;
     opt.params = set;
@@ -390,6 +406,10 @@ PYBIND11_MODULE(_noether, mod) {
              "Write channels to a CSV file as the run goes (before the first step).")
         .def("record",
              [](World& w, const std::string& file, double fps) {
+                 // fps = 0 reached the kernel as "every step" and NaN was reported as "null".
+                 if (!(fps > 0) || !std::isfinite(fps))
+                     raise(g_usage_error, "record: fps must be a positive number of frames per simulated second, got " +
+                                              py::repr(py::float_(fps)).cast<std::string>());
                  OutputSpec o;
                  o.format = OutputSpec::Format::recording;
                  o.file = file;
@@ -481,11 +501,13 @@ PYBIND11_MODULE(_noether, mod) {
     // ---- loading ----------------------------------------------------------------------------
     mod.def(
         "load_all",
-        [](const std::string& path, std::map<std::string, std::string> set, std::map<std::string, std::string> options) {
-            return load_worlds(path, set, options);
+        [](const std::string& path, std::map<std::string, std::string> set, std::map<std::string, std::string> options,
+           std::optional<std::string> sandbox, double time_limit, double memory_mb) {
+            return load_worlds(path, set, options, sandbox, time_limit, memory_mb);
         },
         py::arg("path"), py::arg("set") = std::map<std::string, std::string>{},
-        py::arg("options") = std::map<std::string, std::string>{},
+        py::arg("options") = std::map<std::string, std::string>{}, py::arg("sandbox") = py::none(),
+        py::arg("time_limit") = 60.0, py::arg("memory_mb") = 256.0,
         "Every world a Lua scene script makes, compiled, not stepped.");
     mod.def(
         "import_urdf",

@@ -302,3 +302,41 @@ def test_ensembles_have_a_member_cap():
     w = double_pendulum_spec().compile()
     with pytest.raises(noether.UsageError, match="at most 100000, got 100000000"):
         w.ensemble(100000000)
+
+
+def test_record_fps_must_be_a_positive_number(tmp_path):
+    """Issue 31 item 8: fps=0 was accepted while fps=-1 was refused; fps=nan said "got null"."""
+    w = double_pendulum_spec().compile()
+    for bad, shown in ((0, "0.0"), (-1, "-1.0"), (float("nan"), "nan"), (float("inf"), "inf")):
+        with pytest.raises(noether.UsageError, match="fps must be a positive number of frames per simulated second, got " + shown):
+            w.record(str(tmp_path / "r.nrec"), fps=bad)
+
+
+def test_a_scene_loads_sandboxed(tmp_path):
+    """Issue 31 item 8: C and C++ could load a scene sandboxed, Python could not."""
+    box = tmp_path / "box"
+    box.mkdir()
+    evil = box / "evil.lua"
+    evil.write_text("os.execute('touch %s')\n" % (tmp_path / "pwned"))
+    with pytest.raises(noether.ScriptError, match="field 'execute'"):
+        noether.load(str(evil), sandbox=str(box))
+    assert not (tmp_path / "pwned").exists()
+    outside = box / "outside.lua"
+    outside.write_text("local noether = require('noether')\nlocal w = noether.world{}\n"
+                       "w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                       "w:output{ file = '%s', channels = {'time'} }\nreturn w\n" % (tmp_path / "out.csv"))
+    with pytest.raises(noether.ScriptError, match="outside the sandbox directory"):
+        noether.load(str(outside), sandbox=str(box))
+    spin = box / "spin.lua"
+    spin.write_text("while true do end\n")
+    with pytest.raises(noether.ScriptError, match="time limit"):
+        noether.load(str(spin), sandbox=str(box), time_limit=0.2)
+    # An ordinary scene loads and steps, its output written inside the directory.
+    ok = box / "ok.lua"
+    ok.write_text("local noether = require('noether')\nlocal w = noether.world{ dt = 0.01 }\n"
+                  "w:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                  "w:output{ file = 'ok.csv', channels = {'time'} }\nreturn w\n")
+    w = noether.load(str(ok), sandbox=str(box))
+    w.run(steps=3)
+    w.finish()
+    assert (box / "ok.csv").read_text().count("\n") == 5  # header, the initial state, 3 steps

@@ -135,3 +135,15 @@ TEST_CASE("view: damaged or hand-made recordings are refused or cut, never shown
     CHECK_THAT(nan2.err, Contains("frame 2 has a non-finite body 0 pose; the 2 frames before it are shown"));
     CHECK(exists(html));
 }
+
+// Issue 31 item 8: dp45-projection at atol = rtol = 1e-300 failed mid-run with "non-finite value".
+TEST_CASE("dp45-projection refuses a tolerance double precision cannot meet, before the run", "[hardening3][cli]") {
+    const std::string dp = std::string(NOETHER_SOURCE_DIR) + "/scripts/examples/double_pendulum.lua";
+    const Cli r = cli("run " + dp + " --set integrator=dp45-projection --option atol=1e-300 --option rtol=1e-300", "dp45_tol");
+    CHECK(r.code == 2);  // was 1, "non-finite value"
+    CHECK_THAT(r.err, Contains("option 'rtol' is 1e-300") && Contains("double precision"));
+    // atol alone may be tiny: the error ratio no longer overflows
+    const Cli ok = cli("run " + dp + " --set integrator=dp45-projection --set duration=0.2 --option atol=1e-300 --option rtol=1e-8",
+                       "dp45_atol");
+    CHECK(ok.code == 0);
+}
