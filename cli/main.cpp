@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -428,6 +429,12 @@ int main(int argc, char** argv) {
         usage(stderr);
         return 2;
     } catch (const noether::Error& e) {
+        std::fprintf(stderr, "noether: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "noether: out of memory (the scene or its inputs are too large for this machine)\n");
+        return 2;
+    } catch (const std::exception& e) {
         std::fprintf(stderr, "noether: %s\n", e.what());
         return 2;
     }

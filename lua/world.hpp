@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -203,6 +204,8 @@ template <lua_CFunction F>
 int guard(lua_State* L) {
     try {
         return F(L);
+    } catch (const std::bad_alloc&) {
+        lua_pushstring(L, "out of memory (std::bad_alloc): the scene asked for more than this machine has");
     } catch (const std::exception& e) {
         lua_pushstring(L, e.what());
     }
