@@ -361,6 +361,11 @@ int l_ensemble(lua_State* L, World& w) {
     if (!f.has("members")) fail(L, "ensemble: field 'members' is required (the number of runs)");
     const long long k = f.integer("members", 1, 1, cap);
     const long long threads = f.integer("threads", 0, 0, 1024);
+    if (ctx->options.sandbox && ctx->members_made + k > kSandboxMembers)
+        fail(L, "ensemble: sandbox: %s members were made already and %s more would pass the script's budget of %s "
+                "(members live on the C++ heap, outside the Lua memory limit)",
+             std::to_string(ctx->members_made), std::to_string(k), std::to_string(kSandboxMembers));
+    ctx->members_made += k;
     auto box = std::make_unique<EnsembleBox>();
     try {
         box->ensemble = std::make_unique<Ensemble>(w.model, static_cast<int>(k));

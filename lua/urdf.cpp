@@ -101,6 +101,7 @@ int l_urdf(lua_State* L, World& w) {
     } catch (const ModelError& e) {
         fail(L, "urdf: %s", e.what());  // the script line first, then the file's element and line
     }
+    sandbox_check_bodies(L, static_cast<long long>(trial.bodies.size() - w.spec.bodies.size()));
     for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
         if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
             fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);

@@ -24,6 +24,14 @@
 namespace noether {
 namespace lua {
 
+// The longest string a field of a noether call takes (names, files, types): a 64 MiB body name
+// spent seconds in the C++ copies and indexes of every later call.
+constexpr std::size_t kMaxStringField = 4096;
+// The sandbox's budget for what lives on the C++ heap, outside its Lua memory limit, summed over
+// the whole script: ensemble members and bodies.
+constexpr long long kSandboxMembers = 4096;
+constexpr long long kSandboxBodies = 100000;
+
 // An error raised inside the binding; converted to a Lua error at the C-function boundary.
 struct LuaFail : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -81,6 +89,7 @@ struct Context {
     bool recorded = false;  // ScriptOptions::record given to a world already
     std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here
     std::vector<std::string> used_params;
+    long long members_made = 0;  // ensemble members made so far (the sandbox's budget)
     SweepPlan sweep;                // noether.sweep{}
     std::vector<Recorded> records;  // noether.record()
 };
@@ -124,6 +133,11 @@ void sandbox_start_clock(Context& ctx);
 void sandbox_check_time(lua_State* L);
 
 // ---- argument checking (args.cpp) -----------------------------------------------------------
+
+// The string at idx (a body's or joint's name, for `kind`) must be at most kMaxStringField bytes.
+void check_name_length(lua_State* L, int idx, const char* kind);
+// Sandbox: `more` bodies may be added only within kSandboxBodies over every world of the script.
+void sandbox_check_bodies(lua_State* L, long long more);
 
 // Raise "file:line: <message>" at the script line that called the current function.
 [[noreturn]] void fail(lua_State* L, const char* fmt, const std::string& a = "", const std::string& b = "",
@@ -203,6 +217,10 @@ struct Fields {
 template <lua_CFunction F>
 int guard(lua_State* L) {
     try {
+        // The sandbox's time limit, checked in every noether call too: the Lua count hook does
+        // not fire while a few Lua instructions call long C++ work (500 ensembles ran 16 s
+        // past a 5 s limit).
+        if (Context* c = try_context(L); c && c->deadline > 0) sandbox_check_time(L);
         return F(L);
     } catch (const std::bad_alloc&) {
         lua_pushstring(L, "out of memory (std::bad_alloc): the scene asked for more than this machine has");

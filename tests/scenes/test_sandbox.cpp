@@ -226,6 +226,44 @@ TEST_CASE("sandbox: memory and time limits stop a runaway script", "[sandbox]") 
                Contains("sb_ens_many.lua:5: ensemble: field 'members' must be at most 1024, got 1025"));
 }
 
+// Issue 31 items 4 and 5: 500 ensembles of 1024 members reached 8 GB in 16 s under a 5 s limit
+// (each w:ensemble is a few Lua instructions, so the count hook never fired), then bad_alloc
+// ended the process; a 64 MiB body name spent seconds in C++.
+TEST_CASE("sandbox: a budget for members and bodies, the time limit checked in every noether call", "[sandbox]") {
+    const auto many = sandboxed(write_script("sb_ens_budget.lua", std::string(kWorld) +
+                                                                     "for i = 1, 500 do w:ensemble{ members = 1024 } end\n"),
+                                5);
+    CHECK(many.exit_code == 2);
+    CHECK_THAT(many.error, Contains("sb_ens_budget.lua:5: ensemble: sandbox: 4096 members were made already") &&
+                               Contains("budget of 4096"));
+    CHECK_THAT(refused("sb_bodies.lua", "local noether = require('noether')\nlocal w = noether.world{}\n"
+                                        "for i = 1, 100001 do w:body{ name = 'b' .. i, mass = 1, inertia = {1, 1, 1} } end\n"),
+               Contains("sb_bodies.lua:3: sandbox: 100000 bodies exist and 1 more would pass the script's budget"));
+    CHECK_THAT(refused("sb_name.lua", "local noether = require('noether')\nlocal w = noether.world{}\n"
+                                      "w:body{ name = string.rep('x', 5000), mass = 1, inertia = {1, 1, 1} }\n"),
+               Contains("sb_name.lua:3: body: field 'name' is a string of 5000 bytes; the most a name takes is 4096"));
+    // Long C++ work called from a handful of Lua instructions: a URDF imported again and again.
+    {
+        std::FILE* f = std::fopen((box() + "/chain1500.urdf").c_str(), "w");
+        std::fprintf(f, "<robot name='c'>\n");
+        for (int i = 0; i < 1500; ++i) {
+            std::fprintf(f, "<link name='l%d'><inertial><mass value='1'/><inertia ixx='1e-3' iyy='1e-3' izz='1e-3' "
+                            "ixy='0' ixz='0' iyz='0'/></inertial></link>\n", i);
+            if (i)
+                std::fprintf(f, "<joint name='j%d' type='revolute'><parent link='l%d'/><child link='l%d'/>"
+                                "<origin xyz='0.1 0 0'/><axis xyz='0 1 0'/></joint>\n", i, i - 1, i);
+        }
+        std::fprintf(f, "</robot>\n");
+        std::fclose(f);
+    }
+    const auto slow = sandboxed(write_script("sb_slow_calls.lua",
+                                             "local noether = require('noether')\n"
+                                             "for i = 1, 60 do noether.world{}:urdf{ file = 'chain1500.urdf' } end\n"),
+                                0.3);
+    CHECK(slow.exit_code == 2);
+    CHECK_THAT(slow.error, Contains("time limit"));
+}
+
 TEST_CASE("sandbox: an ordinary scene runs, with its library, and writes inside the directory", "[sandbox]") {
     const std::string csv = box() + "/dp.csv";
     std::remove(csv.c_str());
