@@ -1,7 +1,7 @@
 // The `noether` command: a host like any other, built on the public API.
 //
 //   noether run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]
-//               [--import-report] [--sandbox DIR [--time-limit SECONDS]] [--record FILE.nrec [--fps N]]
+//               [--import-report] [--sandbox DIR] [--time-limit SECONDS] [--record FILE.nrec [--fps N]]
 //   noether view FILE.nrec [-o FILE.html]
 //   noether plot FILE.csv [-o FILE.png] [--channels a,b,...]
 //   noether check SCRIPT [--set name=value]... [--option name=value]...
@@ -70,7 +70,7 @@ void usage(FILE* out) {
                  "usage: noether <command> [options]\n"
                  "commands:\n"
                  "  run SCRIPT [--set name=value]... [--option name=value]... [--summary-json FILE] [--quiet]\n"
-                 "             [--import-report] [--sandbox DIR [--time-limit SECONDS]] [--record FILE.nrec [--fps N]]\n"
+                 "             [--import-report] [--sandbox DIR] [--time-limit SECONDS] [--record FILE.nrec [--fps N]]\n"
                  "                     run a Lua scene and print its summary; --set: the script's parameters\n"
                  "                     (noether.params), --option: integrator options of every world\n"
                  "                     (e.g. --option points=2 for vi-galerkin); --record: body poses of the\n"
@@ -80,12 +80,15 @@ void usage(FILE* out) {
                  "                     its steps are not); print its graph\n"
                  "  --sandbox DIR      for untrusted scenes: safe Lua libraries only, files written only below\n"
                  "                     DIR, no plugin directories, Lua heap and wall-time limits (docs/lua.md)\n"
+                 "  --time-limit S     stop the script after S seconds of wall time, steps included (exit 2;\n"
+                 "                     in the sandbox the limit, default 60 s, applies without it too)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
                  "             [--option name=number]... [--summary-json FILE] [--record FILE.nrec]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary\n"
                  "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
                  "             [--set name=value]... [--threads T] [--out FILE.csv|FILE.jsonl] [--quiet] [--timing]\n"
+                 "             [--sandbox DIR] [--time-limit S]\n"
                  "                     run the scene once per parameter set on every core (or the scene's\n"
                  "                     noether.sweep{}); one row per member; under mpirun the members are split\n"
                  "                     across ranks (docs/sweeps.md)\n"
@@ -192,7 +195,7 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
         } else if (a == "--time-limit") {
             char* end = nullptr;
             const std::string v = value();
-            opt.sandbox_seconds = std::strtod(v.c_str(), &end);
+            opt.sandbox_seconds = opt.time_limit = std::strtod(v.c_str(), &end);
             if (v.empty() || *end || !(opt.sandbox_seconds > 0)) {
                 std::fprintf(stderr, "noether %s: --time-limit must be a positive number of seconds, got '%s'\n",
                              cmd.c_str(), v.c_str());

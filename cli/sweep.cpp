@@ -125,7 +125,7 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
                 std::printf(
                     "usage: noether sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
                     "                     [--set name=value]... [--threads T] [--out FILE.csv|FILE.jsonl] [--format csv|jsonl]\n"
-                    "                     [--quiet] [--timing] [--sandbox DIR [--time-limit S]]\n"
+                    "                     [--quiet] [--timing] [--sandbox DIR] [--time-limit S]\n"
                     "  --grid        a swept parameter: lo:hi:n (n values, ends included) or a list; repeat for a\n"
                     "                grid (the first axis varies slowest); replaces the scene's noether.sweep{}\n"
                     "  --samples N   N random draws over the axes instead of the full grid (lo:hi: uniform), --seed S\n"
@@ -133,6 +133,9 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
                     "  --threads T   worker threads (default: every core)\n"
                     "  --out FILE    one row per member: parameters, run summary, recorded values (default: stdout)\n"
                     "  --timing      add wall_s and us_per_step (the file then depends on the machine's load)\n"
+                    "  --time-limit S  each member stops after S seconds of wall time (its row then says so);\n"
+                    "                a member that never ends cannot hang the sweep\n"
+                    "  --sandbox DIR   run every member sandboxed (docs/lua.md), 60 s each unless --time-limit\n"
                     "Under mpirun -n R the members are split across the ranks; rank 0 writes the file.\n");
             return 0;
         }
@@ -170,7 +173,7 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
             script_opt.sandbox_dir = v;
         } else if (a == "--time-limit") {
             char* end = nullptr;
-            script_opt.sandbox_seconds = std::strtod(v.c_str(), &end);
+            script_opt.sandbox_seconds = script_opt.time_limit = std::strtod(v.c_str(), &end);
             if (v.empty() || *end || !(script_opt.sandbox_seconds > 0))
                 return bad("--time-limit must be a positive number of seconds, got '" + v + "'");
         } else if (a == "--quiet") {

@@ -142,7 +142,7 @@ int advance(lua_State* L, EnsembleBox& box, long long n, const char* fn) {
         ~Stepping() { b.stepping = false; }
     } stepping(box);
     if (box.controller == LUA_NOREF) {
-        const long long chunk = ctx.options.sandbox ? kSandboxChunk : n;
+        const long long chunk = ctx.deadline > 0 ? kSandboxChunk : n;
         for (long long done = 0; done < n;) {
             const long long k = std::min(chunk, n - done);
             e.steps(k);

@@ -44,8 +44,14 @@ void* limited_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 
 void time_hook(lua_State* L, lua_Debug*) {
     Context* ctx = try_context(L);
-    if (ctx && ctx->deadline > 0 && now_s() > ctx->deadline)
-        luaL_error(L, "sandbox: the script ran longer than its time limit of %f s", ctx->options.sandbox_seconds);
+    if (ctx && ctx->deadline > 0 && now_s() > ctx->deadline) {
+        // Level 0 in a count hook is the running Lua function: its line, not the hook's.
+        luaL_where(L, 0);
+        lua_pushfstring(L, "%sthe script ran longer than its time limit of %f s", ctx->options.sandbox ? "sandbox: " : "",
+                        ctx->limit_seconds);
+        lua_concat(L, 2);
+        lua_error(L);
+    }
 }
 
 // require() in the sandbox: the noether module, and Lua *text* files from the script's
@@ -171,6 +177,7 @@ lua_State* new_state(const ScriptOptions& options) {
     if (!options.sandbox) {
         lua_State* L = luaL_newstate();
         if (L) luaL_openlibs(L);
+        if (L && options.time_limit > 0) lua_sethook(L, time_hook, LUA_MASKCOUNT, 100000);
         return L;
     }
     // The heap record outlives the state: close_state() frees it after lua_close.
@@ -322,15 +329,18 @@ std::string sandbox_path(lua_State* L, const std::string& path, bool write, cons
 bool sandbox_follows_links(lua_State* L) { return !context(L)->options.sandbox; }
 
 void sandbox_start_clock(Context& ctx) {
-    if (ctx.options.sandbox) ctx.deadline = now_s() + ctx.options.sandbox_seconds;
+    double limit = ctx.options.sandbox ? ctx.options.sandbox_seconds : 0;
+    if (ctx.options.time_limit > 0 && (limit <= 0 || ctx.options.time_limit < limit)) limit = ctx.options.time_limit;
+    ctx.limit_seconds = limit;
+    if (limit > 0) ctx.deadline = now_s() + limit;
 }
 
 void sandbox_check_time(lua_State* L) {
     Context* ctx = context(L);
     if (ctx->deadline > 0 && now_s() > ctx->deadline) {
         char buf[128];
-        std::snprintf(buf, sizeof buf, "sandbox: the script ran longer than its time limit of %g s",
-                      ctx->options.sandbox_seconds);
+        std::snprintf(buf, sizeof buf, "%sthe script ran longer than its time limit of %g s",
+                      ctx->options.sandbox ? "sandbox: " : "", ctx->limit_seconds);
         throw LuaFail(buf);
     }
 }

@@ -17,7 +17,7 @@ struct LuaHooks final : RunHooks {
     World& w;
     LuaHooks(lua_State* L_, int idx, World& w_) : L(L_), world_idx(idx), w(w_) {}
     void before_step(Run&) override {
-        if (context(L)->options.sandbox) sandbox_check_time(L);
+        if (context(L)->deadline > 0) sandbox_check_time(L);
         if (w.on_step == LUA_NOREF) return;
         lua_rawgeti(L, LUA_REGISTRYINDEX, w.on_step);
         lua_pushvalue(L, world_idx);

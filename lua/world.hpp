@@ -84,7 +84,8 @@ struct EnsembleBox {
 // Per-state context (options of the host, every world made).
 struct Context {
     ScriptOptions options;
-    double deadline = 0;  // sandbox: steady-clock seconds after which the script is stopped
+    double deadline = 0;  // sandbox or time_limit: steady-clock seconds after which the script is stopped
+    double limit_seconds = 0;  // the limit that set it (for messages)
     std::vector<std::unique_ptr<World>> worlds;  // every world made, owned here
     bool recorded = false;  // ScriptOptions::record given to a world already
     std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here

@@ -3,6 +3,7 @@
 // reproduces a finding and failed before its fix.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -146,4 +147,25 @@ TEST_CASE("dp45-projection refuses a tolerance double precision cannot meet, bef
     const Cli ok = cli("run " + dp + " --set integrator=dp45-projection --set duration=0.2 --option atol=1e-300 --option rtol=1e-8",
                        "dp45_atol");
     CHECK(ok.code == 0);
+}
+
+// Issue 31 item 5: a sweep member that loops forever (without --sandbox) hung the whole sweep.
+TEST_CASE("sweep --time-limit stops a member that never ends; the others finish", "[hardening3][cli][sweep]") {
+    const std::string scene = write_script(
+        "h3_forever.lua", "local noether = require('noether')\nlocal p = noether.params{ x = 1 }\n"
+                          "if p.x > 1 then while true do end end\n"
+                          "local w = noether.world{ dt = 0.01 }\nw:body{ name = 'b', mass = 1, inertia = {1, 1, 1} }\n"
+                          "return w\n");
+    const std::string out = tdir() + "/h3_forever.csv";
+    std::remove(out.c_str());
+    const Cli r = cli("sweep " + scene + " --grid x=1,2,0.5 --set duration=0.05 --time-limit 0.5 --out " + out, "forever");
+    CHECK(r.code == 1);  // one member failed
+    const std::string rows = slurp(out);
+    CHECK_THAT(rows, Contains("the script ran longer than its time limit of 0.5 s"));
+    CHECK(std::count(rows.begin(), rows.end(), '\n') == 4);  // header and three members
+    // The same limit on a single run.
+    const std::string spin = write_script("h3_spin.lua", "while true do end\n");
+    const Cli s = cli("run " + spin + " --time-limit 0.3", "spin");
+    CHECK(s.code == 2);
+    CHECK_THAT(s.err, Contains("h3_spin.lua:1: the script ran longer than its time limit of 0.3"));
 }

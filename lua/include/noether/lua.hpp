@@ -46,6 +46,10 @@ struct NOETHER_API ScriptOptions {
     std::string sandbox_dir = ".";
     std::size_t sandbox_memory = 256u << 20;  // bytes of Lua heap
     double sandbox_seconds = 60;               // wall time of the whole script, steps included
+    // > 0: a wall-time limit on the whole script outside the sandbox too (noether sweep
+    // --member-time-limit: one member that loops forever must not hang the sweep). In the
+    // sandbox the smaller of the two applies.
+    double time_limit = 0;
     // Sweep member (noether sweep, docs/sweeps.md): its index (−1: not a member). A member's
     // output files must name it with "{member}" in the path (replaced by the index); files
     // without it are not written (a note says so) and save_file refuses them.
