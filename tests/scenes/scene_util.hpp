@@ -62,6 +62,13 @@ inline Csv read_csv(const std::string& path) {
     return csv;
 }
 
+// A one-link pendulum scene without its return (tests append what they probe).
+inline const char* const kPendulum =
+    "local noether = require('noether')\n"
+    "local w = noether.world{ dt = 0.01 }\n"
+    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
+    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+
 // Write a small script to a file and return its path.
 // Written atomically: ctest runs the test cases of one file as parallel processes, and several
 // write the same script (a reader must never see it truncated by another writer).

@@ -14,16 +14,11 @@
 #include "util.hpp"
 
 using scenes::run;
+using scenes::kPendulum;
 using scenes::write_script;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const char* kPendulum =
-    "local noether = require('noether')\n"
-    "local w = noether.world{ dt = 0.01 }\n"
-    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
-    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
 
 bool exists(const std::string& p) {
     struct stat st;

@@ -13,16 +13,11 @@
 
 #include "scene_util.hpp"
 
+using scenes::kPendulum;
 using scenes::write_script;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const char* kPendulum =
-    "local noether = require('noether')\n"
-    "local w = noether.world{ dt = 0.01 }\n"
-    "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1, 0, 0} }\n"
-    "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
 
 std::string tdir() { return std::string(NOETHER_BINARY_DIR) + "/tests"; }
 
@@ -115,20 +110,22 @@ TEST_CASE("view: damaged or hand-made recordings are refused or cut, never shown
     const std::string d = std::string(NOETHER_SOURCE_DIR) + "/tests/fuzz/regressions/recording/";
     const std::string html = tdir() + "/h3_view.html";
     auto view = [&](const std::string& f) { return cli("view " + d + f + " -o " + html, "view_" + f); };
-    const Cli big = view("frame_floats_2p62.nrec");
-    CHECK(big.code == 2);  // was 136 (SIGFPE)
-    const Cli big2 = view("frame_floats_2p62_formatted.nrec");
-    CHECK(big2.code == 2);
-    CHECK_THAT(big2.err, Contains("\"frame_floats\" is 4611686018427387904 but its 0 bodies need 3 + 7 x 0 = 3"));
-    const Cli dup = view("duplicate_frame_floats.nrec");
-    CHECK(dup.code == 2);
-    CHECK_THAT(dup.err, Contains("the header has the key \"frame_floats\" twice"));
-    const Cli nj = view("not_json.nrec");
-    CHECK(nj.code == 2);
-    CHECK_THAT(nj.err, Contains("the header is not JSON"));
-    const Cli inf0 = view("inf_frame0.nrec");
-    CHECK(inf0.code == 2);
-    CHECK_THAT(inf0.err, Contains("its first frame has a non-finite energy"));
+    const struct {
+        const char* file;
+        const char* says;
+    } refused[] = {
+        {"frame_floats_2p62.nrec", "the header's \"format\" must be \"noether-recording\""},  // was exit 136 (SIGFPE)
+        {"frame_floats_2p62_formatted.nrec", "\"frame_floats\" is 4611686018427387904 but its 0 bodies need 3 + 7 x 0 = 3"},
+        {"duplicate_frame_floats.nrec", "the header has the key \"frame_floats\" twice"},
+        {"not_json.nrec", "the header is not JSON"},
+        {"inf_frame0.nrec", "its first frame has a non-finite energy"},
+    };
+    for (const auto& c : refused) {
+        const Cli v = view(c.file);
+        INFO(c.file);
+        CHECK(v.code == 2);
+        CHECK_THAT(v.err, Contains(c.says));
+    }
     // A non-finite value later on: the frames before it are shown, and the command says so.
     std::remove(html.c_str());
     const Cli nan2 = view("nan_frame2.nrec");
@@ -150,7 +147,7 @@ TEST_CASE("dp45-projection refuses a tolerance double precision cannot meet, bef
 }
 
 // Issue 31 item 5: a sweep member that loops forever (without --sandbox) hung the whole sweep.
-TEST_CASE("sweep --time-limit stops a member that never ends; the others finish", "[hardening3][cli][sweep]") {
+TEST_CASE("sweep --time-limit stops a member that never ends, the others finish", "[hardening3][cli][sweep]") {
     const std::string scene = write_script(
         "h3_forever.lua", "local noether = require('noether')\nlocal p = noether.params{ x = 1 }\n"
                           "if p.x > 1 then while true do end end\n"
