@@ -177,7 +177,12 @@ lua_State* new_state(const ScriptOptions& options) {
     if (!options.sandbox) {
         lua_State* L = luaL_newstate();
         if (L) luaL_openlibs(L);
-        if (L && options.time_limit > 0) lua_sethook(L, time_hook, LUA_MASKCOUNT, 100000);
+        if (L && options.time_limit > 0) {
+            lua_sethook(L, time_hook, LUA_MASKCOUNT, 100000);
+            lua_getglobal(L, LUA_STRLIBNAME);
+            bound_patterns(L, -1);  // the table strings index too
+            lua_pop(L, 1);
+        }
         return L;
     }
     // The heap record outlives the state: close_state() frees it after lua_close.
@@ -248,6 +253,10 @@ lua_State* new_state(const ScriptOptions& options) {
         lua_setfield(L, loaded, lib.name);
         lua_setfield(L, G, lib.name);
     }
+    // Pattern matching that the time limit can stop (one call of Lua's own can run for hours).
+    lua_getfield(L, G, LUA_STRLIBNAME);
+    bound_patterns(L, -1);
+    lua_pop(L, 1);
     // Strings index the sandbox's string table, not the library's own (which has dump).
     lua_pushliteral(L, "");
     lua_getmetatable(L, -1);

@@ -128,6 +128,9 @@ void close_state(lua_State* L);
 std::string sandbox_path(lua_State* L, const std::string& path, bool write, const char* what);
 // False in the sandbox: files named by the script are written without following links.
 bool sandbox_follows_links(lua_State* L);
+// Replace find, match, gmatch and gsub in the string table at idx by versions that check the
+// script's deadline while they match (pattern.cpp): for states with a time limit.
+void bound_patterns(lua_State* L, int string_table);
 // Sandbox: the wall-time limit starts now (no-op outside the sandbox).
 void sandbox_start_clock(Context& ctx);
 // Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).

@@ -165,4 +165,9 @@ TEST_CASE("sweep --time-limit stops a member that never ends, the others finish"
     const Cli s = cli("run " + spin + " --time-limit 0.3", "spin");
     CHECK(s.code == 2);
     CHECK_THAT(s.err, Contains("h3_spin.lua:1: the script ran longer than its time limit of 0.3"));
+    // ... also inside one call of the string library's matcher (lua/pattern.cpp).
+    const std::string pat = write_script("h3_pattern.lua", "print(('a'):rep(40):find(('a*'):rep(40) .. 'b'))\n");
+    const Cli m = cli("run " + pat + " --time-limit 0.3", "pattern");
+    CHECK(m.code == 2);
+    CHECK_THAT(m.err, Contains("time limit of 0.3 s (in a string pattern match)"));
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -262,6 +263,41 @@ TEST_CASE("sandbox: a budget for members and bodies, the time limit checked in e
                                 0.3);
     CHECK(slow.exit_code == 2);
     CHECK_THAT(slow.error, Contains("time limit"));
+}
+
+// Issue 31 item 5: one call of Lua's own matcher (exponential backtracking) ran 30 s under a 5 s
+// limit. The sandbox's find/match/gmatch/gsub check the deadline while they match, and must
+// give every result and message the stock library gives.
+TEST_CASE("sandbox: pattern matching stops at the time limit and agrees with Lua's own", "[sandbox][patterns]") {
+    const auto slow = sandboxed(write_script("sb_pattern.lua", "local s = ('a'):rep(40)\n"
+                                                               "return s:find(('a*'):rep(40) .. 'b')\n"),
+                                0.5);
+    CHECK(slow.exit_code == 2);
+    CHECK_THAT(slow.error, Contains("time limit of 0.5 s (in a string pattern match)"));
+    // The same through string.gsub and string.gmatch.
+    CHECK_THAT(sandboxed(write_script("sb_pattern2.lua", "string.gsub(('a'):rep(40), ('a*'):rep(40) .. 'b', '')\n"), 0.5).error,
+               Contains("time limit"));
+    CHECK_THAT(sandboxed(write_script("sb_pattern3.lua", "for x in ('a'):rep(40):gmatch(('a*'):rep(40) .. 'b') do end\n"), 0.5).error,
+               Contains("time limit"));
+    // Every case of pattern_cases.lua, stock library against the sandbox's.
+    const std::string cases = std::string(NOETHER_SOURCE_DIR) + "/tests/scenes/lua/pattern_cases.lua";
+    noether::lua::ScriptOptions stock;
+    const auto a = noether::lua::run_script(cases, stock);
+    const auto b = sandboxed(cases, 60, 256u << 20);
+    INFO(a.error << b.error);
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(b.exit_code == 0);
+    REQUIRE(a.records.size() == 2);
+    REQUIRE(b.records.size() == 2);
+    CHECK(std::stoi(a.records[0].text) > 10000);
+    CHECK(a.records[0].text == b.records[0].text);
+    // Line by line, so that a difference is shown where it is.
+    std::istringstream la(a.records[1].text), lb(b.records[1].text);
+    std::string x, y;
+    int differ = 0;
+    while (std::getline(la, x) && std::getline(lb, y))
+        if (x != y && ++differ <= 10) CHECK(x == y);
+    CHECK(differ == 0);
 }
 
 TEST_CASE("sandbox: an ordinary scene runs, with its library, and writes inside the directory", "[sandbox]") {
