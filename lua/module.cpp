@@ -38,12 +38,16 @@ int l_params(lua_State* L) {
         lua_pop(L, 1);
         if (t == LUA_TNIL) {
             if (key == "duration") continue;  // always allowed: the host uses it for returned worlds
-            std::string names;
+            // Sorted: a Lua table's order changes from run to run, the message must not.
+            std::vector<std::string> keys;
             lua_pushnil(L);
             while (lua_next(L, 1) != 0) {
                 lua_pop(L, 1);
-                if (lua_type(L, -1) == LUA_TSTRING) names += (names.empty() ? "" : ", ") + std::string(lua_tostring(L, -1));
+                if (lua_type(L, -1) == LUA_TSTRING) keys.push_back(lua_tostring(L, -1));
             }
+            std::sort(keys.begin(), keys.end());
+            std::string names;
+            for (const std::string& k : keys) names += (names.empty() ? "" : ", ") + k;
             fail(L, "--set %s=%s: the script has no parameter '%s' (its parameters: %s)", key, val, key, names);
         }
         ctx->used_params.push_back(key);

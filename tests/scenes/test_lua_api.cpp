@@ -75,6 +75,11 @@ TEST_CASE("errors in callbacks, building after compiling, and --set parameters",
                        {{"m", "4"}});
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.error, Contains("--set m=4: the script has no parameter 'm' (its parameters: n)"));
+    // Several parameters: listed sorted (the order of a Lua table changed from run to run).
+    const auto rs = run(write_script("p1s.lua", "local noether = require('noether')\n"
+                                                "local P = noether.params{ zeta = 1, alpha = 2, mid = 3, beta = 4 }\n"),
+                        {{"m", "4"}});
+    CHECK_THAT(rs.error, Contains("(its parameters: alpha, beta, mid, zeta)"));
     const auto r2 = run(write_script("p2.lua", "local noether = require('noether')\nlocal P = noether.params{ n = 3 }\n"),
                         {{"n", "three"}});
     CHECK_THAT(r2.error, Contains("--set n=three: parameter 'n' must be a number"));
