@@ -218,13 +218,6 @@ struct State final : IntegratorState {
     }
 };
 
-struct Solve {
-    StepStatus status = StepStatus::ok;
-    int iterations = 0;
-    double residual = 0;
-    int worst_node = -1;
-};
-
 class Riqn final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
@@ -318,34 +311,16 @@ public:
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double h = m.options.dt;
-        StepReport report;
-        Solve total;
-        for (int k = 1; k <= m.options.max_substeps; k *= 2) {
-            if (k > 1) d.rollback_step();
-            report.attempts = k;
-            total = Solve{};
-            if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
-            const double hs = h / k;
-            if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
-            for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
-                const Solve s = substep(m, d, st, hs);
-                report.work += s.iterations;
-                total.status = s.status;
-                total.iterations += s.iterations;
-                total.residual = s.residual;
-                total.worst_node = s.worst_node;
-            }
-            if (total.status == StepStatus::ok) {
+        StepReport report = subdivide(
+            m, d, 1, 1,
+            [&](int k, double hs) {
+                if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
+                if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
+            },
+            [&](double hs) { return substep(m, d, st, hs); },
+            [&](int k, double hs) {
                 if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
-                report.substeps = k;
-                break;
-            }
-        }
-        report.status = total.status;
-        report.iterations = total.iterations;
-        report.residual = total.residual;
-        report.worst_node = total.worst_node;
-        report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
+            });
         if (report.status == StepStatus::ok) write_back(m, d, st);
         return report;
     }
@@ -544,7 +519,7 @@ private:
 
     // ---- one step of length h ------------------------------------------------------------
 
-    Solve substep(const Model& m, const Data& d, State& st, double h) const {
+    Attempt substep(const Model& m, const Data& d, State& st, double h) const {
         const TreeView& t = st.tree;
         const int n = t.size();
         if (!st.fresh) kinematics(m, d, st);
@@ -552,7 +527,7 @@ private:
         set_inputs(d, st, h);
         tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
         guess(st, h);
-        Solve out;
+        Attempt out;
         const double tol = m.options.tolerance;
         for (int it = 0;; ++it) {
             const double rn = drnea(m, st, h, &out.worst_node);

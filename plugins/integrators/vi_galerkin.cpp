@@ -238,14 +238,6 @@ struct State final : IntegratorState {
     }
 };
 
-struct Solve {
-    StepStatus status = StepStatus::ok;
-    int iterations = 0;
-    double residual = 0;
-    int worst_node = -1;
-    bool at_floor = false;
-};
-
 // LU with partial pivoting of the s × s matrix A (row-major) in place; false if singular.
 bool lu_factor(double* A, int* piv, int s) {
     double big = 0;
@@ -466,35 +458,12 @@ public:
 
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
-        const double h = m.options.dt;
-        StepReport report;
-        Solve total;
-        for (int k = 1; k <= m.options.max_substeps; k *= 2) {
-            if (k > 1) d.rollback_step();
-            report.attempts = k;
-            total = Solve{};
-            if (!st.started || changed_by_host(m, d, st)) start(m, d, st);
-            const double hs = h / k;
-            for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
-                const Solve s = substep(m, d, st, hs);
-                report.work += s.iterations;
-                total.status = s.status;
-                total.iterations += s.iterations;
-                total.residual = s.residual;
-                total.worst_node = s.worst_node;
-                total.at_floor = total.at_floor || s.at_floor;
-            }
-            if (total.status == StepStatus::ok) {
-                report.substeps = k;
-                break;
-            }
-        }
-        report.status = total.status;
-        report.iterations = total.iterations;
-        report.residual = total.residual;
-        report.worst_node = total.worst_node;
-        report.at_floor = total.at_floor;
-        report.subdivided = report.status == StepStatus::ok && report.substeps > 1;
+        StepReport report = subdivide(
+            m, d, 1, 1,
+            [&](int, double) {
+                if (!st.started || changed_by_host(m, d, st)) start(m, d, st);
+            },
+            [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
         if (report.status == StepStatus::ok) write_back(m, d, st);
         return report;
     }
@@ -1091,10 +1060,10 @@ public:
             for (int i = 0; i < n; ++i) st.ctrl[static_cast<std::size_t>(a) * n + i] = st.q[i] + L.c[a] * h * st.qd0[i];
     }
 
-    Solve substep(const Model& m, const Data& d, State& st, double h) const {
+    Attempt substep(const Model& m, const Data& d, State& st, double h) const {
         const int n = st.n, s = st.lob.s;
         guess(st, h);
-        Solve out;
+        Attempt out;
         double prev_step = INFINITY;
         for (int it = 0;; ++it) {
             const double rn = evaluate(m, d, st, h, &out.worst_node);
@@ -1336,7 +1305,7 @@ public:
         };
         velocities(st.kin0);
         put_state(out.x.data());
-        const Solve sol = substep(m, d, st, h);
+        const Attempt sol = substep(m, d, st, h);
         if (sol.status != StepStatus::ok) {
             restore();
             return sol.status;

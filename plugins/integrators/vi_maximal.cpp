@@ -202,14 +202,6 @@ inline double vnorm(const std::vector<double>& v) {
 }
 
 // Outcome of one Newton solve.
-struct Solve {
-    StepStatus status = StepStatus::ok;
-    int iterations = 0, halvings = 0;
-    double residual = 0;
-    int worst_node = -1;
-    bool at_floor = false;  // accepted at a stationary iterate above the tolerance
-};
-
 // Every trial twist inside the rotation guard |ω| < limit?
 bool within_guard(const Model& m, const std::vector<double>& s, double limit) {
     for (int b = 0; b < m.nbodies(); ++b) {
@@ -355,8 +347,6 @@ public:
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
-        StepReport report;
-        Solve total;
         // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the
         // fastest body of the last interval below max_turn radians per substep.
         int k0 = 1;
@@ -369,34 +359,10 @@ public:
         // once the hold is over.
         int first = k0;
         if (st.hold_k > k0) first = std::min(m.options.max_substeps, st.hold_left > 0 ? st.hold_k : std::max(k0, st.hold_k / 2));
-        for (int k = first; k <= m.options.max_substeps; k *= 2) {
-            if (k > first) d.rollback_step();  // a failed attempt leaves no trace
-            report.attempts = k;
-            total = Solve{};
-            for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
-                const Solve attempt = substep(m, d, st, dt / k);
-                report.work += attempt.iterations;
-                total.status = attempt.status;
-                total.iterations += attempt.iterations;
-                total.halvings += attempt.halvings;
-                total.residual = attempt.residual;
-                total.worst_node = attempt.worst_node;
-                total.at_floor = total.at_floor || attempt.at_floor;
-            }
-            if (total.status == StepStatus::ok) {
-                report.substeps = k;
-                break;
-            }
-        }
-        report.status = total.status;
-        report.iterations = total.iterations;
-        report.halvings = total.halvings;
-        report.residual = total.residual;
-        report.worst_node = total.worst_node;
         // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
-        report.subdivided = report.status == StepStatus::ok && report.substeps > k0;
+        StepReport report = subdivide(
+            m, d, first, k0, [](int, double) {}, [&](double h) { return substep(m, d, st, h); }, [](int, double) {});
         if (report.status == StepStatus::ok && st.hold > 0) remember(st, d.step, k0, first, report.substeps);
-        report.at_floor = report.status == StepStatus::ok && total.at_floor;
         report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
         report.redundant_joints = &st.ws->redundant_joints;
         return report;
@@ -476,11 +442,11 @@ private:
     }
 
     // One variational step of length h from the committed state; commits on success.
-    Solve substep(const Model& m, Data& d, State& st, double h) const {
+    Attempt substep(const Model& m, Data& d, State& st, double h) const {
         set_scaling(st, h);
         prepare(m, d, st, h);
         warm_start(m, d, st, h);
-        Solve out = newton(m, d, st, h);
+        Attempt out = newton(m, d, st, h);
         if (out.status == StepStatus::ok) commit(m, d, st, h);
         return out;
     }
@@ -521,10 +487,10 @@ private:
 
     // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
     // st.pose3 its next configuration.
-    Solve newton(const Model& m, const Data& d, State& st, double h) const {
+    Attempt newton(const Model& m, const Data& d, State& st, double h) const {
         const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
-        Solve out;
+        Attempt out;
         double fn = residual(m, d, st, h, st.s, st.f);
         int stalls = 0;
         for (int it = 1; it <= m.options.max_iterations; ++it) {
@@ -586,7 +552,7 @@ private:
         return true;
     }
 
-    static Solve done(Solve out, double fn) {
+    static Attempt done(Attempt out, double fn) {
         out.residual = fn;
         return out;
     }

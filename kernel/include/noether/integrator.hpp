@@ -51,6 +51,63 @@ struct NOETHER_API StepReport {
     bool at_floor = false;
 };
 
+// One solve of a fixed-step implicit method over one (sub)step: what subdivide() sums.
+struct Attempt {
+    StepStatus status = StepStatus::ok;
+    int iterations = 0;     // Newton (or quasi-Newton) iterations
+    int halvings = 0;       // line-search halvings
+    double residual = 0;    // final residual norm
+    int worst_node = -1;    // block-graph node (or tree link) with the largest residual
+    bool at_floor = false;  // accepted at Newton's round-off floor above the tolerance
+};
+
+// The one retry loop of the fixed-step implicit methods. Tries the step as k substeps of dt/k
+// for k = first, 2·first, 4·first, … up to Model::options.max_substeps, returning to the step's
+// start (Data::rollback_step) before every attempt after the first, and stops at the first k
+// whose substeps all succeed. The method supplies:
+//   begin(k, h)   before the substeps of an attempt (h = dt/k): restart from the host's state,
+//                 shift a momentum to the new step length, ...
+//   substep(h)    one substep of length h → Attempt
+//   done(k, h)    after a successful attempt, before the report is made
+// The report sums the attempt's iterations and halvings, keeps its last residual and worst node,
+// counts every iteration of every attempt as work, and calls the step subdivided when it took
+// more substeps than `baseline` (what the method would take anyway: 1, or vi-maximal's max_turn).
+template <class Begin, class Substep, class Done>
+StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
+    StepReport report;
+    Attempt total;
+    for (int k = first; k <= m.options.max_substeps; k *= 2) {
+        if (k > first) d.rollback_step();  // a failed attempt leaves no trace
+        report.attempts = k;
+        total = Attempt{};
+        const double h = m.options.dt / k;
+        begin(k, h);
+        for (int i = 0; i < k && total.status == StepStatus::ok; ++i) {
+            const Attempt a = substep(h);
+            report.work += a.iterations;
+            total.status = a.status;
+            total.iterations += a.iterations;
+            total.halvings += a.halvings;
+            total.residual = a.residual;
+            total.worst_node = a.worst_node;
+            total.at_floor = total.at_floor || a.at_floor;
+        }
+        if (total.status == StepStatus::ok) {
+            done(k, h);
+            report.substeps = k;
+            break;
+        }
+    }
+    report.status = total.status;
+    report.iterations = total.iterations;
+    report.halvings = total.halvings;
+    report.residual = total.residual;
+    report.worst_node = total.worst_node;
+    report.subdivided = report.status == StepStatus::ok && report.substeps > baseline;
+    report.at_floor = report.status == StepStatus::ok && total.at_floor;
+    return report;
+}
+
 // The linearisation of one step of Model::options.dt from the committed state of a Data, for
 // trajectory optimisation (iLQR, DDP, shooting): x = (q, q̇) with q = Data::coord and
 // q̇ = Data::rate (Model::total_dofs each, DOF order), u = Data::actuation. Filled by
