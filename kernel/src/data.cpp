@@ -31,6 +31,20 @@ Data::Data(std::shared_ptr<const Model> model) : model_(std::move(model)) {
 
 Data::~Data() = default;
 
+bool Data::changed_since_commit() const {
+    // Bit for bit: memcmp (the structs are doubles without padding).
+    return edited_before_save_ || committed_pose_.size() != pose.size() ||
+           (!pose.empty() && std::memcmp(pose.data(), committed_pose_.data(), sizeof(Pose) * pose.size()) != 0) ||
+           (!twist.empty() && std::memcmp(twist.data(), committed_twist_.data(), sizeof(Twist) * twist.size()) != 0);
+}
+
+void Data::mark_committed() {
+    // Copy-assignment into vectors of the same size: no allocation after the first.
+    committed_pose_ = pose;
+    committed_twist_ = twist;
+    edited_before_save_ = false;
+}
+
 void Data::reset() {
     const Model& m = *model_;
     const int nb = m.nbodies();
@@ -60,6 +74,8 @@ void Data::reset() {
     integrator_state = m.integrator ? m.integrator->create_state(m) : nullptr;
     snap_.integrator_state.reserve(256);
     snapshot_step();  // sizes the snapshot: later snapshots do not allocate
+    mark_committed();  // the initial state counts as committed
+    host_changed_ = false;
 }
 
 void Data::warn(const std::string& message) { warnings.push_back({time, step, message}); }
@@ -82,7 +98,9 @@ bool Data::warn_once(const char* key, const std::string& message) {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
-constexpr std::uint32_t kFormat = 3;  // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps
+// 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
+// state was edited by a host after its commit
+constexpr std::uint32_t kFormat = 4;
 
 struct Writer {
     std::string& out;
@@ -139,6 +157,7 @@ std::string Data::save() const {
     w.pod(model_->fingerprint);
     w.pod(time);
     w.pod(step);
+    w.pod(static_cast<std::uint8_t>(changed_since_commit() ? 1 : 0));
     w.vec(pose);
     w.vec(twist);
     w.vec(twist_guess);
@@ -199,6 +218,9 @@ void Data::restore(const std::string& bytes) {
     std::vector<std::string> keys;
     r.pod(t);
     r.pod(s);
+    std::uint8_t edited = 0;
+    r.pod(edited);
+    if (edited > 1) throw UsageError("Data::restore: the state is malformed (edit flag " + std::to_string(edited) + ")");
     r.vec(p, m.nbodies());
     r.vec(tw, m.nbodies());
     r.vec(tg, m.nbodies());
@@ -275,6 +297,9 @@ void Data::restore(const std::string& bytes) {
     warnings = std::move(ws);
     warned_keys_ = std::move(keys);
     integrator_state = std::move(ist);
+    // The restored state is the committed one, unless it had been edited after its commit.
+    mark_committed();
+    edited_before_save_ = edited != 0;
 }
 
 void Data::save_file(const std::string& path, bool follow_links) const {

@@ -93,11 +93,21 @@ void commit(const Model& m, Data& d, const StepReport& r) {
 
 }  // namespace
 
+namespace detail {
+// The host-edit test (Data::host_changed): the state a step starts from against the last commit;
+// the commit renews it.
+struct StepAccess {
+    static void begin(Data& d) { d.host_changed_ = d.changed_since_commit(); }
+    static void committed(Data& d) { d.mark_committed(); }
+};
+}  // namespace detail
+
 StepStatus step(const Model& m, Data& d) {
     // check
     if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
     if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
     if (!d.integrator_state) throw UsageError("step: the Data has no integrator state (made before the integrator?)");
+    detail::StepAccess::begin(d);
     // snapshot
     d.snapshot_step();
     // advance
@@ -132,6 +142,7 @@ StepStatus step(const Model& m, Data& d) {
     commit(m, d, r);
     // joint coordinates
     update_joint_coordinates(m, d, d.twist.data());
+    detail::StepAccess::committed(d);
     return StepStatus::ok;
 }
 

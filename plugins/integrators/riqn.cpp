@@ -314,7 +314,7 @@ public:
         StepReport report = subdivide(
             m, d, 1, 1,
             [&](int k, double hs) {
-                if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
+                if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
                 if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
             },
             [&](double hs) { return substep(m, d, st, hs); },
@@ -334,7 +334,7 @@ public:
         std::string saved;
         st.save(saved);
         const double h = m.options.dt;
-        if (!st.started || moved_by_host(m, d, st)) start(m, d, st, h);
+        if (!st.started || d.changed_since_commit()) start(m, d, st, h);
         kinematics(m, d, st);
         forces(m, d, st);
         set_inputs(d, st, h);
@@ -422,14 +422,6 @@ private:
             const Vec3& tq = d.applied_torque[b];
             if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
         }
-        return false;
-    }
-
-    // Did the host move the bodies since the last step? (Data::pose differs from the pose at q_k.)
-    static bool moved_by_host(const Model& m, const Data& d, State& st) {
-        kinematics(m, d, st);
-        for (int b = 0; b < m.nbodies(); ++b)
-            if (std::memcmp(&st.bp[b], &d.pose[b], sizeof(Pose)) != 0) return true;
         return false;
     }
 

@@ -155,8 +155,6 @@ struct State final : IntegratorState {
     std::vector<double> q, p;           // q^k, p^k (n)
     std::vector<double> qd0;            // q̇ of the continuous start (first guess)
     std::vector<double> prev_ctrl;      // (s+1)·n, node-major
-    std::vector<Pose> written_pose;     // what the last step wrote into Data (host changes)
-    std::vector<Twist> written_twist;
 
     // Setup (constant) and workspaces (sized once).
     TreeView tree;
@@ -210,15 +208,10 @@ struct State final : IntegratorState {
         out.append(reinterpret_cast<const char*>(&prev_h), sizeof prev_h);
         for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam})
             if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
-        if (!written_pose.empty()) {
-            out.append(reinterpret_cast<const char*>(written_pose.data()), sizeof(Pose) * written_pose.size());
-            out.append(reinterpret_cast<const char*>(written_twist.data()), sizeof(Twist) * written_twist.size());
-        }
     }
     bool restore(const char*& p_, const char* end) override {
         const std::size_t need = 2 + sizeof prev_h +
-                                 sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size()) +
-                                 (sizeof(Pose) + sizeof(Twist)) * written_pose.size();
+                                 sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size());
         if (static_cast<std::size_t>(end - p_) < need) return false;
         started = *p_++ != 0;
         have_prev = *p_++ != 0;
@@ -227,12 +220,6 @@ struct State final : IntegratorState {
         for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam}) {
             if (!v->empty()) std::memcpy(v->data(), p_, sizeof(double) * v->size());
             p_ += sizeof(double) * v->size();
-        }
-        if (!written_pose.empty()) {
-            std::memcpy(written_pose.data(), p_, sizeof(Pose) * written_pose.size());
-            p_ += sizeof(Pose) * written_pose.size();
-            std::memcpy(written_twist.data(), p_, sizeof(Twist) * written_twist.size());
-            p_ += sizeof(Twist) * written_twist.size();
         }
         return true;
     }
@@ -451,8 +438,6 @@ public:
             k->Mb.assign(36 * N, 0.0);
         }
         st->bp.assign(nb, Pose{});
-        st->written_pose.assign(nb, Pose{});
-        st->written_twist.assign(nb, Twist{});
         return st;
     }
 
@@ -461,7 +446,7 @@ public:
         StepReport report = subdivide(
             m, d, 1, 1,
             [&](int, double) {
-                if (!st.started || changed_by_host(m, d, st)) start(m, d, st);
+                if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
             },
             [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
         if (report.status == StepStatus::ok) write_back(m, d, st);
@@ -476,7 +461,7 @@ public:
         State& st = static_cast<State&>(*d.integrator_state);
         std::string saved;
         st.save(saved);
-        if (!st.started || changed_by_host(m, d, st)) start(m, d, st);
+        if (!st.started || d.changed_since_commit()) start(m, d, st);
         const int n = st.n, S = st.opt.s;
         std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
         std::copy(s, s + static_cast<std::size_t>(S) * n, st.ctrl.begin() + n);
@@ -494,13 +479,6 @@ public:
 
     // ---- start from a continuous state (§2.3) ----------------------------------------------
 
-    static bool changed_by_host(const Model& m, const Data& d, const State& st) {
-        for (int b = 0; b < m.nbodies(); ++b)
-            if (std::memcmp(&st.written_pose[b], &d.pose[b], sizeof(Pose)) != 0 ||
-                std::memcmp(&st.written_twist[b], &d.twist[b], sizeof(Twist)) != 0)
-                return true;
-        return false;
-    }
 
     static double offset(const Model& m, const TreeLink& l) {
         const JointInfo& j = m.joints[l.joint];
@@ -1288,7 +1266,7 @@ public:
             std::copy(st.bk_qd0.begin(), st.bk_qd0.end(), st.qd0.begin());
             std::copy(st.bk_prev.begin(), st.bk_prev.end(), st.prev_ctrl.begin());
         };
-        if (!st.started || changed_by_host(m, d, st)) start(m, d, st);
+        if (!st.started || d.changed_since_commit()) start(m, d, st);
         // The start: x = (q, M⁻¹ p).
         auto velocities = [&](State::Kinematics& k) {  // q̇ = M(q)⁻¹ p at st.q, st.p into st.qdot
             for (int i = 0; i < n; ++i) st.T[i] = link_transform(t.links[i], st.q[i]);
@@ -1412,8 +1390,6 @@ public:
             const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.Vl.data()), b);
             d.twist[b] = tw;
             d.twist_guess[b] = tw;
-            st.written_pose[b] = d.pose[b];
-            st.written_twist[b] = tw;
         }
     }
 };

@@ -36,7 +36,7 @@
 // runs [substep × k], where a substep is
 //   prepare (forces, config-2 Jacobians) → warm start → Newton (assemble, factor, solve,
 //   line search, chord confirmation) → commit.
-// A step whose Newton iteration fails is retried from the kernel's snapshot (rollback_step) as
+// A step whose Newton iteration fails is retried from the step's start (noether::subdivide) as
 // 2, 4, 8, … substeps (maximal-vi.md §7.1); the interval length of the last substep is
 // remembered (dt_prev), because the momentum arriving at the current configuration depends on it.
 #include <algorithm>
@@ -89,9 +89,13 @@ struct State final : IntegratorState {
     std::int64_t last_needed = -(std::int64_t(1) << 40);  // step at which Newton last needed substeps
     std::int32_t hold = 4;  // option substep_hold (0: off)
     // Predictor: velocities and multipliers of the step before the last (v_prev, lam_prev), the
-    // last committed velocities (v_last: the prediction is used only while Data still holds
-    // them), the interval that produced v_last from v_prev (h_pred; 0: no pair yet).
-    std::vector<Twist> v_prev, v_last;
+    // interval that produced the last committed velocities from v_prev (h_pred; 0: no pair yet).
+    // The prediction is used only while Data still holds the last commit's velocities: no host
+    // changed the state since (Data::host_changed, for the first substep of a step), and before
+    // the first commit only from bodies at rest (committed: a substep has been committed).
+    std::vector<Twist> v_prev;
+    bool committed = false;
+    bool first_substep = true;  // within advance(): the next substep is the step's first (not saved)
     std::vector<double> lam_prev;
     double h_pred = 0;
     bool predict = true;
@@ -153,7 +157,7 @@ struct State final : IntegratorState {
         out.append(reinterpret_cast<const char*>(hold), sizeof hold);
         out.append(reinterpret_cast<const char*>(&last_needed), sizeof last_needed);
         put(out, v_prev);
-        put(out, v_last);
+        out.push_back(committed ? 1 : 0);
         put(out, lam_prev);
         out.append(reinterpret_cast<const char*>(&h_pred), sizeof h_pred);
     }
@@ -161,7 +165,7 @@ struct State final : IntegratorState {
         const std::size_t need = sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
                                  sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 +
                                  3 * sizeof(std::int32_t) + sizeof last_needed +
-                                 sizeof(Twist) * (v_prev.size() + v_last.size()) + sizeof(double) * lam_prev.size() +
+                                 sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() +
                                  sizeof h_pred;
         if (static_cast<std::size_t>(end - p) < need) return false;
         std::memcpy(&dt_prev, p, sizeof dt_prev);
@@ -182,7 +186,7 @@ struct State final : IntegratorState {
         std::memcpy(&last_needed, p, sizeof last_needed);
         p += sizeof last_needed;
         get(p, v_prev);
-        get(p, v_last);
+        committed = *p++ != 0;
         get(p, lam_prev);
         std::memcpy(&h_pred, p, sizeof h_pred);
         p += sizeof h_pred;
@@ -286,7 +290,6 @@ public:
         st->dt_prev = m.options.dt;
         st->max_turn = max_turn(m);
         st->v_prev.assign(nb, Twist{});
-        st->v_last.assign(nb, Twist{});
         st->lam_prev.assign(m.total_rows, 0.0);
         st->predict = predictor(m) != 0;
         const double hold = substep_hold(m);
@@ -361,7 +364,13 @@ public:
         if (st.hold_k > k0) first = std::min(m.options.max_substeps, st.hold_left > 0 ? st.hold_k : std::max(k0, st.hold_k / 2));
         // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
         StepReport report = subdivide(
-            m, d, first, k0, [](int, double) {}, [&](double h) { return substep(m, d, st, h); }, [](int, double) {});
+            m, d, first, k0, [&](int, double) { st.first_substep = true; },
+            [&](double h) {
+                const Attempt a = substep(m, d, st, h);
+                st.first_substep = false;
+                return a;
+            },
+            [](int, double) {});
         if (report.status == StepStatus::ok && st.hold > 0) remember(st, d.step, k0, first, report.substeps);
         report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
         report.redundant_joints = &st.ws->redundant_joints;
@@ -451,10 +460,17 @@ private:
         return out;
     }
 
-    // Does Data still hold the velocities of the last commit (nobody set them from outside)?
+    // Does Data still hold the velocities of the last commit? Within a step after its first
+    // substep always; at its start unless a host changed the state (the kernel's test); before
+    // the first commit of all, if every body starts at rest (the predictor's pair starts at 0).
     static bool velocities_kept(const Data& d, const State& st) {
-        return st.v_last.empty() ||  // memcmp on the null data of empty vectors is undefined
-               std::memcmp(d.twist_guess.data(), st.v_last.data(), sizeof(Twist) * st.v_last.size()) == 0;
+        if (!st.committed) {
+            for (const Twist& t : d.twist_guess)
+                for (double x : {t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z})
+                    if (x != 0 || std::signbit(x)) return false;
+            return true;
+        }
+        return !st.first_substep || !d.host_changed();
     }
 
     // Stage: the unknowns start at the previous velocities (kept inside the rotation guard)
@@ -613,8 +629,8 @@ private:
             d.pose[b] = {st.pose3[b].x, qnormalized(st.pose3[b].q)};
             d.twist[b] = {{sb[0], sb[1], sb[2]}, {sb[3], sb[4], sb[5]}};
             d.twist_guess[b] = d.twist[b];
-            st.v_last[b] = d.twist[b];
         }
+        st.committed = true;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             for (int r = 0; r < ji.rows; ++r) d.lambda[ji.row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;

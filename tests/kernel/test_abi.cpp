@@ -6,8 +6,15 @@
 #include <cstddef>
 #include <sstream>
 
+#include <fstream>
+
+#include "noether/integrator.hpp"
+#include "noether/joint.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
+#include "noether/solver.hpp"
+#include "noether/tree.hpp"
+#include "noether/tree_ldu.hpp"
 
 using namespace noether;
 
@@ -112,11 +119,110 @@ std::string layout() {
     OFF(SolverWorkspace, failed_node);
     OFF(SolverWorkspace, error);
     OFF(SolverWorkspace, negligible_rhs);
+    // The plugin SDK: what joint and integrator plugins build on (noether/tree.hpp, tree_ldu.hpp,
+    // integrator.hpp). Classes with private members: size and alignment only.
+    SZ(Attempt);
+    OFF(Attempt, status);
+    OFF(Attempt, iterations);
+    OFF(Attempt, halvings);
+    OFF(Attempt, residual);
+    OFF(Attempt, worst_node);
+    OFF(Attempt, at_floor);
+    SZ(Frame);
+    SZ(TreeLink);
+    OFF(TreeLink, parent);
+    OFF(TreeLink, joint);
+    OFF(TreeLink, dof);
+    OFF(TreeLink, type);
+    OFF(TreeLink, nq);
+    OFF(TreeLink, iq);
+    OFF(TreeLink, id);
+    OFF(TreeLink, body);
+    OFF(TreeLink, kind);
+    OFF(TreeLink, A);
+    OFF(TreeLink, S);
+    OFF(TreeLink, centre);
+    OFF(TreeLink, M);
+    OFF(TreeLink, mass);
+    OFF(TreeLink, inertia);
+    OFF(TreeLink, damping);
+    OFF(TreeLink, rest);
+    SZ(TreeView);
+    OFF(TreeView, links);
+    OFF(TreeView, body_link);
+    OFF(TreeView, body_offset);
+    OFF(TreeView, nq);
+    OFF(TreeView, nd);
+    OFF(TreeView, screws_only);
+    SZ(TreeABI);
+    OFF(TreeABI, X);
+    OFF(TreeABI, IA);
+    OFF(TreeABI, U);
+    OFF(TreeABI, P);
+    OFF(TreeABI, D);
+    OFF(TreeABI, u);
+    SZ(TreeLDU);
+    SZ(LoopClosure);
+    SZ(CheckedSolve);
     return o.str();
+}
+
+// The virtual interfaces plugins implement (Joint*, Integrator, IntegratorState, Solver, RunHooks):
+// every `virtual` declaration of the kernel's headers, comments and spacing removed, one a line.
+// A vtable is laid out in declaration order, so a changed, added, removed or reordered virtual
+// function changes this text and its digest.
+std::string virtual_interfaces() {
+    std::string out;
+    for (const char* h : {"data.hpp", "integrator.hpp", "joint.hpp", "run.hpp", "solver.hpp"}) {
+        std::ifstream f(std::string(NOETHER_SOURCE_DIR) + "/kernel/include/noether/" + h);
+        REQUIRE(f);
+        std::string line, decl;
+        bool in = false;
+        while (std::getline(f, line)) {
+            const std::size_t c = line.find("//");
+            if (c != std::string::npos) line.erase(c);
+            if (!in && line.find("virtual ") == std::string::npos && line.find("class NOETHER_API") == std::string::npos &&
+                line.find("struct NOETHER_API") == std::string::npos)
+                continue;
+            if (!in && line.find("virtual ") == std::string::npos) {  // a class: its name, for context
+                std::string name;
+                for (char ch : line) name += ch == '{' ? '\0' : ch;
+                out += std::string(h) + ": " + std::string(name.c_str()) + "\n";
+                continue;
+            }
+            in = true;
+            decl += " " + line;
+            const std::size_t end = decl.find_first_of(";{");
+            if (end == std::string::npos) continue;
+            decl.erase(end);
+            std::string norm;
+            for (char ch : decl) {
+                const bool space = ch == ' ' || ch == '\t';
+                if (space && (norm.empty() || norm.back() == ' ')) continue;
+                norm += space ? ' ' : ch;
+            }
+            while (!norm.empty() && norm.back() == ' ') norm.pop_back();
+            out += "  " + norm + "\n";
+            decl.clear();
+            in = false;
+        }
+    }
+    return out;
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return h;
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 6 (5 + BodyInfo::shapes, JointInfo::anchor_b/axis_b for the viewer) (g++ 12, libstdc++, x86-64).
+// The layout of ABI version 7 (6 + Data's copy of the committed state for the host-edit test; the plugin SDK's structs recorded too:
+// Attempt, Frame, TreeLink, TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve) (g++ 12,
+// libstdc++, x86-64).
+// The digest of virtual_interfaces() for ABI version 7.
+constexpr std::uint64_t kRecordedInterfaces = 12502228818735747158ull;
+
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
 Quat 32/8
@@ -185,7 +291,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 736/8
+Data 792/8
   time 0
   step 8
   pose 16
@@ -207,9 +313,61 @@ SolverWorkspace 80/8
   failed_node 36
   error 40
   negligible_rhs 72
+Attempt 32/8
+  status 0
+  iterations 4
+  halvings 8
+  residual 16
+  worst_node 24
+  at_floor 28
+Frame 96/8
+TreeLink 368/8
+  parent 0
+  joint 4
+  dof 8
+  type 12
+  nq 16
+  iq 24
+  id 32
+  body 36
+  kind 40
+  A 48
+  S 96
+  centre 144
+  M 168
+  mass 264
+  inertia 272
+  damping 344
+  rest 360
+TreeView 88/8
+  links 0
+  body_link 24
+  body_offset 48
+  nq 72
+  nd 80
+  screws_only 84
+TreeABI 168/8
+  X 0
+  IA 24
+  U 48
+  P 72
+  D 120
+  u 144
+TreeLDU 168/8
+LoopClosure 432/8
+CheckedSolve 112/8
 )";
 
 }  // namespace
+
+TEST_CASE("the virtual interfaces plugins implement match the recorded ABI", "[abi]") {
+    const std::string now = virtual_interfaces();
+    INFO("virtual interfaces now:\n" << now);
+    CHECK(now.find("virtual StepReport advance(const Model& m, Data& d) const = 0") != std::string::npos);
+    if (fnv1a(now) != kRecordedInterfaces)
+        FAIL("a virtual interface plugins implement changed (digest now " << fnv1a(now) << "): bump NOETHER_PLUGIN_ABI "
+             "(now " << NOETHER_PLUGIN_ABI << ") and record the new digest in tests/kernel/test_abi.cpp");
+}
 
 TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
     const std::string now = layout();
@@ -218,7 +376,8 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 6u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 7u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
-                                      // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b
+                                      // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
+                                      // Attempt and subdivide(), the SDK structs and virtual interfaces recorded
 }

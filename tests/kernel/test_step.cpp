@@ -144,3 +144,33 @@ TEST_CASE("solver 'auto' picks the supported solver with the highest preference"
     CHECK(ldu->preference(*tree) > dl->preference(*tree));
     CHECK_FALSE(ldu->unsupported(*loop).empty());
 }
+
+// Issue 32 item 2: the kernel's one host-edit test replaces the three integrators' own.
+TEST_CASE("the kernel tells a step whether a host changed the state since the last commit", "[step]") {
+    auto m = compile(testutil::chain_spec(2, "revolute", "vi-maximal"));
+    Data d(m);
+    CHECK_FALSE(d.changed_since_commit());  // the initial state counts as committed
+    REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK_FALSE(d.host_changed());
+    CHECK_FALSE(d.changed_since_commit());
+    // A host sets the joint state: the next step sees it, the one after does not.
+    const double q[2] = {0.3, -0.2}, qd[2] = {0.1, 0.0};
+    set_joint_state(*m, d, q, qd);
+    CHECK(d.changed_since_commit());
+    REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK(d.host_changed());
+    CHECK_FALSE(d.changed_since_commit());
+    REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK_FALSE(d.host_changed());
+    // A velocity alone, written by hand, is a change too.
+    d.twist[1].w.y += 1e-12;
+    CHECK(d.changed_since_commit());
+    // A state saved after an edit and restored elsewhere carries the edit; a committed one does not.
+    Data e(m), f(m);
+    e.restore(d.save());
+    CHECK(e.changed_since_commit());
+    REQUIRE(step(*m, e) == StepStatus::ok);
+    CHECK(e.host_changed());
+    f.restore(e.save());
+    CHECK_FALSE(f.changed_since_commit());
+}

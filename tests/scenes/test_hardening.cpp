@@ -153,9 +153,10 @@ TEST_CASE("restore refuses a state with non-finite values", "[hardening]") {
     noether::Data d(m);
     noether::step(*m, d);
     std::string bytes = d.save();
-    // Overwrite the first pose's x with NaN (after magic, format, fingerprint, time, step, count).
+    // Overwrite the first pose's x with NaN (after magic, format, fingerprint, time, step, the
+    // host-edit flag, count).
     const double nan = std::nan("");
-    std::memcpy(&bytes[8 + 4 + 8 + 8 + 8 + 8], &nan, sizeof nan);
+    std::memcpy(&bytes[8 + 4 + 8 + 8 + 8 + 1 + 8], &nan, sizeof nan);
     noether::Data e(m);
     CHECK_THROWS_WITH(e.restore(bytes), Contains("non-finite pose"));
     CHECK(e.step == 0);  // unchanged

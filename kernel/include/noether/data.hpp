@@ -82,6 +82,10 @@ struct NOETHER_API Inputs {
     const Vec3* torque = nullptr;
 };
 
+namespace detail {
+struct StepAccess;
+}
+
 class NOETHER_API Data {
 public:
     explicit Data(std::shared_ptr<const Model> model);
@@ -125,6 +129,15 @@ public:
 
     std::unique_ptr<IntegratorState> integrator_state;
 
+    // Host edits. The kernel keeps the poses and twists it commits (and those a Data starts
+    // with); a step that starts from others — a host called set_joint_state, restored a state
+    // saved after such an edit, or wrote them itself — sees host_changed() true for all of that
+    // step, and the integrators that carry state of their own across steps (warm starts,
+    // predictors, joint coordinates) start again from Data. changed_since_commit() computes it
+    // now, for calls between steps (step_system, linearize).
+    bool host_changed() const { return host_changed_; }
+    bool changed_since_commit() const;
+
     // Data's own inputs as a view.
     Inputs inputs() const { return {actuation.data(), applied_force.data(), applied_torque.data()}; }
 
@@ -147,6 +160,7 @@ public:
     void restore_file(const std::string& path);
 
 private:
+    friend struct detail::StepAccess;  // kernel/src/step.cpp: the host-edit test
     std::shared_ptr<const Model> model_;
     std::vector<std::string> warned_keys_;
     struct Snapshot {
@@ -159,6 +173,13 @@ private:
         RunStats stats;
         std::string integrator_state;
     } snap_;
+    // The last committed poses and twists (reset() and every successful step), and whether a
+    // restored state had been edited after its commit (saved as a flag, renewed at the next commit).
+    std::vector<Pose> committed_pose_;
+    std::vector<Twist> committed_twist_;
+    bool edited_before_save_ = false;
+    bool host_changed_ = false;  // set by step() before advance()
+    void mark_committed();
 };
 
 // Advance one step of Model::options.dt with the Model's integrator (kernel/src/step.cpp:
