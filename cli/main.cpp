@@ -91,7 +91,7 @@ void usage(FILE* out) {
                  "             [--sandbox DIR] [--time-limit S]\n"
                  "                     run the scene once per parameter set on every core (or the scene's\n"
                  "                     noether.sweep{}); one row per member; under mpirun the members are split\n"
-                 "                     across ranks (docs/sweeps.md)\n"
+                 "                     across ranks (docs/ensembles.md, Sweeps)\n"
                  "  view FILE.nrec [-o FILE.html]\n"
                  "                     one self-contained HTML page that plays a recording in the browser\n"
                  "                     (three.js inlined; docs/viewer.md)\n"

@@ -141,7 +141,7 @@ std::string sweep_value(lua_State* L, int idx, const std::string& who) {
 
 // The names of a table's string keys, sorted (Lua's own order is not reproducible).
 // noether.sweep{ grid = { name = {v1, v2, ...} or "lo:hi:n", ... } | list = { {name = v, ...}, ... },
-//                samples = N, seed = S }: the members `noether sweep` runs by default (docs/sweeps.md).
+//                samples = N, seed = S }: the members `noether sweep` runs by default (docs/ensembles.md, "Sweeps").
 // Grid axes are taken in the order of their names. A plain run ignores the declaration.
 int l_sweep(lua_State* L) {
     check_table(L, 1, "noether.sweep");

@@ -50,7 +50,7 @@ struct NOETHER_API ScriptOptions {
     // --member-time-limit: one member that loops forever must not hang the sweep). In the
     // sandbox the smaller of the two applies.
     double time_limit = 0;
-    // Sweep member (noether sweep, docs/sweeps.md): its index (−1: not a member). A member's
+    // Sweep member (noether sweep, docs/ensembles.md, "Sweeps"): its index (−1: not a member). A member's
     // output files must name it with "{member}" in the path (replaced by the index); files
     // without it are not written (a note says so) and save_file refuses them.
     int member = -1;

@@ -1,7 +1,7 @@
 // noether/sweep.hpp — parameter sweeps over a Lua scene (library libnoether_lua; the command
 // `noether sweep` is one host). Each member runs the scene in its own Lua state with its values
 // substituted like --set; members run in parallel on a oneTBB pool and share compiled Models
-// where their structure is the same (noether::ModelCache). docs/sweeps.md.
+// where their structure is the same (noether::ModelCache). docs/ensembles.md, "Sweeps".
 //
 //   noether::lua::SweepPlan plan;
 //   plan.grid.push_back(noether::lua::parse_axis("dt=0.001:0.02:8"));
