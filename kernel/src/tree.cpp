@@ -135,16 +135,7 @@ void link_difference(const TreeLink& l, const double* q0, const double* q1, doub
             const Quat Q0 = quat_at(q0 + 3);
             const Vec3 phi = rotvec_from_quat(conj(Q0) * quat_at(q1 + 3));
             const Vec3 p = rotate_inv(Q0, Vec3{q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]});
-            const double th = norm(phi);
-            double c;
-            if (th < 0.1) {
-                const double t2 = th * th;
-                c = 1.0 / 12 + t2 * (1.0 / 720 + t2 * (1.0 / 30240 + t2 / 1209600));
-            } else {
-                c = (1 - 0.5 * th * std::cos(0.5 * th) / std::sin(0.5 * th)) / (th * th);
-            }
-            const Vec3 pp = cross(phi, p);
-            const Vec3 rho = p - 0.5 * pp + c * cross(phi, pp);
+            const Vec3 rho = se3_log_translation(phi, norm(phi), p);
             v[0] = phi.x, v[1] = phi.y, v[2] = phi.z, v[3] = rho.x, v[4] = rho.y, v[5] = rho.z;
             return;
         }

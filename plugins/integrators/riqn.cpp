@@ -42,54 +42,8 @@ using namespace noether;
 
 using V6 = double[6];
 
-// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches (dot6, ad_apply, wrench_to_parent and
-// twist_to_child come with noether/tree.hpp) ---------------------------------------------------
-
-inline Vec3 top(const double* a) { return {a[0], a[1], a[2]}; }
-inline Vec3 bot(const double* a) { return {a[3], a[4], a[5]}; }
-inline void set6(double* o, const Vec3& a, const Vec3& b) {
-    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
-}
-// Ad_fᵀ: a wrench in the frame at g_k → the frame at g_{k+1} = g_k f.
-inline void wrench_to_next(const Frame& f, const double* w, double* o) {
-    const Mat3 Rt = transpose(f.R);
-    const Vec3 F = bot(w);
-    set6(o, Rt * (top(w) - cross(f.p, F)), Rt * F);
-}
-// log of a rotation (riqn.md §1.2).
-Vec3 so3_log(const Mat3& R, double& theta) {
-    const Vec3 s{0.5 * (R(2, 1) - R(1, 2)), 0.5 * (R(0, 2) - R(2, 0)), 0.5 * (R(1, 0) - R(0, 1))};
-    const double c = 0.5 * (R(0, 0) + R(1, 1) + R(2, 2) - 1), sn = norm(s);
-    theta = std::atan2(sn, c);
-    if (sn < 1e-6 && c > 0) return (1 + theta * theta / 6) * s;
-    if (c < -0.9) {  // near π: the axis from the symmetric part
-        const Mat3 A = 0.5 * (R + transpose(R)) - c * Mat3::identity();
-        int k = 0;
-        if (A(1, 1) > A(k, k)) k = 1;
-        if (A(2, 2) > A(k, k)) k = 2;
-        Vec3 axis = normalized(A.col(k));
-        if (dot(axis, s) < 0) axis = -axis;
-        return theta * axis;
-    }
-    return (theta / sn) * s;
-}
-
-// x = log(f) on SE(3): [φ; Jl(φ)⁻¹ p]. Returns the rotation angle.
-double se3_log(const Frame& f, double* x) {
-    double th;
-    const Vec3 phi = so3_log(f.R, th);
-    double c;
-    if (th < 0.1) {
-        const double t2 = th * th;
-        c = 1.0 / 12 + t2 * (1.0 / 720 + t2 * (1.0 / 30240 + t2 / 1209600));
-    } else {
-        const double h = 0.5 * th;
-        c = (1 - h * std::cos(h) / std::sin(h)) / (th * th);
-    }
-    const Vec3 pxp = cross(phi, f.p);
-    set6(x, phi, f.p - 0.5 * pxp + c * cross(phi, pxp));
-    return th;
-}
+// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches (the shared ones, top/bot/set6, the
+// adjoints and the logarithms, come with noether/spatial.hpp) --------------------------------------
 
 // a(θ), b(θ) of the exact dexp⁻¹ = I − ½ad + a·ad² + b·ad⁴ (riqn.md §1.4). T is double or complex.
 template <class T>

@@ -49,22 +49,6 @@ using namespace noether;
 
 constexpr int kMaxPoints = 6;  // s: the order is 2s; s = 6 is far beyond any use
 
-inline Vec3 top(const double* a) { return {a[0], a[1], a[2]}; }
-inline Vec3 bot(const double* a) { return {a[3], a[4], a[5]}; }
-inline void set6(double* o, const Vec3& a, const Vec3& b) {
-    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
-}
-// ad(x) y = [ω × ω_y; v × ω_y + ω × v_y] (the Lie bracket of twists).
-inline void ad_twist(const double* x, const double* y, double* o) {
-    const Vec3 w = top(x), v = bot(x), wy = top(y), vy = bot(y);
-    set6(o, cross(w, wy), cross(v, wy) + cross(w, vy));
-}
-// adD(F) x = [τ × ω + f × v; f × ω] for F = [τ; f] (skew: ad(x)ᵀ F = adD(F) x).
-inline void adD_apply(const double* F, const double* x, double* o) {
-    const Vec3 t = top(F), f = bot(F), w = top(x), v = bot(x);
-    set6(o, cross(t, w) + cross(f, v), cross(f, w));
-}
-
 // ---- Gauss–Lobatto collocation on [0, 1] ----------------------------------------------------
 
 struct Lobatto {

@@ -39,47 +39,11 @@
 #include "noether/error.hpp"
 #include "noether/joint.hpp"
 #include "noether/math.hpp"
+#include "noether/spatial.hpp"
 
 namespace noether {
 
 struct Model;
-
-// A rigid transform as rotation matrix and translation: x_world = R x_body + p.
-struct NOETHER_API Frame {
-    Mat3 R = Mat3::identity();
-    Vec3 p;
-};
-inline Frame operator*(const Frame& a, const Frame& b) { return {a.R * b.R, a.R * b.p + a.p}; }
-inline Frame inverse(const Frame& a) {
-    const Mat3 Rt = transpose(a.R);
-    return {Rt, -1.0 * (Rt * a.p)};
-}
-inline Frame frame_of(const Pose& p) { return {rotation(p.q), p.x}; }
-
-// Spatial algebra on 6-vectors (twists [ω; v], wrenches [n; f]) for the tree passes; inline so
-// integrators' inner loops keep them.
-inline double dot6(const double* a, const double* b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-// Ad_g: a twist in the frame of g → the frame g maps into: [R ω; p × (R ω) + R v].
-inline void ad_apply(const Frame& g, const double* in, double* out) {
-    const Vec3 w = g.R * Vec3{in[0], in[1], in[2]};
-    const Vec3 v = cross(g.p, w) + g.R * Vec3{in[3], in[4], in[5]};
-    out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = v.x, out[4] = v.y, out[5] = v.z;
-}
-// Ad_{T⁻¹}ᵀ: a wrench in the frame of a child at pose T (in the parent) → the parent frame.
-inline void wrench_to_parent(const Frame& T, const double* w, double* o) {
-    const Vec3 f = T.R * Vec3{w[3], w[4], w[5]};
-    const Vec3 n = T.R * Vec3{w[0], w[1], w[2]} + cross(T.p, f);
-    o[0] = n.x, o[1] = n.y, o[2] = n.z, o[3] = f.x, o[4] = f.y, o[5] = f.z;
-}
-// Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
-inline void twist_to_child(const Frame& T, const double* V, double* o) {
-    const Mat3 Rt = transpose(T.R);
-    const Vec3 w{V[0], V[1], V[2]};
-    const Vec3 a = Rt * w, b = Rt * (Vec3{V[3], V[4], V[5]} - cross(T.p, w));
-    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = b.x, o[4] = b.y, o[5] = b.z;
-}
 
 enum class TreeJoint { screw, ball, free };
 
