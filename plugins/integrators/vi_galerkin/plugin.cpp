@@ -1,0 +1,185 @@
+// vi-galerkin: The plugin class: checks, state, the step through the kernel's subdivide(),
+// introspection, and the entry point. (docs/design/galerkin-vi.md; layout in galerkin.hpp)
+#include "galerkin.hpp"
+
+namespace noether {
+namespace galerkin_vi {
+
+bool Galerkin::take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out) {
+    const std::size_t first = out.size();
+    const bool tree = build_tree_view(m, "vi-galerkin", t, out, true);  // loops stay constraints (§7)
+    for (std::size_t k = first; k < out.size(); ++k) {  // the tree view's list includes ball joints
+        std::string& msg = out[k].message;
+        const std::string kinds = "helical, spherical and fixed joints";
+        const std::size_t at = msg.find(kinds);
+        if (at != std::string::npos) msg.replace(at, kinds.size(), "helical and fixed joints");
+    }
+    if (!tree) return false;
+    for (const TreeLink& l : t.links) {
+        if (l.type == TreeJoint::screw) continue;
+        if (l.type == TreeJoint::ball) {
+            const JointInfo& ji = m.joints[l.joint];
+            out.push_back({Severity::error, ji.origin,
+                           "vi-galerkin: joint '" + ji.name + "' (" + ji.type +
+                               ") has 3 degrees of freedom; vi-galerkin takes 1-DOF joints (revolute, prismatic, "
+                               "helical) and fixed joints; use riqn, vi-maximal or vi-midpoint"});
+        } else {
+            const BodyInfo& b = m.bodies[l.body];
+            out.push_back({Severity::error, b.origin,
+                           "vi-galerkin: body '" + b.name +
+                               "' floats free (no chain of joints to the world); vi-galerkin takes mechanisms "
+                               "attached to the world by 1-DOF joints; use riqn, vi-maximal or vi-midpoint"});
+        }
+    }
+    for (int j : m.graph.loop_joints) {
+        const JointInfo& ji = m.joints[j];
+        bool forced = false;
+        for (double v : ji.stiffness) forced = forced || v != 0;
+        for (double v : ji.damping) forced = forced || v != 0;
+        if (forced)
+            out.push_back({Severity::error, ji.origin,
+                           "vi-galerkin: joint '" + ji.name +
+                               "' closes a kinematic loop and has a spring or damper; vi-galerkin keeps loop "
+                               "closures as constraints without springs or dampers; put them on a tree joint or "
+                               "use vi-maximal or vi-midpoint"});
+    }
+    return out.size() == first;
+}
+
+void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
+    TreeView t;
+    take_tree(m, t, out);
+    const Origin none = m.origin;
+    if (m.options.extra_lists.count("points") || m.options.extra_lists.count("step_tolerance"))
+        out.push_back({Severity::error, none, "options: vi-galerkin options 'points' and 'step_tolerance' are numbers"});
+    auto it = m.options.extra.find("points");
+    if (it != m.options.extra.end()) {
+        const double v = it->second;
+        if (!(v >= 1 && v <= kMaxPoints && v == std::floor(v))) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf,
+                          "options: vi-galerkin option 'points' must be an integer from 1 to %d (1: trapezoid, "
+                          "order 2; 2: Simpson, order 4; s: order 2s), got %g",
+                          kMaxPoints, v);
+            out.push_back({Severity::error, none, buf});
+        }
+    }
+    const GalerkinOptions o = galerkin_options(m);
+    if (!(o.step_tolerance > 0) || !std::isfinite(o.step_tolerance)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "options: vi-galerkin option 'step_tolerance' must be positive and finite, got %g",
+                      o.step_tolerance);
+        out.push_back({Severity::error, none, buf});
+    }
+}
+
+std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
+    auto st = std::make_unique<State>();
+    std::vector<Diagnostic> errors;
+    if (!take_tree(m, st->tree, errors)) throw ModelError(errors);
+    st->opt = galerkin_options(m);
+    st->lob = make_lobatto(st->opt.s);
+    const int n = st->tree.size(), s = st->opt.s, nn = s + 1, d = 12 * s + 6, nb = m.nbodies();
+    st->n = n, st->nn = nn, st->d = d;
+    const std::size_t N = static_cast<std::size_t>(n), NN = N * nn;
+    st->q.assign(N, 0.0);
+    st->p.assign(N, 0.0);
+    st->qd0.assign(N, 0.0);
+    st->pn.assign(N, 0.0);
+    st->qdot.assign(N, 0.0);
+    st->prev_ctrl.assign(NN, 0.0);
+    st->ctrl.assign(NN, 0.0);
+    st->qdn.assign(NN, 0.0);
+    st->g.assign(NN, Frame{});
+    for (std::vector<double>* v : {&st->Sb, &st->vb, &st->Sd, &st->hm, &st->mu, &st->Gam, &st->E}) v->assign(6 * NN, 0.0);
+    st->Mb.assign(36 * NN, 0.0);
+    st->KA.assign(9 * NN, 0.0);
+    st->KB.assign(9 * NN, 0.0);
+    st->Fs.assign(3 * NN, 0.0);
+    st->r.assign(N * s, 0.0);
+    st->dx.assign(N * s, 0.0);
+    for (std::vector<double>* v : {&st->U, &st->V, &st->G, &st->W, &st->K}) v->assign(N * d * s, 0.0);
+    st->Dlu.assign(N * s * s, 0.0);
+    st->piv.assign(N * s, 0);
+    st->YA.assign(N * d * d, 0.0);
+    st->chat.assign(N * d, 0.0);
+    st->X.assign(N * d, 0.0);
+    st->uu.assign(N * s, 0.0);
+    for (int j : m.graph.loop_joints) {
+        const JointInfo& ji = m.joints[j];
+        State::Loop c;
+        c.joint = j, c.a = ji.a, c.b = ji.b, c.rows = ji.rows, c.row0 = st->mrows;
+        c.la = ji.a >= 0 ? st->tree.body_link[ji.a] : -1;
+        c.lb = st->tree.body_link[ji.b];
+        st->loops.push_back(c);
+        st->mrows += ji.rows;
+    }
+    if (st->mrows > 0) {
+        const std::size_t M = static_cast<std::size_t>(st->mrows), K = M * s;
+        st->Ga.assign(6 * M * nn, 0.0);
+        st->Gb.assign(6 * M * nn, 0.0);
+        st->hv.assign(M * nn, 0.0);
+        st->lam.assign(K, 0.0);
+        st->Zc.assign(K * N * s, 0.0);
+        st->Sm.assign(K * K, 0.0);
+        for (std::vector<double>* v : {&st->lrhs2, &st->dlam, &st->ywork}) v->assign(K, 0.0);
+        st->dqr.assign(N * s, 0.0);
+        st->wproj.assign(M * N, 0.0);
+        st->aproj.assign(M * N, 0.0);
+        st->u0.assign(N, 0.0);
+        st->rperm.assign(K, 0);
+        st->cperm.assign(K, 0);
+    }
+    st->T.assign(N, Frame{});
+    st->Vl.assign(6 * N, 0.0);
+    for (std::vector<double>* v : {&st->LX, &st->LPhi}) v->assign(12 * NN, 0.0);
+    for (std::vector<double>* v : {&st->ldq, &st->ldqd, &st->ldR, &st->bk_prev}) v->assign(NN, 0.0);
+    for (std::vector<double>* v : {&st->lrhs, &st->lz}) v->assign(N * s, 0.0);
+    for (std::vector<double>* v : {&st->ldp, &st->ldp1, &st->bk_q, &st->bk_p, &st->bk_qd0}) v->assign(N, 0.0);
+    for (State::Kinematics* k : {&st->kin0, &st->kin1}) {
+        k->g.assign(N, Frame{});
+        for (std::vector<double>* v : {&k->S, &k->Sd, &k->v, &k->h, &k->mu, &k->xi, &k->ze, &k->dmu})
+            v->assign(6 * N, 0.0);
+        k->Mb.assign(36 * N, 0.0);
+    }
+    st->bp.assign(nb, Pose{});
+    return st;
+}
+
+StepReport Galerkin::advance(const Model& m, Data& d) const {
+    State& st = static_cast<State&>(*d.integrator_state);
+    StepReport report = subdivide(
+        m, d, 1, 1,
+        [&](int, double) {
+            if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
+        },
+        [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
+    if (report.status == StepStatus::ok) write_back(m, d, st);
+    return report;
+}
+
+bool Galerkin::step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
+    if (A) return false;
+    State& st = static_cast<State&>(*d.integrator_state);
+    std::string saved;
+    st.save(saved);
+    if (!st.started || d.changed_since_commit()) start(m, d, st);
+    const int n = st.n, S = st.opt.s;
+    std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
+    std::copy(s, s + static_cast<std::size_t>(S) * n, st.ctrl.begin() + n);
+    int worst = -1;
+    evaluate(m, d, st, m.options.dt, &worst);
+    for (int a = 0; a < S; ++a)
+        for (int i = 0; i < n; ++i) f[a * n + i] = st.r[i * S + a];
+    const char* p = saved.data();
+    st.restore(p, saved.data() + saved.size());
+    return true;
+}
+
+}  // namespace galerkin_vi
+}  // namespace noether
+
+using noether::galerkin_vi::Galerkin;
+
+NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-galerkin",
+               "higher-order (2s) Galerkin variational integrator in joint coordinates, O(n) Newton (paper 002)", Galerkin)

@@ -1,0 +1,238 @@
+// vi-galerkin: Gauss–Lobatto collocation, options, the small dense solves, the continuous start
+// (§2.3) and the write-back (§2.2). (docs/design/galerkin-vi.md; layout in galerkin.hpp)
+#include "galerkin.hpp"
+
+namespace noether {
+namespace galerkin_vi {
+
+Lobatto make_lobatto(int s) {
+    Lobatto L;
+    L.s = s;
+    double x[kMaxPoints + 1];
+    for (int j = 0; j <= s; ++j) x[j] = -std::cos(M_PI * j / s);
+    double Ps[kMaxPoints + 1];
+    for (int it = 0; it < 100; ++it) {
+        double change = 0;
+        for (int j = 0; j <= s; ++j) {
+            // P_{s−1}, P_s by the three-term recurrence; x P_s − P_{s−1} = (x² − 1) P_s' / s vanishes
+            // at the Lobatto nodes, and its derivative there is (s + 1) P_s.
+            double p0 = 1, p1 = x[j];
+            for (int k = 2; k <= s; ++k) {
+                const double p2 = ((2 * k - 1) * x[j] * p1 - (k - 1) * p0) / k;
+                p0 = p1, p1 = p2;
+            }
+            Ps[j] = p1;
+            if (j == 0 || j == s) continue;  // the end points are exact
+            const double dx = (x[j] * p1 - p0) / ((s + 1) * p1);
+            x[j] -= dx;
+            change = std::max(change, std::fabs(dx));
+        }
+        if (change < 1e-16) break;
+    }
+    for (int j = 0; j <= s; ++j) {
+        L.c[j] = 0.5 * (1 + x[j]);
+        L.w[j] = 1.0 / (s * (s + 1) * Ps[j] * Ps[j]);  // 2/(s(s+1)P²) on [−1, 1], halved
+    }
+    if (s % 2 == 0) L.c[s / 2] = 0.5;  // the middle node exactly
+    for (int j = 0; j <= s; ++j)
+        for (int a = 0; a <= s; ++a) L.B[j][a] = L.basis_derivative(a, L.c[j]);
+    return L;
+}
+
+GalerkinOptions galerkin_options(const Model& m) {
+    GalerkinOptions o;
+    auto it = m.options.extra.find("points");
+    if (it != m.options.extra.end() && it->second >= 1 && it->second <= kMaxPoints) o.s = static_cast<int>(it->second);
+    it = m.options.extra.find("step_tolerance");
+    if (it != m.options.extra.end()) o.step_tolerance = it->second;
+    return o;
+}
+
+bool lu_factor(double* A, int* piv, int s) {
+    double big = 0;
+    for (int k = 0; k < s * s; ++k) big = std::max(big, std::fabs(A[k]));
+    for (int k = 0; k < s; ++k) {
+        int p = k;
+        for (int i = k + 1; i < s; ++i)
+            if (std::fabs(A[i * s + k]) > std::fabs(A[p * s + k])) p = i;
+        piv[k] = p;
+        if (!(std::fabs(A[p * s + k]) > 1e-300 + 1e-14 * big)) return false;
+        if (p != k)
+            for (int j = 0; j < s; ++j) std::swap(A[k * s + j], A[p * s + j]);
+        for (int i = k + 1; i < s; ++i) {
+            const double f = A[i * s + k] /= A[k * s + k];
+            for (int j = k + 1; j < s; ++j) A[i * s + j] -= f * A[k * s + j];
+        }
+    }
+    return true;
+}
+
+void lu_solve(const double* A, const int* piv, int s, double* b) {
+    for (int k = 0; k < s; ++k)
+        if (piv[k] != k) std::swap(b[k], b[piv[k]]);
+    for (int i = 1; i < s; ++i)
+        for (int j = 0; j < i; ++j) b[i] -= A[i * s + j] * b[j];
+    for (int i = s - 1; i >= 0; --i) {
+        for (int j = i + 1; j < s; ++j) b[i] -= A[i * s + j] * b[j];
+        b[i] /= A[i * s + i];
+    }
+}
+
+int solve_pivoted(double* A, int k, double* b, double* x, int* rp, int* cp, double* y) {
+    double big = 0;
+    for (int i = 0; i < k * k; ++i) big = std::max(big, std::fabs(A[i]));
+    for (int i = 0; i < k; ++i) rp[i] = i, cp[i] = i;
+    int rank = 0;
+    for (; rank < k; ++rank) {
+        int pi = rank, pj = rank;
+        double best = -1;
+        for (int i = rank; i < k; ++i)
+            for (int j = rank; j < k; ++j)
+                if (std::fabs(A[i * k + j]) > best) best = std::fabs(A[i * k + j]), pi = i, pj = j;
+        if (!(best > 1e-11 * big) || !(best > 1e-300)) break;
+        if (pi != rank) {
+            for (int j = 0; j < k; ++j) std::swap(A[rank * k + j], A[pi * k + j]);
+            std::swap(b[rank], b[pi]);
+            std::swap(rp[rank], rp[pi]);
+        }
+        if (pj != rank) {
+            for (int i = 0; i < k; ++i) std::swap(A[i * k + rank], A[i * k + pj]);
+            std::swap(cp[rank], cp[pj]);
+        }
+        for (int i = rank + 1; i < k; ++i) {
+            const double f = A[i * k + rank] /= A[rank * k + rank];
+            for (int j = rank + 1; j < k; ++j) A[i * k + j] -= f * A[rank * k + j];
+            b[i] -= f * b[rank];
+        }
+    }
+    for (int i = rank - 1; i >= 0; --i) {
+        double v = b[i];
+        for (int j = i + 1; j < rank; ++j) v -= A[i * k + j] * y[j];
+        y[i] = v / A[i * k + i];
+    }
+    for (int i = 0; i < k; ++i) x[cp[i]] = i < rank ? y[i] : 0.0;
+    return rank;
+}
+
+double Galerkin::offset(const Model& m, const TreeLink& l) {
+    const JointInfo& j = m.joints[l.joint];
+    return j.offset.empty() ? 0 : j.offset[0];
+}
+
+void Galerkin::start(const Model& m, const Data& d, State& st) {
+    const TreeView& t = st.tree;
+    const int n = st.n;
+    std::vector<double>& prev = st.qdot;  // scratch
+    for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - offset(m, t.links[i]);
+    tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        const Frame Ti = link_transform(l, st.q[i]);
+        st.g[i] = l.parent >= 0 ? st.g[l.parent] * Ti : Ti;
+        double* S = &st.Sb[6 * i];
+        double* v = &st.vb[6 * i];
+        ad_apply(st.g[i], l.S, S);
+        double rel[6], vp[6] = {0, 0, 0, 0, 0, 0};
+        spatial_twist(d, l.body, rel);
+        if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, vp);
+        for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
+        st.qd0[i] = dot6(S, rel) / dot6(S, S);
+        for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * l.parent + k] : 0.0) + S[k] * st.qd0[i];
+        world_momentum(l, st.g[i], v, &st.mu[6 * i]);
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        const int par = t.links[i].parent;
+        st.p[i] = dot6(&st.Sb[6 * i], &st.mu[6 * i]);
+        if (par >= 0)
+            for (int k = 0; k < 6; ++k) st.mu[6 * par + k] += st.mu[6 * i + k];
+    }
+    st.have_prev = false;
+    st.started = true;
+}
+
+void Galerkin::spatial_twist(const Data& d, int b, double* v) {
+    const Vec3 w = rotate(d.pose[b].q, d.twist[b].w);
+    set6(v, w, d.twist[b].v - cross(w, d.pose[b].x));
+}
+
+void Galerkin::world_momentum(const TreeLink& l, const Frame& g, const double* v, double* h) {
+    double b[6], w[6];
+    twist_to_child(g, v, b);
+    const Vec3 Jw = l.inertia * top(b);
+    set6(w, Jw, l.mass * bot(b));
+    wrench_to_parent(g, w, h);
+}
+
+void Galerkin::world_inertia(const TreeLink& l, const Frame& g, double* Mb) {
+    const Mat3 Jw = g.R * l.inertia * transpose(g.R);
+    const Mat3 X = skew(g.p);
+    const Mat3 XX = X * X;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            Mb[6 * a + b] = Jw(a, b) - l.mass * XX(a, b);
+            Mb[6 * a + b + 3] = l.mass * X(a, b);
+            Mb[6 * (a + 3) + b] = -l.mass * X(a, b);
+            Mb[6 * (a + 3) + b + 3] = a == b ? l.mass : 0.0;
+        }
+}
+
+bool Galerkin::any_body_forcing(const Model& m, const Data& d) {
+    if (!m.forces.empty()) return true;
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const Vec3& f = d.applied_force[b];
+        const Vec3& tq = d.applied_torque[b];
+        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
+    }
+    return false;
+}
+
+void Galerkin::project_rates(State& st) {
+    const TreeView& t = st.tree;
+    const int n = st.n, s = st.lob.s, M = st.mrows;
+    const std::size_t N = static_cast<std::size_t>(n);
+    for (int row = 0; row < M; ++row) {
+        double* a = &st.aproj[row * N];
+        std::fill(a, a + N, 0.0);
+        loop_row(st, s, row, 1.0, a, 1, 0, false);
+        tree_abi_solve(t, st.T.data(), st.abi, a, &st.wproj[row * N]);
+    }
+    for (int r = 0; r < M; ++r) {
+        const double* a = &st.aproj[r * N];
+        double acc = 0;
+        for (int i = 0; i < n; ++i) acc += a[i] * st.qdot[i];
+        st.lrhs2[r] = acc;
+        for (int c = 0; c < M; ++c) {
+            const double* w = &st.wproj[c * N];
+            double v = 0;
+            for (int i = 0; i < n; ++i) v += a[i] * w[i];
+            st.Sm[static_cast<std::size_t>(r) * M + c] = v;
+        }
+    }
+    solve_pivoted(st.Sm.data(), M, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
+    for (int c = 0; c < M; ++c)
+        for (int i = 0; i < n; ++i) st.qdot[i] -= st.dlam[c] * st.wproj[c * N + i];
+}
+
+void Galerkin::write_back(const Model& m, Data& d, State& st) {
+    const TreeView& t = st.tree;
+    const int n = st.n;
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        st.T[i] = link_transform(l, st.q[i]);
+        st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+    }
+    tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+    tree_abi_setup(t, st.T.data(), nullptr, st.abi);
+    tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
+    if (!st.loops.empty()) project_rates(st);
+    tree_link_twists(t, st.q.data(), st.qdot.data(), reinterpret_cast<double(*)[6]>(st.Vl.data()));
+    for (int b = 0; b < m.nbodies(); ++b) {
+        d.pose[b] = st.bp[b];
+        const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.Vl.data()), b);
+        d.twist[b] = tw;
+        d.twist_guess[b] = tw;
+    }
+}
+
+}  // namespace galerkin_vi
+}  // namespace noether
