@@ -1,0 +1,318 @@
+// riqn: one substep: the DRNEA residual (§4), the guess, the quasi-Newton iteration with the
+// articulated-body solve (§5) and the exact Newton option (docs/design/riqn.md; layout in
+// riqn.hpp).
+#include "riqn.hpp"
+
+namespace noether {
+namespace riqn {
+
+Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    if (!st.fresh) kinematics(m, d, st);
+    forces(m, d, st);
+    set_inputs(d, st, h);
+    tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
+    guess(st, h);
+    Attempt out;
+    const double tol = m.options.tolerance;
+    for (int it = 0;; ++it) {
+        const double rn = drnea(m, st, h, &out.worst_node);
+        out.residual = rn;
+        out.iterations = it;
+        if (!std::isfinite(rn)) {
+            out.status = rn == INFINITY ? StepStatus::rotation_limit : StepStatus::non_finite;
+            return out;
+        }
+        if (rn <= tol) break;
+        double far = 0;  // screw coordinates (rotations are bounded by the π check of drnea)
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            if (l.type == TreeJoint::screw) far = std::max(far, std::fabs(st.qp[l.iq] - st.q[l.iq]));
+        }
+        if (it == m.options.max_iterations || far > 3) {
+            out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
+            return out;
+        }
+        if (st.opt.exact) {
+            if (!exact_step(st, h)) {
+                out.status = StepStatus::singular;
+                return out;
+            }
+        } else {
+            for (int k = 0; k < t.nv; ++k) st.u[k] = -h * st.r[k];
+            tree_abi_solve(t, st.T.data(), st.abi, st.u.data(), st.dq.data());
+        }
+        double step = 0;
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            if (l.type == TreeJoint::screw) st.qp[l.iq] += st.dq[l.iv];
+            else link_retract(l, &st.qp[l.iq], &st.dq[l.iv], &st.qp[l.iq]);
+        }
+        for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.dq[k]));
+        if (step <= st.opt.step_tolerance) {  // the residual is at its round-off floor
+            out.iterations = it + 1;
+            out.residual = drnea(m, st, h, &out.worst_node);
+            if (!std::isfinite(out.residual)) {
+                out.status = StepStatus::non_finite;
+                return out;
+            }
+            break;
+        }
+    }
+    out.worst_node = -1;
+    commit(st, h);
+    return out;
+}
+
+double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        const Frame Tp = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
+        const Frame& Ti = st.Ti[i];
+        st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
+        double x[6];
+        const double th = se3_log(st.f[i], x);
+        if (!(th < 3.1)) return INFINITY;
+        double* mu = &st.mu[6 * i];
+        momentum(x, l.inertia, l.mass, h, mu);
+        double* G = &st.Gam[6 * i];
+        for (int k = 0; k < 6; ++k) G[k] = mu[k] - st.pi[6 * i + k] - h * st.F[6 * i + k];
+    }
+    double rn = 0, worst_r = -1;
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const double* G = &st.Gam[6 * i];
+        if (l.type == TreeJoint::screw) {
+            const double spring = -l.stiffness * (st.q[l.iq] - l.rest);
+            const double ri = dot6(l.S, G) - st.Qminus[l.iv] - 0.5 * h * st.tau[l.iv] - h * spring +
+                              0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+            st.r[l.iv] = ri;
+            rn += ri * ri;
+            if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = m.nbodies() + l.joint;
+        } else {  // ball: Sᵀ Γ; free: Γ (their forcing is in F)
+            for (int c = 0; c < l.nv; ++c) {
+                double sc[6];
+                link_motion(l, c, sc);
+                const double ri = dot6(sc, G);
+                st.r[l.iv + c] = ri;
+                rn += ri * ri;
+                if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = l.joint >= 0 ? m.nbodies() + l.joint : l.body;
+            }
+        }
+        if (l.parent >= 0) {
+            double w[6];
+            wrench_to_parent(st.T[i], G, w);
+            double* Gp = &st.Gam[6 * l.parent];
+            for (int k = 0; k < 6; ++k) Gp[k] += w[k];
+        }
+    }
+    return std::sqrt(rn);
+}
+
+void Riqn::guess(State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    if (st.opt.guess == Guess::position) {
+        st.qp = st.q;
+        return;
+    }
+    for (int i = 0; i < n; ++i) {  // q̇_k
+        const TreeLink& l = t.links[i];
+        if (l.type == TreeJoint::screw) {
+            st.dq[l.iv] = (st.q[l.iq] - st.qm[l.iq]) / st.dt_prev;
+            continue;
+        }
+        link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
+        for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
+    }
+    const bool accel = st.opt.guess == Guess::acceleration;
+    if (accel) forward_dynamics(st);  // q̈ into st.u
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        if (l.type == TreeJoint::screw) {
+            st.qp[l.iq] = accel ? st.q[l.iq] + h * (st.dq[l.iv] + h * st.u[l.iv]) : st.q[l.iq] + h * st.dq[l.iv];
+            continue;
+        }
+        double v[6];
+        for (int k = 0; k < l.nv; ++k) v[k] = h * (st.dq[l.iv + k] + (accel ? h * st.u[l.iv + k] : 0.0));
+        link_retract(l, &st.q[l.iq], v, &st.qp[l.iq]);
+    }
+}
+
+void Riqn::forward_dynamics(State& st) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        double* Vi = &st.V[6 * i];
+        if (l.parent >= 0) twist_to_child(st.T[i], &st.V[6 * l.parent], Vi);
+        else std::fill(Vi, Vi + 6, 0.0);
+        const Vec3 wp = top(Vi), vp = bot(Vi);  // the part carried from the parent
+        double Sq[6];  // S_i q̇_i
+        if (l.type == TreeJoint::screw) {
+            for (int k = 0; k < 6; ++k) Sq[k] = l.S[k] * st.dq[l.iv];
+        } else {
+            std::fill(Sq, Sq + 6, 0.0);
+            for (int c = 0; c < l.nv; ++c) {
+                double sc[6];
+                link_motion(l, c, sc);
+                for (int k = 0; k < 6; ++k) Sq[k] += sc[k] * st.dq[l.iv + c];
+            }
+        }
+        for (int k = 0; k < 6; ++k) Vi[k] += Sq[k];
+        // c_i = ad_{V_i} S_i q̇_i (= ad of the carried part, since ad_x x = 0)
+        const Vec3 sw = top(Sq), sv = bot(Sq);
+        set6(&st.c[6 * i], cross(wp, sw), cross(vp, sw) + cross(wp, sv));
+        // bias wrench −ad_Vᵀ G V − F
+        const Vec3 w = top(Vi), v = bot(Vi);
+        const Vec3 Jw = l.inertia * w, mv = l.mass * v;
+        double* p = &st.pA[6 * i];
+        set6(p, cross(w, Jw) + cross(v, mv), cross(w, mv));
+        for (int k = 0; k < 6; ++k) p[k] -= st.F[6 * i + k];
+    }
+    // The articulated inertias are those of the impulse ABI already built for this step
+    // (M(q_k) + (h/2)·D: with dampers the guess's acceleration is that of an implicit damper).
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const double* U = &st.abi.U[6 * l.iv];
+        const double* IA = &st.abi.IA[36 * i];
+        const double* c = &st.c[6 * i];
+        double pa[6], o[6];
+        if (l.type == TreeJoint::screw) {
+            const double Di = st.abi.D[l.id];
+            const double tau = st.tau[l.iv] - l.stiffness * (st.q[l.iq] - l.rest) - l.damping * st.dq[l.iv];
+            const double ui = tau - dot6(l.S, &st.pA[6 * i]);
+            st.fdu[l.iv] = ui;
+            if (l.parent < 0) continue;
+            const double Uc = dot6(U, c);
+            for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c) + U[k] * (ui - Uc) / Di;
+        } else {  // no joint forces here: a ball's actuation and springs are in F
+            const int nv = l.nv;
+            const double* Dinv = &st.abi.D[l.id];
+            double y[6];
+            for (int e = 0; e < nv; ++e) {
+                double sc[6];
+                link_motion(l, e, sc);
+                st.fdu[l.iv + e] = -dot6(sc, &st.pA[6 * i]);
+                y[e] = st.fdu[l.iv + e] - dot6(&U[6 * e], c);
+            }
+            if (l.parent < 0) continue;
+            for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c);
+            for (int e = 0; e < nv; ++e) {
+                double z = 0;
+                for (int f = 0; f < nv; ++f) z += Dinv[e * nv + f] * y[f];
+                for (int k = 0; k < 6; ++k) pa[k] += U[6 * e + k] * z;
+            }
+        }
+        wrench_to_parent(st.T[i], pa, o);
+        for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
+    }
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        double* a = &st.dV[6 * i];
+        if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
+        else std::fill(a, a + 6, 0.0);
+        for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
+        if (l.type == TreeJoint::screw) {
+            const double qdd = (st.fdu[l.iv] - dot6(&st.abi.U[6 * l.iv], a)) / st.abi.D[l.id];
+            st.u[l.iv] = qdd;
+            for (int k = 0; k < 6; ++k) a[k] += l.S[k] * qdd;
+            continue;
+        }
+        const int nv = l.nv;
+        const double* Dinv = &st.abi.D[l.id];
+        double y[6];
+        for (int e = 0; e < nv; ++e) y[e] = st.fdu[l.iv + e] - dot6(&st.abi.U[6 * (l.iv + e)], a);
+        for (int e = 0; e < nv; ++e) {
+            double z = 0;
+            for (int f = 0; f < nv; ++f) z += Dinv[e * nv + f] * y[f];
+            st.u[l.iv + e] = z;
+            double sc[6];
+            link_motion(l, e, sc);
+            for (int k = 0; k < 6; ++k) a[k] += sc[k] * z;
+        }
+    }
+}
+
+bool Riqn::exact_step(State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        const Frame Tp = link_transform(l, &st.qp[l.iq]);
+        st.gp[i] = l.parent >= 0 ? st.gp[l.parent] * Tp : Tp;
+    }
+    st.K.setZero();
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& li = t.links[i];
+        double x[6];
+        se3_log(st.f[i], x);
+        Eigen::Matrix<double, 6, 6> dmu, ad, Dinv, Adf;
+        constexpr double eps = 1e-30;
+        for (int k = 0; k < 6; ++k) {
+            std::complex<double> xc[6], mc[6];
+            for (int a = 0; a < 6; ++a) xc[a] = x[a];
+            xc[k] += std::complex<double>(0, eps);
+            momentum(xc, li.inertia, li.mass, h, mc);
+            for (int a = 0; a < 6; ++a) dmu(a, k) = mc[a].imag() / eps;
+        }
+        const Mat3 P = skew(top(x)), Q = skew(bot(x));
+        ad.setZero();
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                ad(a, b) = ad(a + 3, b + 3) = P(a, b);
+                ad(a + 3, b) = Q(a, b);
+            }
+        double th = norm(top(x)), ca, cb;
+        dexpinv_coeffs(th, ca, cb);
+        const Eigen::Matrix<double, 6, 6> ad2 = ad * ad;
+        Dinv = Eigen::Matrix<double, 6, 6>::Identity() - 0.5 * ad + ca * ad2 + cb * ad2 * ad2;
+        const Frame& f = st.f[i];
+        const Mat3 pR = skew(f.p) * f.R;
+        Adf.setZero();
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                Adf(a, b) = Adf(a + 3, b + 3) = f.R(a, b);
+                Adf(a + 3, b) = pR(a, b);
+            }
+        const Eigen::Matrix<double, 6, 6> B = dmu * Dinv * Adf;
+        // Jacobian columns of the ancestors j of i (and i): Ad_{g_i⁻¹ g_j} S_j at q_k and at q⁺
+        // (for ball and free links, one column per velocity: T(q ⊕ v) = T(q) exp(S v)).
+        const Frame gi_k = inverse(st.g[i]), gi_p = inverse(st.gp[i]);
+        for (int j = i; j >= 0; j = t.links[j].parent) {
+            const TreeLink& lj = t.links[j];
+            const Frame ak = gi_k * st.g[j], ap = gi_p * st.gp[j];
+            for (int e = 0; e < lj.nv; ++e) {
+                double sc[6], ck[6], cp[6];
+                link_motion(lj, e, sc);
+                ad_apply(ak, sc, ck);
+                ad_apply(ap, sc, cp);
+                Eigen::Map<const Eigen::Matrix<double, 6, 1>> Ck(ck), Cp(cp);
+                st.Jk.col(lj.iv + e) = Ck;
+                st.Jp.col(lj.iv + e) = Cp;
+            }
+        }
+        for (int j = i; j >= 0; j = t.links[j].parent)
+            for (int a = t.links[j].iv; a < t.links[j].iv + t.links[j].nv; ++a) {
+                const Eigen::Matrix<double, 1, 6> row = st.Jk.col(a).transpose() * B;
+                for (int k = i; k >= 0; k = t.links[k].parent)
+                    for (int b = t.links[k].iv; b < t.links[k].iv + t.links[k].nv; ++b) st.K(a, b) += row.dot(st.Jp.col(b));
+            }
+    }
+    for (const TreeLink& l : t.links)
+        if (l.type == TreeJoint::screw) st.K(l.iv, l.iv) += 0.5 * l.damping;
+    for (int k = 0; k < t.nv; ++k) st.kr(k) = -st.r[k];
+    st.lu.compute(st.K);
+    // Singular or not finite: judged from the pivots (rcond() would allocate in the step).
+    const auto piv = st.lu.matrixLU().diagonal().cwiseAbs();
+    if (!(piv.minCoeff() > 1e-14 * piv.maxCoeff())) return false;
+    Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), t.nv);
+    dq.noalias() = st.lu.solve(st.kr);
+    return true;
+}
+
+}  // namespace riqn
+}  // namespace noether

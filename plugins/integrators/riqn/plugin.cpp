@@ -1,0 +1,171 @@
+// riqn: the plugin class (options, checks, state, the step through the kernel's subdivide(),
+// introspection, monitors) and its entry point (docs/design/riqn.md; layout in riqn.hpp).
+#include "riqn.hpp"
+
+namespace noether {
+namespace riqn {
+
+const std::string* string_option(const Model& m, const char* key) {
+    auto it = m.options.extra_lists.find(key);
+    if (it == m.options.extra_lists.end() || it->second.size() != 1) return nullptr;
+    return &it->second[0];
+}
+
+RiqnOptions riqn_options(const Model& m) {
+    RiqnOptions o;
+    if (const std::string* s = string_option(m, "newton")) o.exact = *s == "exact";
+    if (const std::string* s = string_option(m, "guess"))
+        o.guess = *s == "position" ? Guess::position : *s == "velocity" ? Guess::velocity : Guess::acceleration;
+    auto it = m.options.extra.find("step_tolerance");
+    if (it != m.options.extra.end()) o.step_tolerance = it->second;
+    return o;
+}
+
+void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
+    TreeView t;
+    if (build_tree_view(m, "riqn", t, out)) {
+        for (const TreeLink& l : t.links) {
+            if (l.type != TreeJoint::ball) continue;
+            const JointInfo& ji = m.joints[l.joint];
+            for (std::size_t k = 0; k < ji.damping.size(); ++k) {
+                if (ji.damping[k] == 0) continue;
+                char buf[96];
+                std::snprintf(buf, sizeof buf, "%g", ji.damping[k]);
+                out.push_back({Severity::error, ji.origin,
+                               "riqn: joint '" + ji.name + "' (" + ji.type + ") has damping " + buf +
+                                   "; riqn takes undamped ball joints (their springs and actuation are applied); "
+                                   "use vi-maximal or vi-midpoint for a damped ball joint"});
+                break;
+            }
+        }
+    }
+    const Origin none = m.origin;
+    auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
+        std::string list;
+        for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
+        if (m.options.extra.count(key)) {
+            out.push_back({Severity::error, none, std::string("options: riqn option '") + key +
+                                                      "' must be a string (one of " + list + "), got a number"});
+            return;
+        }
+        auto it = m.options.extra_lists.find(key);
+        if (it == m.options.extra_lists.end()) return;
+        bool ok = it->second.size() == 1;
+        if (ok) {
+            ok = false;
+            for (const char* a : allowed) ok |= it->second[0] == a;
+        }
+        if (!ok)
+            out.push_back({Severity::error, none,
+                           std::string("options: riqn option '") + key + "' must be one of " + list + ", got '" +
+                               (it->second.empty() ? std::string("") : it->second[0]) +
+                               (it->second.size() > 1 ? "', …" : "'")});
+    };
+    one_of("newton", {"riqn", "exact"});
+    one_of("guess", {"position", "velocity", "acceleration"});
+    if (m.options.extra_lists.count("step_tolerance"))
+        out.push_back({Severity::error, none, "options: riqn option 'step_tolerance' must be a number"});
+    const RiqnOptions o = riqn_options(m);
+    if (!(o.step_tolerance > 0) || !std::isfinite(o.step_tolerance)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "options: riqn option 'step_tolerance' must be positive and finite, got %g",
+                      o.step_tolerance);
+        out.push_back({Severity::error, none, buf});
+    }
+}
+
+std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
+    auto st = std::make_unique<State>();
+    std::vector<Diagnostic> errors;
+    if (!build_tree_view(m, "riqn", st->tree, errors)) throw ModelError(errors);
+    st->opt = riqn_options(m);
+    const int n = st->tree.size(), nb = m.nbodies(), nq = st->tree.nq, nv = st->tree.nv;
+    st->dt_prev = m.options.dt;
+    for (std::vector<double>* v : {&st->q, &st->qm, &st->qp}) v->assign(nq, 0.0);
+    for (const TreeLink& l : st->tree.links)
+        for (std::vector<double>* v : {&st->q, &st->qm, &st->qp}) link_neutral(l, v->data() + l.iq);
+    for (std::vector<double>* v : {&st->Qminus, &st->r, &st->dq, &st->tau, &st->kd, &st->u, &st->fdu})
+        v->assign(nv, 0.0);
+    for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA})
+        v->assign(6 * static_cast<std::size_t>(n), 0.0);
+    st->T.assign(n, Frame{});
+    st->Ti.assign(n, Frame{});
+    st->g.assign(n, Frame{});
+    st->f.assign(n, Frame{});
+    st->bp.assign(nb, Pose{});
+    st->prev_pose.assign(nb, Pose{});
+    st->bw.assign(nb, Wrench{});
+    if (st->opt.exact) {
+        st->gp.assign(n, Frame{});
+        st->K.resize(nv, nv);
+        st->Jk.resize(6, nv);
+        st->Jp.resize(6, nv);
+        st->kr.resize(nv);
+        st->lu = Eigen::PartialPivLU<Eigen::MatrixXd>(nv);
+    }
+    return st;
+}
+
+StepReport Riqn::advance(const Model& m, Data& d) const {
+    State& st = static_cast<State&>(*d.integrator_state);
+    const double h = m.options.dt;
+    StepReport report = subdivide(
+        m, d, 1, 1,
+        [&](int k, double hs) {
+            if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
+            if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
+        },
+        [&](double hs) { return substep(m, d, st, hs); },
+        [&](int k, double hs) {
+            if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
+        });
+    if (report.status == StepStatus::ok) write_back(m, d, st);
+    return report;
+}
+
+bool Riqn::step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
+    if (A) return false;
+    State& st = static_cast<State&>(*d.integrator_state);
+    std::string saved;
+    st.save(saved);
+    const double h = m.options.dt;
+    if (!st.started || d.changed_since_commit()) start(m, d, st, h);
+    kinematics(m, d, st);
+    forces(m, d, st);
+    set_inputs(d, st, h);
+    std::copy(s, s + st.tree.nq, st.qp.begin());
+    int worst = -1;
+    drnea(m, st, h, &worst);
+    std::copy(st.r.begin(), st.r.end(), f);
+    const char* p = saved.data();
+    st.restore(p, saved.data() + saved.size());
+    return true;
+}
+
+Monitors Riqn::monitors(const Model& m, const Data& d) const {
+    const State& st = static_cast<const State&>(*d.integrator_state);
+    if (!st.started) return default_monitors(m, d);  // before the first step: the continuous state
+    Monitors mon = discrete_monitors(m, d, st.dt_prev);
+    // The momenta riqn's discrete Noether theorem conserves: Σ Ad_{g_i⁻¹}ᵀ π_i over the links,
+    // world frame about the origin (π_i: the last interval's momentum μ_i carried to q_k).
+    mon.momentum = Vec3{};
+    mon.angular_momentum = Vec3{};
+    const TreeView& t = st.tree;
+    for (int i = 0; i < t.size(); ++i) {
+        const int b = t.links[i].body;
+        const Frame g = frame_of(d.pose[b]) * inverse(t.body_offset[b]);
+        const double* p = &st.pi[6 * i];
+        const Vec3 f = g.R * bot(p);
+        mon.momentum += f;
+        mon.angular_momentum += g.R * top(p) + cross(g.p, f);
+    }
+    return mon;
+}
+
+}  // namespace riqn
+}  // namespace noether
+
+using noether::riqn::Riqn;
+
+NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "riqn",
+               "second-order variational integrator in joint coordinates, linear time per iteration (paper 001)", Riqn)

@@ -1,0 +1,241 @@
+// riqn: the linear-time variational integrator in joint coordinates (paper 001, Lee, Liu, Park &
+// Srinivasa, WAFR 2016), restated with its verified formulas in docs/design/riqn.md.
+//
+// The mechanism is seen through the kernel's tree view (noether/tree.hpp): links in parents-first
+// order, fixed joints merged, each 1-DOF joint a screw. Per step (riqn.md §3–§7):
+//   setup at q_k   link transforms T_i^k, link poses, forcing h·F_i (gravity, body forces),
+//                  the impulse articulated-body inertias of M(q_k) + (h/2)·D            O(n)
+//   guess          IG3: one continuous forward-dynamics pass (ABA)                      O(n)
+//   iterate        r = DRNEA(q⁺) (forward: f_i, μ_i; backward: Γ_i, r_i)                 O(n)
+//                  Δq = −h (M + (h/2)D)⁻¹ r by the impulse ABA pass (RIQN)               O(n)
+//                  or the dense exact Newton step (option newton = "exact", §5.4)      O(n³)
+//                  until ‖r‖ ≤ tolerance or max|Δq| ≤ step_tolerance (§5.5)
+//   commit         π_i ← Ad_{f_i}ᵀ μ_i, Qminus, q_{k−1} ← q_k, q_k ← q⁺
+// The first step starts from the continuous state by the discrete Legendre transform (§7.2).
+// Beyond paper 001 (docs/integrators.md, "riqn: free roots and ball joints"): the root of a
+// floating component is a free link whose unknown is its pose on SE(3) and whose residual is its
+// whole 6-vector Γ; a ball joint's unknown is its relative rotation on SO(3) and its residual Sᵀ Γ
+// with S = [I; c×]. Both are updated by the retraction q ⊕ Δ of the tree view.
+// A failed step is retaken from the kernel's snapshot as 2, 4, … substeps in momentum form
+// (§5.5). After each step the body poses of the Model and the discrete twists of the interval
+// are written back in the maximal layout (§7.3), so monitors, outputs and joint coordinates are
+// shared with the maximal-coordinate integrators; if a host moves the bodies between steps,
+// the integrator restarts from the Data as from a continuous state.
+//
+// Source layout (plugins/integrators/riqn/): riqn.hpp the state and the class, plugin.cpp the
+// plugin class and its entry point, state.cpp kinematics, the start from Data and the write-back,
+// newton.cpp the substep (residual, guess, quasi-Newton and exact Newton).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "noether/data.hpp"
+#include "noether/integrator.hpp"
+#include "noether/plugin.hpp"
+#include "noether/tree.hpp"
+
+namespace noether {
+namespace riqn {
+
+using V6 = double[6];
+
+// ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches (the shared ones, top/bot/set6, the
+// adjoints and the logarithms, come with noether/spatial.hpp) --------------------------------------
+
+// a(θ), b(θ) of the exact dexp⁻¹ = I − ½ad + a·ad² + b·ad⁴ (riqn.md §1.4). T is double or complex.
+template <class T>
+void dexpinv_coeffs(const T& th, T& a, T& b) {
+    using std::cos;
+    using std::sin;
+    if (std::real(th) >= 0.5) {
+        const T h = th / 2.0, cot = cos(h) / sin(h), sh = sin(h);
+        const T k = h * cot, d = th / (4.0 * sh * sh) - 0.5 * cot;
+        const T t2 = th * th;
+        a = (2.0 * (1.0 - k) - th * d / 2.0) / t2;
+        b = (1.0 - k - th * d / 2.0) / (t2 * t2);
+        return;
+    }
+    static const double c[8] = {0, 1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                                -691.0 / 1307674368000.0, 1.0 / 74724249600.0};
+    const T u = -th * th;
+    // a = c1 − Σ_{n=3..7} (n−2) c_n u^{n−1};  b = Σ_{n=2..7} (n−1) c_n u^{n−2}
+    T pa = T(0), pb = T(0);
+    for (int n = 7; n >= 3; --n) pa = pa * u + double(n - 2) * c[n];
+    for (int n = 7; n >= 2; --n) pb = pb * u + double(n - 1) * c[n];
+    a = c[1] - pa * u * u;
+    b = pb;
+}
+
+// ad_xᵀ w for x = [φ; ρ], w = [n; f]: [−φ×n − ρ×f; −φ×f].
+template <class T>
+inline __attribute__((always_inline)) void adT(const T* x, const T* w, T* o) {
+    o[0] = -(x[1] * w[2] - x[2] * w[1]) - (x[4] * w[5] - x[5] * w[4]);
+    o[1] = -(x[2] * w[0] - x[0] * w[2]) - (x[5] * w[3] - x[3] * w[5]);
+    o[2] = -(x[0] * w[1] - x[1] * w[0]) - (x[3] * w[4] - x[4] * w[3]);
+    o[3] = -(x[1] * w[5] - x[2] * w[4]);
+    o[4] = -(x[2] * w[3] - x[0] * w[5]);
+    o[5] = -(x[0] * w[4] - x[1] * w[3]);
+}
+
+// μ = dexp⁻¹(x)ᵀ G x / h with G = diag(J, m I) (riqn.md §3.1).
+template <class T>
+void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
+    T w[6], t1[6], t2[6], t3[6], t4[6];
+    for (int i = 0; i < 3; ++i) {
+        w[i] = J(i, 0) * x[0] + J(i, 1) * x[1] + J(i, 2) * x[2];
+        w[i + 3] = mass * x[i + 3];
+    }
+    adT(x, w, t1);
+    adT(x, t1, t2);
+    adT(x, t2, t3);
+    adT(x, t3, t4);
+    using std::sqrt;
+    const T th = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    T a, b;
+    dexpinv_coeffs(th, a, b);
+    for (int i = 0; i < 6; ++i) mu[i] = (w[i] - 0.5 * t1[i] + a * t2[i] + b * t4[i]) / h;
+}
+
+// ---- options --------------------------------------------------------------------------------
+
+enum class Guess { position, velocity, acceleration };
+struct RiqnOptions {
+    bool exact = false;
+    Guess guess = Guess::acceleration;
+    double step_tolerance = 1e-12;
+};
+
+const std::string* string_option(const Model& m, const char* key);
+
+RiqnOptions riqn_options(const Model& m);
+
+// ---- state ----------------------------------------------------------------------------------
+
+struct State final : IntegratorState {
+    // Carried between steps (saved).
+    bool started = false;
+    bool fresh = false;  // T, Ti, g, bp are those of the current q (not saved: recomputed after a restore)
+    double dt_prev = 0;                 // length of the interval q_{k−1} → q_k
+    std::vector<double> q, qm, Qminus;  // q_k, q_{k−1} (nq), carried joint impulse (nv)
+    std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
+
+    // Setup and workspaces (sized once).
+    TreeView tree;
+    RiqnOptions opt;
+    std::vector<Frame> T, Ti, g, f;             // T_i^k, its inverse, link poses at q_k, f_i of the last DRNEA
+    std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled); qp: nq, r, dq, tau: nv
+    TreeABI abi;                                     // impulse ABI of M(q_k) + (h/2)·D
+    std::vector<double> kd, u, dV;
+    std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
+    std::vector<Pose> bp, prev_pose;
+    std::vector<Wrench> bw;
+    // Exact Newton: link poses at q⁺, the matrix, Jacobian columns, the factorisation.
+    std::vector<Frame> gp;
+    Eigen::MatrixXd K, Jk, Jp;
+    Eigen::VectorXd kr;
+    Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+
+    void save(std::string& out) const override {
+        const char st = started ? 1 : 0;
+        out.append(&st, 1);
+        out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi})
+            if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
+    }
+    bool restore(const char*& p, const char* end) override {
+        const std::size_t need = 1 + sizeof dt_prev + sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size());
+        if (static_cast<std::size_t>(end - p) < need) return false;
+        started = *p++ != 0;
+        fresh = false;
+        std::memcpy(&dt_prev, p, sizeof dt_prev);
+        p += sizeof dt_prev;
+        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) {
+            if (!v->empty()) std::memcpy(v->data(), p, sizeof(double) * v->size());
+            p += sizeof(double) * v->size();
+        }
+        return true;
+    }
+};
+
+class Riqn final : public Integrator {
+public:
+    Scheme scheme() const override { return Scheme::implicit_fixed; }
+    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance"}; }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override;
+
+    std::unique_ptr<IntegratorState> create_state(const Model& m) const override;
+
+    StepReport advance(const Model& m, Data& d) const override;
+
+    // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
+    // are q⁺ (TreeView::nq positions in TreeView order) and f = r (TreeView::nv values); no Newton
+    // matrix (A must be null). The integrator state is left as it was.
+    bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override;
+
+    Monitors monitors(const Model& m, const Data& d) const override;
+
+private:
+    // ---- configuration-k setup -----------------------------------------------------------
+
+    // T_i^k, link poses g, body poses bp (quaternion signs continuous with Data::pose).
+    static void kinematics(const Model& m, const Data& d, State& st);
+
+    // Link wrenches at configuration k (link frame, about the link CoM): gravity and the body
+    // forces of the Model and the inputs. Needs kinematics().
+    static void forces(const Model& m, const Data& d, State& st);
+    static bool any_input(const Model& m, const Data& d);
+
+    // Discrete Legendre start from the continuous state of Data (riqn.md §7.2).
+    static void start(const Model& m, const Data& d, State& st, double h);
+    // The twist of link i (link frame) from the body twists of Data (ω body frame, v of the
+    // centre of mass in the world); needs kinematics().
+    static void link_twist_of_data(const Data& d, const State& st, int i, double* V);
+    // Joint inputs of the step: torques and the (h/2)·damping added to the RIQN matrix.
+    static void set_inputs(const Data& d, State& st, double h);
+    static double offset(const Model& m, const TreeLink& l);
+
+    // A change of step length h → h' at node k in momentum form (riqn.md §5.5): the node takes
+    // (h/2 + h'/2) of its forcing, so the carried terms move by δ = (h − h')/2 of the node's
+    // forcing: π ← π + δ·F(q_k) (gravity, body forces), Qminus ← Qminus + δ·τ_spring(q_k).
+    static void shift_momentum(const Model& m, const Data& d, State& st, double delta);
+
+    // ---- one step of length h ------------------------------------------------------------
+
+    Attempt substep(const Model& m, const Data& d, State& st, double h) const;
+
+    // DRNEA (riqn.md §4): the residual r(q⁺) into st.r, f_i and μ_i kept for the commit.
+    // Returns ‖r‖₂, or +inf when a link would turn by π or more in one step.
+    double drnea(const Model& m, State& st, double h, int* worst) const;
+
+    // Initial guess for q⁺ (riqn.md §6).
+    static void guess(State& st, double h);
+
+    // Continuous forward dynamics at (q_k, q̇_k = st.dq): q̈ into st.u. The articulated-body
+    // algorithm in link frames; forcing: gravity and body forces (st.F), joint inputs, springs and
+    // dampers (explicit here: this is only the initial guess).
+    static void forward_dynamics(State& st);
+
+    // Exact Newton step (riqn.md §5.4): Δq = −(∂r/∂q⁺)⁻¹ r into st.dq, with
+    //   ∂r/∂q⁺ = Σ_i J_i(q_k)ᵀ B_i J_i(q⁺) + D/2,   B_i = (∂μ_i/∂x_i) · dexp⁻¹_{x_i} · Ad_{f_i},
+    // J_i the body Jacobian of link i, ∂μ/∂x by complex-step differentiation (exact to round-off).
+    // Dense, O(n·depth²) to build and O(n³) to solve: for comparison, not for speed.
+    static bool exact_step(State& st, double h);
+
+    static void commit(State& st, double h);
+
+    // Body poses at q_k and the discrete twists of the interval (q_{k−1}, q_k) into Data
+    // (riqn.md §7.3).
+    static void write_back(const Model& m, Data& d, State& st);
+};
+
+}  // namespace riqn
+}  // namespace noether

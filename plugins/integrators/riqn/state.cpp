@@ -1,0 +1,174 @@
+// riqn: kinematics and forces at the current configuration, the discrete Legendre start from Data
+// (§7.2), the inputs, the momentum shift of a subdivided step, the commit and the write-back into
+// Data (docs/design/riqn.md; layout in riqn.hpp).
+#include "riqn.hpp"
+
+namespace noether {
+namespace riqn {
+
+void Riqn::kinematics(const Model& m, const Data& d, State& st) {
+    const TreeView& t = st.tree;
+    for (int i = 0; i < t.size(); ++i) {
+        const TreeLink& l = t.links[i];
+        st.T[i] = l.type == TreeJoint::screw ? link_transform(l, st.q[l.iq]) : link_transform(l, &st.q[l.iq]);
+        st.Ti[i] = inverse(st.T[i]);
+        st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+    }
+    (void)m;
+    tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+    st.fresh = true;
+}
+
+void Riqn::forces(const Model& m, const Data& d, State& st) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {
+        const Vec3 fg = t.links[i].mass * (transpose(st.g[i].R) * m.gravity);
+        set6(&st.F[6 * i], Vec3{}, fg);
+    }
+    bool ball_forcing = false;  // actuation or springs on a ball joint: wrenches at the node
+    if (!t.screws_only)
+        for (const TreeLink& l : t.links) {
+            if (l.type != TreeJoint::ball) continue;
+            const JointInfo& ji = m.joints[l.joint];
+            ball_forcing = ball_forcing || ji.has_force_element;
+            for (int k = 0; k < 3; ++k) ball_forcing = ball_forcing || d.actuation[l.dof + k] != 0;
+        }
+    if (m.forces.empty() && !any_input(m, d) && !ball_forcing) return;
+    body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
+    if (ball_forcing)
+        for (const TreeLink& l : t.links)
+            if (l.type == TreeJoint::ball) add_joint_wrenches(m, d, d.inputs(), st.bp.data(), l.joint, st.bw.data());
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const int L = t.body_link[b];
+        if (L < 0) continue;
+        const Frame& o = t.body_offset[b];
+        const Vec3 f = transpose(st.g[L].R) * st.bw[b].force;
+        const Vec3 n_ = o.R * st.bw[b].torque + cross(o.p, f);
+        double* F = &st.F[6 * L];
+        F[0] += n_.x, F[1] += n_.y, F[2] += n_.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
+    }
+}
+
+bool Riqn::any_input(const Model& m, const Data& d) {
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const Vec3& f = d.applied_force[b];
+        const Vec3& tq = d.applied_torque[b];
+        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
+    }
+    return false;
+}
+
+void Riqn::start(const Model& m, const Data& d, State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
+    st.qm = st.q;
+    for (const TreeLink& l : t.links)
+        if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - offset(m, l);
+    tree_coordinates(t, d.pose.data(), st.qm.data(), st.q.data());
+    kinematics(m, d, st);
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        if (l.type == TreeJoint::screw) {
+            st.dq[l.iv] = d.rate[l.dof];
+            continue;
+        }
+        // Ball and free links: velocities from the body twists of Data.
+        double Vi[6], Vp[6] = {0, 0, 0, 0, 0, 0};
+        link_twist_of_data(d, st, i, Vi);
+        if (l.type == TreeJoint::free) {
+            for (int k = 0; k < 6; ++k) st.dq[l.iv + k] = Vi[k];
+            continue;
+        }
+        if (l.parent >= 0) link_twist_of_data(d, st, l.parent, Vp);
+        const Vec3 w = top(Vi) - transpose(st.T[i].R) * top(Vp);  // relative angular velocity
+        st.dq[l.iv] = w.x, st.dq[l.iv + 1] = w.y, st.dq[l.iv + 2] = w.z;
+    }
+    tree_link_twists(t, st.q.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));
+    forces(m, d, st);
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        const double* Vi = &st.V[6 * i];
+        const Vec3 Jw = l.inertia * top(Vi);
+        double* p = &st.pi[6 * i];
+        set6(p, Jw, l.mass * bot(Vi));
+        for (int k = 0; k < 6; ++k) p[k] -= 0.5 * h * st.F[6 * i + k];
+        if (l.type == TreeJoint::screw) {
+            st.qm[l.iq] = st.q[l.iq] - h * st.dq[l.iv];
+            st.Qminus[l.iv] = 0;
+            continue;
+        }
+        double back[6];
+        for (int k = 0; k < l.nv; ++k) back[k] = -h * st.dq[l.iv + k];
+        link_retract(l, &st.q[l.iq], back, &st.qm[l.iq]);
+    }
+    st.dt_prev = h;
+    st.started = true;
+}
+
+void Riqn::link_twist_of_data(const Data& d, const State& st, int i, double* V) {
+    const TreeView& t = st.tree;
+    const int b = t.links[i].body;
+    const Frame& O = t.body_offset[b];
+    const Vec3 wb = d.twist[b].w;
+    const Frame& g = st.g[i];
+    const Vec3 ww = rotation(d.pose[b].q) * wb;
+    const Vec3 v = d.twist[b].v + cross(ww, g.p - d.pose[b].x);
+    set6(V, O.R * wb, transpose(g.R) * v);
+}
+
+void Riqn::set_inputs(const Data& d, State& st, double h) {
+    for (const TreeLink& l : st.tree.links) {
+        if (l.type != TreeJoint::screw) continue;
+        st.tau[l.iv] = d.actuation[l.dof];
+        st.kd[l.iv] = 0.5 * h * l.damping;
+    }
+}
+
+double Riqn::offset(const Model& m, const TreeLink& l) {
+    const JointInfo& j = m.joints[l.joint];
+    return j.offset.empty() ? 0 : j.offset[0];
+}
+
+void Riqn::shift_momentum(const Model& m, const Data& d, State& st, double delta) {
+    kinematics(m, d, st);
+    forces(m, d, st);
+    for (std::size_t k = 0; k < st.pi.size(); ++k) st.pi[k] += delta * st.F[k];
+    for (const TreeLink& l : st.tree.links)
+        if (l.type == TreeJoint::screw) st.Qminus[l.iv] += delta * (-l.stiffness * (st.q[l.iq] - l.rest));
+}
+
+void Riqn::commit(State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {
+        wrench_to_next(st.f[i], &st.mu[6 * i], &st.pi[6 * i]);
+        const TreeLink& l = t.links[i];
+        if (l.type == TreeJoint::screw)
+            st.Qminus[l.iv] = 0.5 * h * st.tau[l.iv] - 0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+    }
+    st.qm.swap(st.q);
+    st.q = st.qp;
+    st.dt_prev = h;
+    st.prev_pose.swap(st.bp);  // the body poses at the new q_{k−1}, for the write-back
+    st.fresh = false;
+}
+
+void Riqn::write_back(const Model& m, Data& d, State& st) {
+    const double h = st.dt_prev;
+    kinematics(m, d, st);  // poses at the new q_k (signs continuous with the old ones)
+    for (int b = 0; b < m.nbodies(); ++b) {
+        d.pose[b] = st.bp[b];
+        const Pose& p2 = d.pose[b];
+        Quat q1 = st.prev_pose[b].q;
+        if (q1.w * p2.q.w + q1.x * p2.q.x + q1.y * p2.q.y + q1.z * p2.q.z < 0) q1 = {-q1.w, -q1.x, -q1.y, -q1.z};
+        const Quat rel = conj(q1) * p2.q;
+        d.twist[b].v = (p2.x - st.prev_pose[b].x) / h;
+        d.twist[b].w = (2.0 / h) * rel.vec();
+        d.twist_guess[b] = d.twist[b];
+    }
+}
+
+}  // namespace riqn
+}  // namespace noether
