@@ -202,8 +202,10 @@ struct Matcher {
 
     const char* back_reference(const char* s, int digit) {
         const int l = capture_index(digit);
-        const long len = cap[l].len;
-        if (src_end - s >= len && std::memcmp(cap[l].init, s, static_cast<std::size_t>(len)) == 0) return s + len;
+        // As unsigned lengths, as Lua compares them: a position capture (length −2) never matches
+        // (found by the fuzzer: a signed comparison let memcmp run with a length of 2^64 − 2).
+        const std::size_t len = static_cast<std::size_t>(cap[l].len);
+        if (static_cast<std::size_t>(src_end - s) >= len && std::memcmp(cap[l].init, s, len) == 0) return s + len;
         return nullptr;
     }
 

@@ -57,7 +57,8 @@ for _, c in ipairs({
   { "abc", "%" }, { "abc", "[a" }, { "abc", "[^" }, { "abc", "(()" }, { "abc", "%1" }, { "abc", "(a)%2" },
   { "abc", "%b" }, { "abc", "%ba" }, { "abc", "%fx" }, { "abc", "(" }, { "abc", ")" }, { "abc", "a)" },
   { "abc", "%0" }, { "abc", "[%" }, { string.rep("a", 300), string.rep("a?", 300) .. string.rep("a", 300) },
-  { string.rep("(", 40), string.rep("(%()", 33) }, { "abc", "%f[a" }, { "xa", "(x)(a)" } }) do
+  { string.rep("(", 40), string.rep("(%()", 33) }, { "abc", "%f[a" }, { "xa", "(x)(a)" },
+  { "aa", "()a%1" }, { "abab", "(a)()b%2" }, { "", "()%1" } }) do  -- back references to position captures
   local id = string.format("%q~%q", c[1], c[2])
   try("find " .. id, string.find, c[1], c[2])
   try("gsub " .. id, string.gsub, c[1], c[2], "%1")
