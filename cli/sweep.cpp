@@ -13,7 +13,6 @@
 
 #include <unistd.h>
 
-#include <tbb/info.h>
 
 #include "noether/lua.hpp"
 #include "noether/sweep.hpp"
@@ -25,6 +24,7 @@
 #endif
 
 #include "cli.hpp"
+#include "noether/executor.hpp"
 
 namespace noether_cli {
 
@@ -237,7 +237,7 @@ int sweep_main(const std::vector<std::string>& args, Mpi& mpi) {
     for (int i = mpi.rank; i < static_cast<int>(members.size()); i += mpi.size) sopt.only.push_back(i);
     sopt.script = script_opt;
     const int total = static_cast<int>(members.size());
-    const int threads = sopt.threads > 0 ? sopt.threads : std::max(1, tbb::info::default_concurrency());
+    const int threads = sopt.threads > 0 ? sopt.threads : noether::default_concurrency();
     const double t0 = now_s();
     const bool tty = !quiet && mpi.rank == 0 && isatty(2);
     double last_print = 0;

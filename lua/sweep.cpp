@@ -1,5 +1,6 @@
 // Parameter sweeps: the members of a plan, running them on a oneTBB pool, their rows as CSV or
 // JSON lines, and rows as bytes for gathering them across MPI ranks.
+#include "noether/executor.hpp"
 #include "noether/sweep.hpp"
 
 #include <atomic>
@@ -9,11 +10,6 @@
 #include <cstring>
 #include <mutex>
 
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "world.hpp"
 
@@ -268,17 +264,8 @@ std::vector<SweepRow> run_sweep(const std::string& script, const std::vector<Swe
             options.progress(++done, static_cast<int>(rows.size()));
         }
     };
-    const int threads = options.threads > 0 ? options.threads : std::max(1, tbb::info::default_concurrency());
-    // More threads than cores (asked for explicitly): lift TBB's worker limit for this call.
-    std::unique_ptr<tbb::global_control> allow;
-    if (threads > tbb::info::default_concurrency())
-        allow = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
-    tbb::task_arena arena(threads);
-    arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows.size(), 1), [&](const tbb::blocked_range<std::size_t>& r) {
-            for (std::size_t i = r.begin(); i != r.end(); ++i) one(i);
-        });
-    });
+    // The members on the executor ensembles use (noether/executor.hpp): one scheduling path.
+    tbb_executor(options.threads)(static_cast<int>(rows.size()), [&](int i) { one(static_cast<std::size_t>(i)); });
     return rows;
 }
 

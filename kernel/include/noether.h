@@ -144,6 +144,8 @@ NOETHER_API void noether_free(void* p);
  * the element, the rule and the value). */
 NOETHER_API noether_model* noether_model_vary(const noether_model* m, const char* key, const double* values, int n);
 
+/* The ensemble functions below live in libnoether_parallel (link it: -lnoether_parallel,
+ * noether::noether_parallel); the kernel library owns no threads. */
 typedef struct noether_ensemble noether_ensemble;
 /* Called before every step of every member, on the worker thread stepping that member (calls for
  * different members run concurrently: touch only `d`, or synchronise). Return 0 to go on; any
@@ -154,8 +156,14 @@ typedef int (*noether_controller)(void* user, int member, noether_data* d);
 NOETHER_API noether_ensemble* noether_ensemble_new(const noether_model* m, int members);
 NOETHER_API void noether_ensemble_free(noether_ensemble* e);
 NOETHER_API int noether_ensemble_size(const noether_ensemble* e);
-/* Worker threads: 0 = every core (the default). */
+/* Worker threads of the default executor (oneTBB): 0 = every core (the default). */
 NOETHER_API int noether_ensemble_set_threads(noether_ensemble* e, int threads);
+/* A host's own thread pool: noether_ensemble_steps calls f(user, n, work, ctx) once per call, and f
+ * must call work(ctx, i) exactly once for every i in [0, n) — on any threads, in any order — and
+ * return when every call has returned. NULL restores the default (oneTBB). Results do not depend
+ * on the executor (each member is stepped by one thread at a time, as a lone run would be). */
+typedef void (*noether_parallel_for)(void* user, int n, void (*work)(void* ctx, int i), void* ctx);
+NOETHER_API int noether_ensemble_set_executor(noether_ensemble* e, noether_parallel_for f, void* user);
 /* Member `member` runs `m` instead (same structure, e.g. from noether_model_vary), from its
  * initial state; only before the member's first step. The ensemble keeps its own reference. */
 NOETHER_API int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_model* m);

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "noether/ensemble.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
 
@@ -31,12 +30,6 @@ struct noether_run {
     noether_model model;  // the run's model, for noether_run_model
 };
 
-struct noether_ensemble {
-    std::unique_ptr<noether::Ensemble> ens;
-    std::vector<noether_data> views;  // one per member, pointing at its current Data
-    noether_controller controller = nullptr;
-    void* user = nullptr;
-};
 
 namespace {
 
@@ -486,117 +479,6 @@ noether_model* noether_model_vary(const noether_model* m, const char* key, const
     return out;
 }
 
-noether_ensemble* noether_ensemble_new(const noether_model* m, int members) {
-    clear_error();
-    if (!m) {
-        fail(NOETHER_USAGE, "noether_ensemble_new: model is NULL");
-        return nullptr;
-    }
-    noether_ensemble* out = nullptr;
-    guarded([&] {
-        auto e = std::make_unique<noether_ensemble>();
-        e->ens = std::make_unique<noether::Ensemble>(m->model, members);
-        e->views.resize(members);
-        out = e.release();
-        return NOETHER_OK;
-    });
-    return out;
-}
-
-void noether_ensemble_free(noether_ensemble* e) { clear_error(); delete e; }
-
-int noether_ensemble_size(const noether_ensemble* e) { clear_error(); return e ? e->ens->size() : 0; }
-
-int noether_ensemble_set_threads(noether_ensemble* e, int threads) {
-    clear_error();
-    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_threads: ensemble is NULL");
-    return guarded([&] {
-        e->ens->set_threads(threads);
-        return NOETHER_OK;
-    });
-}
-
-int noether_ensemble_set_model(noether_ensemble* e, int member, const noether_model* m) {
-    clear_error();
-    if (!e || !m) return fail(NOETHER_USAGE, "noether_ensemble_set_model: ensemble and model are required");
-    return guarded([&] {
-        e->ens->set_model(member, m->model);
-        return NOETHER_OK;
-    });
-}
-
-int noether_ensemble_set_controller(noether_ensemble* e, noether_controller f, void* user) {
-    clear_error();
-    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_set_controller: ensemble is NULL");
-    e->controller = f;
-    e->user = user;
-    if (!f) {
-        e->ens->set_controller(nullptr);
-        return NOETHER_OK;
-    }
-    e->ens->set_controller([e](int member, noether::Data& d) {
-        noether_data view;  // a view for this call (the member's slot may be read by the host meanwhile)
-        view.data = &d;
-        const int r = e->controller(e->user, member, &view);
-        if (r != 0) throw std::runtime_error("the controller returned " + std::to_string(r));
-    });
-    return NOETHER_OK;
-}
-
-noether_data* noether_ensemble_data(noether_ensemble* e, int member) {
-    clear_error();
-    if (!e || member < 0 || member >= e->ens->size()) {
-        fail(NOETHER_USAGE, "noether_ensemble_data: no such member");
-        return nullptr;
-    }
-    e->views[member].data = &e->ens->data(member);
-    return &e->views[member];
-}
-
-int noether_ensemble_steps(noether_ensemble* e, long long n) {
-    clear_error();
-    if (!e) return fail(NOETHER_USAGE, "noether_ensemble_steps: ensemble is NULL");
-    return guarded([&] {
-        e->ens->steps(n);
-        for (int i = 0; i < e->ens->size(); ++i)
-            if (e->ens->failed(i))
-                return fail(NOETHER_STEP_FAILED, std::to_string(e->ens->failures()) + " member(s) failed; first: member " +
-                                                     std::to_string(i) + ": " + e->ens->failure(i));
-        return static_cast<int>(NOETHER_OK);
-    });
-}
-
-int noether_ensemble_failed(const noether_ensemble* e, int member) {
-    clear_error();
-    if (!e || member < 0 || member >= e->ens->size()) return -1;
-    return e->ens->failed(member) ? 1 : 0;
-}
-
-const char* noether_ensemble_failure(const noether_ensemble* e, int member) {
-    clear_error();
-    if (!e || member < 0 || member >= e->ens->size()) return "";
-    return e->ens->failure(member).c_str();
-}
-
-unsigned long long noether_ensemble_hash(const noether_ensemble* e) { clear_error(); return e ? e->ens->hash() : 0; }
-
-char* noether_ensemble_summary_json(noether_ensemble* e, int member) {
-    clear_error();
-    if (!e) {
-        fail(NOETHER_USAGE, "noether_ensemble_summary_json: ensemble is NULL");
-        return nullptr;
-    }
-    char* out = nullptr;
-    guarded([&] {
-        const std::string json = e->ens->summary(member).to_json();
-        out = static_cast<char*>(std::malloc(json.size() + 1));
-        if (!out) return fail(NOETHER_BAD_INPUT, "out of memory");
-        std::memcpy(out, json.c_str(), json.size() + 1);
-        return static_cast<int>(NOETHER_OK);
-    });
-    return out;
-}
-
 }  // extern "C"
 
 // ---- the bridge for libraries that extend the C API (noether/c_bridge.hpp) -------------------
@@ -618,6 +500,20 @@ noether_run* wrap_run(std::unique_ptr<Run> run) {
 Spec* spec_of(noether_spec* spec) { return spec ? &spec->spec : nullptr; }
 
 int set_error(int status, const std::string& message) { return fail(status, message); }
+
+std::shared_ptr<const Model> model_of(const noether_model* m) { return m ? m->model : nullptr; }
+
+noether_data* data_view(Data* d) {
+    auto v = std::make_unique<noether_data>();
+    v->data = d;
+    return v.release();
+}
+
+void retarget_data_view(noether_data* view, Data* d) {
+    if (view) view->data = d;
+}
+
+void release_data_view(noether_data* view) { delete view; }
 
 }  // namespace c_bridge
 }  // namespace noether

@@ -1,7 +1,9 @@
 /* A C host runs an ensemble: per-member masses through noether_model_vary, a C controller, two
  * thread counts with equal hashes, each member equal to a lone run, a member failed by its
- * controller while the others go on. Prints "N passed, N failed". */
+ * controller while the others go on, and the host's own thread pool (pthreads) running the
+ * members instead of oneTBB, bit for bit alike. Prints "N passed, N failed". */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,47 @@ static int controller(void* user, int member, noether_data* d) {
     noether_set_actuation(d, 0, &u, 1);
     if (*give_up && member == 5 && noether_time(d) > 0.395) return 7;
     return 0;
+}
+
+/* The host's thread pool: three pthreads take member indices from a shared counter. */
+struct Pool {
+    int calls;   /* how often noether called the pool */
+    int n, next; /* this call's members and the next one to take */
+    void (*work)(void*, int);
+    void* ctx;
+    pthread_mutex_t mu;
+    int ran[64]; /* which thread ran each member */
+};
+struct Worker {
+    struct Pool* pool;
+    int id;
+};
+static void* pool_worker(void* arg) {
+    struct Worker* w = (struct Worker*)arg;
+    for (;;) {
+        pthread_mutex_lock(&w->pool->mu);
+        const int i = w->pool->next < w->pool->n ? w->pool->next++ : -1;
+        pthread_mutex_unlock(&w->pool->mu);
+        if (i < 0) return NULL;
+        w->pool->work(w->pool->ctx, i);
+        if (i < 64) w->pool->ran[i] = w->id;
+    }
+}
+static void pool_parallel_for(void* user, int n, void (*work)(void* ctx, int i), void* ctx) {
+    struct Pool* pool = (struct Pool*)user;
+    ++pool->calls;
+    pool->n = n;
+    pool->next = 0;
+    pool->work = work;
+    pool->ctx = ctx;
+    pthread_t t[3];
+    struct Worker w[3];
+    for (int k = 0; k < 3; ++k) {
+        w[k].pool = pool;
+        w[k].id = k + 1;
+        pthread_create(&t[k], NULL, pool_worker, &w[k]);
+    }
+    for (int k = 0; k < 3; ++k) pthread_join(t[k], NULL);
 }
 
 int main(void) {
@@ -80,6 +123,28 @@ int main(void) {
         noether_ensemble_free(e);
     }
     CHECK(hash[0] == hash[1]);
+
+    /* The host's thread pool instead of oneTBB: the same members, bit for bit. */
+    {
+        struct Pool pool;
+        memset(&pool, 0, sizeof pool);
+        pthread_mutex_init(&pool.mu, NULL);
+        noether_ensemble* e = noether_ensemble_new(m, K);
+        for (int i = 0; i < K; ++i) CHECK(noether_ensemble_set_model(e, i, models[i]) == NOETHER_OK);
+        CHECK(noether_ensemble_set_controller(e, controller, &no) == NOETHER_OK);
+        CHECK(noether_ensemble_set_executor(e, pool_parallel_for, &pool) == NOETHER_OK);
+        CHECK(noether_ensemble_steps(e, STEPS / 2) == NOETHER_OK);
+        CHECK(noether_ensemble_steps(e, STEPS - STEPS / 2) == NOETHER_OK);
+        CHECK(pool.calls == 2);
+        int by_pool = 1;
+        for (int i = 0; i < K; ++i) by_pool = by_pool && pool.ran[i] >= 1 && pool.ran[i] <= 3;
+        CHECK(by_pool);
+        CHECK(noether_ensemble_hash(e) == hash[0]);
+        CHECK(noether_ensemble_set_executor(e, NULL, NULL) == NOETHER_OK); /* back to oneTBB */
+        CHECK(noether_ensemble_set_executor(NULL, pool_parallel_for, &pool) == NOETHER_USAGE);
+        noether_ensemble_free(e);
+        pthread_mutex_destroy(&pool.mu);
+    }
 
     /* A controller that gives up fails its member only. */
     int give_up = 1;

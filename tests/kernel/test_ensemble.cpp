@@ -132,6 +132,32 @@ TEST_CASE("an ensemble gives the same bits with 1, 2 and 8 threads and equals ea
         }
         CHECK(hashes[0] == hashes[1]);
         CHECK(hashes[0] == hashes[2]);
+        // On the host's own threads (issue 32 item 5: threads belong to the host): two std::threads
+        // taking members from a counter, and the serial executor. Same bits.
+        for (int pool = 0; pool < 2; ++pool) {
+            Ensemble e(m, K);
+            for (int i = 0; i < K; ++i) e.set_model(i, models[i]);
+            e.set_controller(pd);
+            int calls = 0;
+            if (pool == 0) {
+                e.set_executor([&calls](int n, const std::function<void(int)>& work) {
+                    ++calls;
+                    std::atomic<int> next{0};
+                    auto take = [&] {
+                        for (int i; (i = next.fetch_add(1)) < n;) work(i);
+                    };
+                    std::thread a(take), b(take);
+                    a.join();
+                    b.join();
+                });
+            } else {
+                e.set_executor(serial_executor());
+            }
+            REQUIRE(e.steps(60) == K);
+            REQUIRE(e.steps(40) == K);
+            CHECK(e.hash() == hashes[0]);
+            if (pool == 0) CHECK(calls == 2);
+        }
         // Each member alone: the same Run, the same controller, 100 steps in one call.
         for (int i = 0; i < K; ++i) {
             Run lone(models[i]);

@@ -1,4 +1,5 @@
-// noether/c_bridge.hpp — for libraries that extend the C API (noether_lua.h, noether_urdf.h):
+// noether/c_bridge.hpp — for libraries that extend the C API (noether_lua.h, noether_urdf.h, the
+// ensembles of libnoether_parallel):
 // turning C++ objects into the C API's handles and back, and its per-thread error message.
 // Hosts use noether.h, not this.
 #pragma once
@@ -18,8 +19,15 @@ namespace c_bridge {
 NOETHER_API noether_model* wrap_model(std::shared_ptr<const Model> model);
 NOETHER_API noether_run* wrap_run(std::unique_ptr<Run> run);
 NOETHER_API Spec* spec_of(noether_spec* spec);
-// Leave `message` for noether_last_error() on this thread; returns `status`.
+// Leave `message` for noether_last_error() on this thread; returns `status` (NOETHER_OK and ""
+// clear it, as every call of the C API does on entry).
 NOETHER_API int set_error(int status, const std::string& message);
+NOETHER_API std::shared_ptr<const Model> model_of(const noether_model* m);
+// A C handle that views a Data it does not own (noether_ensemble_data's members): made, pointed
+// elsewhere and freed by the extending library.
+NOETHER_API noether_data* data_view(Data* d);
+NOETHER_API void retarget_data_view(noether_data* view, Data* d);
+NOETHER_API void release_data_view(noether_data* view);
 
 }  // namespace c_bridge
 }  // namespace noether

@@ -1,5 +1,6 @@
 // noether/ensemble.hpp — many runs of one mechanism at once: one compiled Model, K members
-// (each a noether::Run with its own Data), stepped in parallel on a oneTBB thread pool.
+// (each a noether::Run with its own Data), stepped in parallel (libnoether_parallel) on oneTBB
+// or on the host's own thread pool (set_executor, noether/executor.hpp).
 //
 //   noether::Ensemble e(model, 64);                    // 64 members, all at the initial state
 //   e.set_threads(2);                                  // 0 (default): every core
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "noether/executor.hpp"
 #include "noether/model.hpp"
 #include "noether/run.hpp"
 
@@ -49,6 +51,9 @@ public:
     int threads() const { return threads_; }
     // The thread count steps() uses (threads() or, for 0, the cores TBB sees).
     int effective_threads() const;
+    // Run the members' steps on the host's executor (its thread pool) instead of oneTBB; an empty
+    // one restores oneTBB with set_threads()'s count. Results do not depend on it (see above).
+    void set_executor(ParallelFor executor);
 
     // Member i gets its own Model — same structure, other numbers (ModelVariation::build()) —
     // and a fresh Run at that Model's initial state. Only before the member's first step. Throws
@@ -96,6 +101,7 @@ private:
     std::vector<std::unique_ptr<Member>> members_;
     Controller controller_;
     int threads_ = 0;
+    ParallelFor executor_;
     struct Progress;
     std::unique_ptr<Progress> progress_;
     void check_index(int i, const char* fn) const;

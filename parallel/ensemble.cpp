@@ -1,4 +1,5 @@
-// Ensembles: K Runs of one Model stepped in parallel on a oneTBB task arena.
+// Ensembles: K Runs of one Model stepped in parallel by an executor (noether/executor.hpp): oneTBB
+// by default, or the host's own thread pool.
 //
 // Determinism: a member is one task per steps() call; it steps its own Run exactly as a lone Run
 // steps (same calls in the same order), so neither the thread count nor the scheduling can
@@ -9,12 +10,6 @@
 #include <cstring>
 #include <exception>
 #include <thread>
-
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
-#include <tbb/info.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "noether/data.hpp"
 #include "noether/error.hpp"
@@ -34,8 +29,8 @@ struct Ensemble::Member {
 
 struct Ensemble::Progress {
     std::atomic<int> done{0};
-    std::unique_ptr<tbb::task_arena> arena;
-    int arena_threads = 0;
+    ParallelFor tbb;  // the default executor, made for tbb_threads
+    int tbb_threads = 0;
 };
 
 namespace {
@@ -82,9 +77,9 @@ void Ensemble::set_threads(int n) {
     threads_ = n;
 }
 
-int Ensemble::effective_threads() const {
-    return threads_ > 0 ? threads_ : std::max(1, tbb::info::default_concurrency());
-}
+int Ensemble::effective_threads() const { return threads_ > 0 ? threads_ : default_concurrency(); }
+
+void Ensemble::set_executor(ParallelFor executor) { executor_ = std::move(executor); }
 
 void Ensemble::set_model(int i, std::shared_ptr<const Model> model) {
     check_index(i, "set_model");
@@ -121,15 +116,10 @@ int Ensemble::steps(long long n) {
             throw UsageError("Ensemble::steps: " + std::to_string(n) + " steps is more than the limit of " +
                              std::to_string(m->run->max_steps()) + " (Run::set_max_steps)");
     Progress& p = *progress_;
-    const int threads = effective_threads();
-    if (!p.arena || p.arena_threads != threads) {
-        p.arena = std::make_unique<tbb::task_arena>(threads);
-        p.arena_threads = threads;
+    if (!executor_ && (!p.tbb || p.tbb_threads != effective_threads())) {
+        p.tbb_threads = effective_threads();
+        p.tbb = tbb_executor(p.tbb_threads);
     }
-    // More threads than cores (asked for explicitly): lift TBB's worker limit for this call.
-    std::unique_ptr<tbb::global_control> allow;
-    if (threads > tbb::info::default_concurrency())
-        allow = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
     p.done.store(0);
     auto one = [&](Member& m) {
         if (m.failed) {
@@ -157,11 +147,7 @@ int Ensemble::steps(long long n) {
         }
         p.done.fetch_add(1);
     };
-    p.arena->execute([&] {
-        tbb::parallel_for(tbb::blocked_range<int>(0, size(), 1), [&](const tbb::blocked_range<int>& r) {
-            for (int i = r.begin(); i != r.end(); ++i) one(*members_[i]);
-        });
-    });
+    (executor_ ? executor_ : p.tbb)(size(), [&](int i) { one(*members_[i]); });
     return size() - failures();
 }
 
