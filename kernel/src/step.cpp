@@ -93,6 +93,14 @@ void commit(const Model& m, Data& d, const StepReport& r) {
 
 }  // namespace
 
+void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
+                           std::vector<Diagnostic>& out) {
+    if (value > 0 && std::isfinite(value)) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "options: %s option '%s' must be positive and finite, got %g", integrator, name, value);
+    out.push_back({Severity::error, m.origin, buf});
+}
+
 namespace detail {
 // The host-edit test (Data::host_changed): the state a step starts from against the last commit;
 // the commit renews it.

@@ -142,6 +142,11 @@ void link_difference(const TreeLink& l, const double* q0, const double* q1, doub
     }
 }
 
+double tree_link_offset(const Model& m, const TreeLink& l) {
+    const JointInfo& j = m.joints[l.joint];
+    return j.offset.empty() ? 0 : j.offset[0];
+}
+
 void link_neutral(const TreeLink& l, double* q) {
     for (int k = 0; k < l.nq; ++k) q[k] = 0;
     if (l.type == TreeJoint::ball) q[0] = 1;

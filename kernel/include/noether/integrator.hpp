@@ -51,6 +51,28 @@ struct NOETHER_API StepReport {
     bool at_floor = false;
 };
 
+// Option checks shared by integrators: appends "options: <integrator> option '<name>' must be
+// positive and finite, got <value>" unless value > 0 and finite.
+NOETHER_API void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
+                                       std::vector<Diagnostic>& out);
+
+// For introspection that must leave an integrator's state as it was (step_system, linearize):
+// runs f() between a save and a restore of `st`, and returns what f returns.
+template <class F>
+auto with_state_kept(IntegratorState& st, F&& f) {
+    std::string saved;
+    st.save(saved);
+    struct Restore {
+        IntegratorState& st;
+        const std::string& saved;
+        ~Restore() {
+            const char* p = saved.data();
+            st.restore(p, saved.data() + saved.size());
+        }
+    } restore{st, saved};
+    return f();
+}
+
 // One solve of a fixed-step implicit method over one (sub)step: what subdivide() sums.
 struct Attempt {
     StepStatus status = StepStatus::ok;

@@ -88,6 +88,9 @@ NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeVie
 NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std::vector<Diagnostic>& errors,
                                  bool allow_loops);
 
+// The joint coordinate offset of a screw link's joint (Data::coord = raw coordinate + offset).
+NOETHER_API double tree_link_offset(const Model& m, const TreeLink& l);
+
 // exp(A q) for a unit screw (|ω| = 1, or ω = 0 and |v| = 1): the exact exponential.
 NOETHER_API Frame screw_exp(const double* A, double q);
 // The exponential of any twist x = [φ; ρ] on SE(3): (exp(φ×), Jl(φ) ρ).

@@ -66,12 +66,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
     if (m.options.extra_lists.count("step_tolerance"))
         out.push_back({Severity::error, none, "options: riqn option 'step_tolerance' must be a number"});
     const RiqnOptions o = riqn_options(m);
-    if (!(o.step_tolerance > 0) || !std::isfinite(o.step_tolerance)) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "options: riqn option 'step_tolerance' must be positive and finite, got %g",
-                      o.step_tolerance);
-        out.push_back({Severity::error, none, buf});
-    }
+    check_positive_option(m, "riqn", "step_tolerance", o.step_tolerance, out);
 }
 
 std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
@@ -124,22 +119,20 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
 }
 
 bool Riqn::step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
-    if (A) return false;
-    State& st = static_cast<State&>(*d.integrator_state);
-    std::string saved;
-    st.save(saved);
-    const double h = m.options.dt;
-    if (!st.started || d.changed_since_commit()) start(m, d, st, h);
-    kinematics(m, d, st);
-    forces(m, d, st);
-    set_inputs(d, st, h);
-    std::copy(s, s + st.tree.nq, st.qp.begin());
-    int worst = -1;
-    drnea(m, st, h, &worst);
-    std::copy(st.r.begin(), st.r.end(), f);
-    const char* p = saved.data();
-    st.restore(p, saved.data() + saved.size());
-    return true;
+    if (A) return false;  // riqn's unknowns are joint coordinates: no Newton matrix of the maximal system
+    return with_state_kept(*d.integrator_state, [&] {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double h = m.options.dt;
+        if (!st.started || d.changed_since_commit()) start(m, d, st, h);
+        kinematics(m, d, st);
+        forces(m, d, st);
+        set_inputs(d, st, h);
+        std::copy(s, s + st.tree.nq, st.qp.begin());
+        int worst = -1;
+        drnea(m, st, h, &worst);
+        std::copy(st.r.begin(), st.r.end(), f);
+        return true;
+    });
 }
 
 Monitors Riqn::monitors(const Model& m, const Data& d) const {
@@ -165,7 +158,8 @@ Monitors Riqn::monitors(const Model& m, const Data& d) const {
 }  // namespace riqn
 }  // namespace noether
 
-using noether::riqn::Riqn;
-
+// The entry point (global scope, as the loader looks it up).
+using RiqnPlugin = noether::riqn::Riqn;
 NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "riqn",
-               "second-order variational integrator in joint coordinates, linear time per iteration (paper 001)", Riqn)
+               "second-order variational integrator in joint coordinates, linear time per iteration (paper 001)",
+               RiqnPlugin)

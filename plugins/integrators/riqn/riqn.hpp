@@ -201,7 +201,6 @@ private:
     static void link_twist_of_data(const Data& d, const State& st, int i, double* V);
     // Joint inputs of the step: torques and the (h/2)·damping added to the RIQN matrix.
     static void set_inputs(const Data& d, State& st, double h);
-    static double offset(const Model& m, const TreeLink& l);
 
     // A change of step length h → h' at node k in momentum form (riqn.md §5.5): the node takes
     // (h/2 + h'/2) of its forcing, so the carried terms move by δ = (h − h')/2 of the node's

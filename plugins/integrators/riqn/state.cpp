@@ -65,7 +65,7 @@ void Riqn::start(const Model& m, const Data& d, State& st, double h) {
     // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
     st.qm = st.q;
     for (const TreeLink& l : t.links)
-        if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - offset(m, l);
+        if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - tree_link_offset(m, l);
     tree_coordinates(t, d.pose.data(), st.qm.data(), st.q.data());
     kinematics(m, d, st);
     for (int i = 0; i < n; ++i) {
@@ -124,11 +124,6 @@ void Riqn::set_inputs(const Data& d, State& st, double h) {
         st.tau[l.iv] = d.actuation[l.dof];
         st.kd[l.iv] = 0.5 * h * l.damping;
     }
-}
-
-double Riqn::offset(const Model& m, const TreeLink& l) {
-    const JointInfo& j = m.joints[l.joint];
-    return j.offset.empty() ? 0 : j.offset[0];
 }
 
 void Riqn::shift_momentum(const Model& m, const Data& d, State& st, double delta) {

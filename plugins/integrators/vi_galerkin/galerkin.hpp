@@ -210,7 +210,6 @@ public:
 
     // ---- start from a continuous state (§2.3) ----------------------------------------------
 
-    static double offset(const Model& m, const TreeLink& l);
 
     // q from the body poses (unwrapped against Data::coord), q̇_i = S̄ᵀ(v̄_i − v̄_par)/(S̄ᵀS̄) from
     // the bodies' twists (§2.3), and p = ∂L/∂q̇ = S̄ᵀ μ̄ by one forward and one backward pass

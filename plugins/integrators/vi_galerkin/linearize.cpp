@@ -168,7 +168,7 @@ StepStatus Galerkin::linearize(const Model& m, Data& d, Linearization& out) cons
     auto put_state = [&](double* x) {
         for (int i = 0; i < n; ++i) {
             const int dof = t.links[i].dof;
-            x[dof] = st.q[i] + offset(m, t.links[i]);
+            x[dof] = st.q[i] + tree_link_offset(m, t.links[i]);
             x[N + dof] = st.qdot[i];
         }
     };

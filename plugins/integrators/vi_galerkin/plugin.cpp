@@ -65,12 +65,7 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
         }
     }
     const GalerkinOptions o = galerkin_options(m);
-    if (!(o.step_tolerance > 0) || !std::isfinite(o.step_tolerance)) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "options: vi-galerkin option 'step_tolerance' must be positive and finite, got %g",
-                      o.step_tolerance);
-        out.push_back({Severity::error, none, buf});
-    }
+    check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
 }
 
 std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
@@ -161,25 +156,22 @@ StepReport Galerkin::advance(const Model& m, Data& d) const {
 bool Galerkin::step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
     if (A) return false;
     State& st = static_cast<State&>(*d.integrator_state);
-    std::string saved;
-    st.save(saved);
-    if (!st.started || d.changed_since_commit()) start(m, d, st);
-    const int n = st.n, S = st.opt.s;
-    std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
-    std::copy(s, s + static_cast<std::size_t>(S) * n, st.ctrl.begin() + n);
-    int worst = -1;
-    evaluate(m, d, st, m.options.dt, &worst);
-    for (int a = 0; a < S; ++a)
-        for (int i = 0; i < n; ++i) f[a * n + i] = st.r[i * S + a];
-    const char* p = saved.data();
-    st.restore(p, saved.data() + saved.size());
-    return true;
+    return with_state_kept(st, [&] {
+        if (!st.started || d.changed_since_commit()) start(m, d, st);
+        const int n = st.n, S = st.opt.s;
+        std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
+        std::copy(s, s + static_cast<std::size_t>(S) * n, st.ctrl.begin() + n);
+        int worst = -1;
+        evaluate(m, d, st, m.options.dt, &worst);
+        for (int a = 0; a < S; ++a)
+            for (int i = 0; i < n; ++i) f[a * n + i] = st.r[i * S + a];
+        return true;
+    });
 }
 
 }  // namespace galerkin_vi
 }  // namespace noether
 
-using noether::galerkin_vi::Galerkin;
-
 NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-galerkin",
-               "higher-order (2s) Galerkin variational integrator in joint coordinates, O(n) Newton (paper 002)", Galerkin)
+               "higher-order (2s) Galerkin variational integrator in joint coordinates, O(n) Newton (paper 002)",
+               noether::galerkin_vi::Galerkin)

@@ -114,16 +114,11 @@ int solve_pivoted(double* A, int k, double* b, double* x, int* rp, int* cp, doub
     return rank;
 }
 
-double Galerkin::offset(const Model& m, const TreeLink& l) {
-    const JointInfo& j = m.joints[l.joint];
-    return j.offset.empty() ? 0 : j.offset[0];
-}
-
 void Galerkin::start(const Model& m, const Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
     std::vector<double>& prev = st.qdot;  // scratch
-    for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - offset(m, t.links[i]);
+    for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - tree_link_offset(m, t.links[i]);
     tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
