@@ -68,7 +68,15 @@ extern "C" {
 const char* noether_version(void) { clear_error(); return noether::version(); }
 const char* noether_last_error(void) { return g_last_error.c_str(); }
 
-noether_spec* noether_spec_new(void) { clear_error(); return new noether_spec(); }
+noether_spec* noether_spec_new(void) {
+    clear_error();
+    noether_spec* out = nullptr;
+    guarded([&] {  // out of memory is a NULL and a message, never std::terminate (issue 31 item 4)
+        out = new noether_spec();
+        return NOETHER_OK;
+    });
+    return out;
+}
 void noether_spec_free(noether_spec* s) { clear_error(); delete s; }
 
 int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz) {
@@ -81,17 +89,21 @@ int noether_spec_set_gravity(noether_spec* s, double gx, double gy, double gz) {
 int noether_spec_set_options(noether_spec* s, const char* integrator, const char* solver, double dt) {
     clear_error();
     if (!s) return fail(NOETHER_USAGE, "noether_spec_set_options: spec is NULL");
-    if (integrator) s->spec.options.integrator = integrator;
-    if (solver) s->spec.options.solver = solver;
-    s->spec.options.dt = dt;
-    return NOETHER_OK;
+    return guarded([&] {
+        if (integrator) s->spec.options.integrator = integrator;
+        if (solver) s->spec.options.solver = solver;
+        s->spec.options.dt = dt;
+        return NOETHER_OK;
+    });
 }
 
 int noether_spec_set_option(noether_spec* s, const char* name, double value) {
     clear_error();
     if (!s || !name || !*name) return fail(NOETHER_USAGE, "noether_spec_set_option: spec and name are required");
-    s->spec.options.extra[name] = value;
-    return NOETHER_OK;
+    return guarded([&] {
+        s->spec.options.extra[name] = value;
+        return NOETHER_OK;
+    });
 }
 
 int noether_spec_add_body(noether_spec* s, const char* name, double mass, const double inertia[9],
