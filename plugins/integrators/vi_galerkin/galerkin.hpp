@@ -33,10 +33,10 @@
 // step. linearize() gives ∂x_{k+1}/∂x_k and ∂x_{k+1}/∂u (x = (q, q̇)) of a tree in O(n²) (§8).
 //
 // Source layout (plugins/integrators/vi_galerkin/): galerkin.hpp the state and the class,
-// plugin.cpp the plugin class and its entry point, setup.cpp collocation, options, small dense
+// plugin.cpp the plugin class, entry.cpp its entry point, setup.cpp collocation, options, small dense
 // solves, the continuous start and the write-back, residual.cpp Algorithm 1, newton.cpp the
 // Newton direction and the substep, linearize.cpp the linearisation. tests/integrators/
-// test_vi_galerkin.cpp links the passes (not the plugin entry) to test them.
+// test_vi_galerkin.cpp links the class and its passes (not the entry point) to test them.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// vi-galerkin: The linearisation of a step (§8). (docs/design/galerkin-vi.md; layout in
+// vi-galerkin: the linearisation of a step (§8). (docs/design/galerkin-vi.md; layout in
 // galerkin.hpp)
 #include "galerkin.hpp"
 

@@ -1,4 +1,4 @@
-// vi-galerkin: The Newton direction by articulated condensation (§5), the first guess and the
+// vi-galerkin: the Newton direction by articulated condensation (§5), the first guess and the
 // substep (§6). (docs/design/galerkin-vi.md; layout in galerkin.hpp)
 #include "galerkin.hpp"
 

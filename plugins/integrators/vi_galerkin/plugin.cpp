@@ -1,5 +1,5 @@
-// vi-galerkin: The plugin class: checks, state, the step through the kernel's subdivide(),
-// introspection, and the entry point. (docs/design/galerkin-vi.md; layout in galerkin.hpp)
+// vi-galerkin: the plugin class: checks, state, the step through the kernel's subdivide(),
+// introspection (docs/design/galerkin-vi.md; layout in galerkin.hpp).
 #include "galerkin.hpp"
 
 namespace noether {
@@ -171,7 +171,3 @@ bool Galerkin::step_system(const Model& m, Data& d, const double* s, double* f, 
 
 }  // namespace galerkin_vi
 }  // namespace noether
-
-NOETHER_PLUGIN(NOETHER_PLUGIN_INTEGRATOR, "vi-galerkin",
-               "higher-order (2s) Galerkin variational integrator in joint coordinates, O(n) Newton (paper 002)",
-               noether::galerkin_vi::Galerkin)
