@@ -4,7 +4,7 @@
 #include <string>
 
 #include "noether_lua.h"
-#include "noether/c_bridge.hpp"
+#include "noether/sdk/c_bridge.hpp"
 #include "noether/lua.hpp"
 
 namespace {

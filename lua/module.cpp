@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "noether/registry.hpp"
 #include "noether/sweep.hpp"
 
 #include "world.hpp"

@@ -1,6 +1,6 @@
 // The C API of ensembles (noether.h, "per-member numbers and ensembles"), in libnoether_parallel:
 // the kernel's C API owns no threads. Errors through the kernel's per-thread message
-// (noether/c_bridge.hpp).
+// (noether/sdk/c_bridge.hpp).
 #include "noether.h"
 
 #include <cstdlib>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "noether/c_bridge.hpp"
+#include "noether/sdk/c_bridge.hpp"
 #include "noether/ensemble.hpp"
 
 struct noether_ensemble {

@@ -1,12 +1,12 @@
-// Test helpers for the tree view (noether/tree.hpp), shared by the tree-view and riqn tests.
+// Test helpers for the tree view (noether/sdk/tree.hpp), shared by the tree-view and riqn tests.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "noether/noether.hpp"
-#include "noether/tree.hpp"
+#include "noether/sdk/sdk.hpp"
+#include "noether/sdk/tree.hpp"
 
 namespace testutil {
 

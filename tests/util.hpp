@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "noether/noether.hpp"
+#include "noether/sdk/sdk.hpp"
 
 namespace testutil {
 

@@ -1,7 +1,7 @@
 // The C API of the URDF importer (noether_urdf.h).
 #include "noether_urdf.h"
 
-#include "noether/c_bridge.hpp"
+#include "noether/sdk/c_bridge.hpp"
 #include "noether/urdf.hpp"
 
 extern "C" {

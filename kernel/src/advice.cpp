@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "noether/data.hpp"
-#include "noether/dense.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/model.hpp"
-#include "noether/tree.hpp"
+#include "noether/sdk/tree.hpp"
 
 #include "sym3.hpp"
 

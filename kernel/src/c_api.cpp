@@ -493,8 +493,8 @@ noether_model* noether_model_vary(const noether_model* m, const char* key, const
 
 }  // extern "C"
 
-// ---- the bridge for libraries that extend the C API (noether/c_bridge.hpp) -------------------
-#include "noether/c_bridge.hpp"
+// ---- the bridge for libraries that extend the C API (noether/sdk/c_bridge.hpp) -------------------
+#include "noether/sdk/c_bridge.hpp"
 
 namespace noether {
 namespace c_bridge {

@@ -11,10 +11,10 @@
 #include <mutex>
 #include <set>
 
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
+#include "noether/registry.hpp"
+#include "noether/sdk/solver.hpp"
 
 #include "fnv.hpp"
 #include "sym3.hpp"

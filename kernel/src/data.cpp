@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 
 namespace noether {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "noether/joint.hpp"
+#include "noether/sdk/joint.hpp"
 
 namespace noether {
 

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "noether/data.hpp"
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 #include "noether/model.hpp"
-#include "noether/tree.hpp"
+#include "noether/sdk/tree.hpp"
 
 namespace noether {
 

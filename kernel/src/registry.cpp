@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "noether/plugin.hpp"
+#include "noether/registry.hpp"
 
 namespace noether {
 

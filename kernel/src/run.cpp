@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "noether/advice.hpp"
-#include "noether/dense.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/limits.hpp"
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 #include "recording.hpp"
 
 namespace noether {

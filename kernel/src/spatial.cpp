@@ -1,5 +1,5 @@
-// The logarithms of noether/spatial.hpp (docs/design/riqn.md §1.2).
-#include "noether/spatial.hpp"
+// The logarithms of noether/sdk/spatial.hpp (docs/design/riqn.md §1.2).
+#include "noether/sdk/spatial.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // The step, owned by the kernel: check → snapshot → advance → commit or restore → joint
-// coordinates. Integrator plugins only advance the state (noether/integrator.hpp); time,
+// coordinates. Integrator plugins only advance the state (noether/sdk/integrator.hpp); time,
 // counters, the last-step record and the warnings are written here, in one format.
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "noether/data.hpp"
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 
 namespace noether {
 

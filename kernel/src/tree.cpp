@@ -1,7 +1,7 @@
-// The tree view of a Model (noether/tree.hpp): links in parents-first order, fixed joints merged,
+// The tree view of a Model (noether/sdk/tree.hpp): links in parents-first order, fixed joints merged,
 // each 1-DOF joint as a screw and a rest pose, ball joints and free roots on their groups, and the
 // maps between coordinates and body poses.
-#include "noether/tree.hpp"
+#include "noether/sdk/tree.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 // the paths from loop bodies to their roots), we factor the tree alone and take the Schur
 // complement of the loop rows: m_Λ extra tree solves per factorisation, then one small dense
 // factorisation. It is cheaper when m_Λ is small compared to n, which is the common case.
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 #include "noether/limits.hpp"
 #include "noether/model.hpp"
 

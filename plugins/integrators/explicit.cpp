@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "noether/data.hpp"
-#include "noether/integrator.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
+#include "noether/sdk/integrator.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
 
 namespace {
 

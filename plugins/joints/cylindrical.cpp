@@ -1,6 +1,6 @@
 // cylindrical: O(1, axis) + Rot(1, axis): 4 rows, 2 DOF: angle about and displacement along axis.
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

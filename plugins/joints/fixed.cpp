@@ -1,6 +1,6 @@
 // fixed (weld): C(pa, pb) + Rot(0): 6 rows, no degrees of freedom.
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

@@ -2,8 +2,8 @@
 // through the parent's anchor orthogonal to `axis` (the normal), and the child only turns about
 // the normal. Coordinates: x, y along the in-plane directions e1, e2 of the parent frame, and the
 // angle about the normal.
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

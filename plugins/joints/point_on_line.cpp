@@ -1,8 +1,8 @@
 // point-on-line: O(1, axis): 2 rows, 4 DOF. The child's anchor stays on the line through the
 // parent's anchor along axis; rotation is free. Coordinates: displacement along the line and
 // the rotation vector of the relative rotation (parent frame).
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

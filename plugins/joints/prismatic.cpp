@@ -1,6 +1,6 @@
 // prismatic (slider): O(1, axis) + Rot(0): 5 rows, 1 DOF, the displacement along axis.
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // revolute (hinge): C(pa, pb) + Rot(1, axis): 5 rows, 1 DOF, the unwrapped angle about axis.
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // spherical (ball): C(pa, pb): 3 rows, 3 DOF; coordinates: rotation vector of the relative
 // rotation in the parent frame (zero at the initial configuration).
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 

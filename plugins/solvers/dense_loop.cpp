@@ -7,9 +7,9 @@
 // minimum-norm multipliers, and the joints owning them are reported to the caller. Bodies far
 // apart in scale are guarded by CheckedSolve (residual check, refinement, dense fallback).
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 
 namespace {
 

@@ -2,10 +2,10 @@
 // O(n³): the reference for tests and for small systems.
 #include <vector>
 
-#include "noether/dense.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
 
 namespace {
 

@@ -8,18 +8,18 @@
 // detected at the first factorisation (rank-revealing check of the loop node) and refused with
 // the joints named. Note: Eigen's SparseLU allocates inside factorize(); this solver is not
 // allocation-free while stepping (sparse-ldu and dense-loop are). Bodies far apart in scale are
-// guarded by CheckedSolve (residual check, refinement, dense fallback; noether/tree_ldu.hpp).
+// guarded by CheckedSolve (residual check, refinement, dense fallback; noether/sdk/tree_ldu.hpp).
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "noether/dense.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 
 namespace {
 

@@ -1,13 +1,13 @@
 // sparse-ldu: the O(n) tree LDU of maximal-vi.md §8.3, for tree-structured mechanisms.
 //
 // Bodies far apart in scale (masses 1e-4 and 1e6 kg in one chain) are guarded by CheckedSolve
-// (noether/tree_ldu.hpp): residual check, refinement, dense fallback (issue 14, item 14).
+// (noether/sdk/tree_ldu.hpp): residual check, refinement, dense fallback (issue 14, item 14).
 #include <string>
 
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "noether/ensemble.hpp"
-#include "noether/integrator.hpp"
+#include "noether/sdk/integrator.hpp"
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "noether/tree.hpp"
+#include "noether/sdk/tree.hpp"
 #include "tree_util.hpp"
 #include "util.hpp"
 

@@ -12,14 +12,14 @@ using testutil::VecX;
 
 namespace {
 
-struct Run {
+struct Record {
     double emin = 1e300, emax = -1e300, vmax = 0;
     int failures = 0;
 };
 
 // Step n times, tracking energy and violation; stop at the first failure.
-Run run(const Model& m, Data& d, int n) {
-    Run r;
+Record run(const Model& m, Data& d, int n) {
+    Record r;
     for (int i = 0; i < n; ++i) {
         if (step(m, d) != StepStatus::ok) {
             ++r.failures;
@@ -148,7 +148,7 @@ TEST_CASE("planar four-bar of four hinges (redundant rows) runs with dense-loop"
     auto m = compile(testutil::closed_loop_spec("revolute"));
     REQUIRE(m->solver_name == "dense-loop");
     Data d(m);
-    const Run r = run(*m, d, 1000);
+    const Record r = run(*m, d, 1000);
     REQUIRE(r.failures == 0);
     INFO("max violation " << r.vmax << ", energy " << r.emin << " .. " << r.emax);
     CHECK(r.vmax < 1e-10);
@@ -305,7 +305,7 @@ TEST_CASE("32-link chain: stalled steps are recovered by subdivision", "[vi-maxi
     Spec s = testutil::chain_spec(32, "revolute", "vi-maximal");
     auto m = compile(s);
     Data d(m);
-    const Run r = run(*m, d, 1000);
+    const Record r = run(*m, d, 1000);
     std::printf("32-link revolute chain, 10 s: %lld subdivided steps, %lld failed, max |g| %.2g, first warning: %s\n",
                 static_cast<long long>(d.stats.subdivided_steps), static_cast<long long>(d.stats.failed_steps), r.vmax,
                 d.warnings.empty() ? "-" : d.warnings[0].message.c_str());
@@ -322,7 +322,7 @@ TEST_CASE("256-link revolute and ball chains run 10 s with no unrecovered step (
     for (const char* joint : {"revolute", "spherical"}) {
         auto m = compile(testutil::chain_spec(256, joint, "vi-maximal"));
         Data d(m);
-        const Run r = run(*m, d, 1000);
+        const Record r = run(*m, d, 1000);
         std::printf("256-link %s chain, 10 s: %lld subdivided steps, %lld failed, max |g| %.2g, Newton mean %.2f max %d\n",
                     joint, static_cast<long long>(d.stats.subdivided_steps), static_cast<long long>(d.stats.failed_steps),
                     r.vmax, double(d.stats.newton_total) / std::max<std::int64_t>(1, d.stats.steps), d.stats.newton_max);
@@ -342,7 +342,7 @@ TEST_CASE("64-link ball chain spinning at 1 rad/s about z: 3-D motion, no drift,
     Data d(m);
     const double Lz0 = monitors(*m, d).angular_momentum.z;
     double dLz = 0;
-    Run r;
+    Record r;
     for (int i = 0; i < 1000 && r.failures == 0; ++i) {
         if (step(*m, d) != StepStatus::ok) ++r.failures;
         const Monitors mon = monitors(*m, d);
@@ -420,7 +420,7 @@ TEST_CASE("remembered subdivision: less Newton work on a 128-link chain, same ac
         s.options.extra["substep_hold"] = k == 0 ? 0 : 4;
         auto m = compile(s);
         Data d(m);
-        const Run r = run(*m, d, 1000);
+        const Record r = run(*m, d, 1000);
         CHECK(r.failures == 0);
         CHECK(r.vmax < 1e-9);
         CHECK(d.stats.subdivided_steps > 150);  // from t = 5 s on, most steps need substeps
@@ -481,7 +481,7 @@ TEST_CASE("the predicted warm start: fewer Newton iterations, the same trajector
     Spec s = testutil::double_pendulum_spec();
     double mean[2] = {0, 0};
     std::vector<Pose> end[2];
-    Run r[2];
+    Record r[2];
     for (int k = 0; k < 2; ++k) {
         s.options.extra["predictor"] = k;
         auto m = compile(s);

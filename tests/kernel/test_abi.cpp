@@ -8,13 +8,13 @@
 
 #include <fstream>
 
-#include "noether/integrator.hpp"
-#include "noether/joint.hpp"
+#include "noether/sdk/integrator.hpp"
+#include "noether/sdk/joint.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
-#include "noether/solver.hpp"
-#include "noether/tree.hpp"
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/solver.hpp"
+#include "noether/sdk/tree.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 
 using namespace noether;
 
@@ -119,7 +119,7 @@ std::string layout() {
     OFF(SolverWorkspace, failed_node);
     OFF(SolverWorkspace, error);
     OFF(SolverWorkspace, negligible_rhs);
-    // The plugin SDK: what joint and integrator plugins build on (noether/tree.hpp, tree_ldu.hpp,
+    // The plugin SDK: what joint and integrator plugins build on (noether/sdk/tree.hpp, tree_ldu.hpp,
     // integrator.hpp). Classes with private members: size and alignment only.
     SZ(Attempt);
     OFF(Attempt, status);
@@ -173,8 +173,9 @@ std::string layout() {
 // function changes this text and its digest.
 std::string virtual_interfaces() {
     std::string out;
-    for (const char* h : {"data.hpp", "integrator.hpp", "joint.hpp", "run.hpp", "solver.hpp"}) {
+    for (const char* h : {"data.hpp", "sdk/integrator.hpp", "sdk/joint.hpp", "run.hpp", "sdk/solver.hpp"}) {
         std::ifstream f(std::string(NOETHER_SOURCE_DIR) + "/kernel/include/noether/" + h);
+        const std::string label = std::string(h).substr(std::string(h).rfind('/') + 1);  // the digest's names
         REQUIRE(f);
         std::string line, decl;
         bool in = false;
@@ -187,7 +188,7 @@ std::string virtual_interfaces() {
             if (!in && line.find("virtual ") == std::string::npos) {  // a class: its name, for context
                 std::string name;
                 for (char ch : line) name += ch == '{' ? '\0' : ch;
-                out += std::string(h) + ": " + std::string(name.c_str()) + "\n";
+                out += label + ": " + std::string(name.c_str()) + "\n";
                 continue;
             }
             in = true;
@@ -221,7 +222,7 @@ std::uint64_t fnv1a(const std::string& s) {
 // Attempt, Frame, TreeLink, TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve) (g++ 12,
 // libstdc++, x86-64).
 // The digest of virtual_interfaces() for ABI version 7.
-constexpr std::uint64_t kRecordedInterfaces = 12502228818735747158ull;
+constexpr std::uint64_t kRecordedInterfaces = 2770538752256436333ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8

@@ -4,7 +4,7 @@
 
 #include <Eigen/Dense>
 
-#include "noether/tree_ldu.hpp"
+#include "noether/sdk/tree_ldu.hpp"
 #include "util.hpp"
 
 using namespace noether;

@@ -1,10 +1,10 @@
-// The tree view (noether/tree.hpp): parents-first links, fixed joints merged, screws and rest
+// The tree view (noether/sdk/tree.hpp): parents-first links, fixed joints merged, screws and rest
 // poses that reproduce the joint plugins' coordinates and constraints, the mass matrix and the
 // articulated-body solve, and the refusals.
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "noether/tree.hpp"
+#include "noether/sdk/tree.hpp"
 #include "tree_util.hpp"
 #include "util.hpp"
 

@@ -1,6 +1,6 @@
 // A joint plugin whose name duplicates the built-in "revolute".
-#include "noether/joint.hpp"
-#include "noether/plugin.hpp"
+#include "noether/sdk/joint.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 class Dup final : public noether::JointType {

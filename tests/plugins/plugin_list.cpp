@@ -1,7 +1,7 @@
 // One library exporting two solvers: configured instances of one class (NOETHER_PLUGIN_LIST).
 #include "noether/model.hpp"
-#include "noether/plugin.hpp"
-#include "noether/solver.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/solver.hpp"
 
 namespace {
 

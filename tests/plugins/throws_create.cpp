@@ -1,7 +1,7 @@
 // A plugin whose factory throws.
 #include <stdexcept>
 
-#include "noether/plugin.hpp"
+#include "noether/sdk/plugin.hpp"
 
 extern "C" __attribute__((visibility("default"))) const noether_plugin_descriptor* noether_plugin(void) {
     static const noether_plugin_descriptor d = {NOETHER_PLUGIN_ABI, sizeof(noether_plugin_descriptor),

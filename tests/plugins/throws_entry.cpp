@@ -1,7 +1,7 @@
 // A plugin whose entry point throws an exception of a type that lives in this library.
 #include <stdexcept>
 
-#include "noether/plugin.hpp"
+#include "noether/sdk/plugin.hpp"
 
 namespace {
 struct PluginOwnError : std::runtime_error {

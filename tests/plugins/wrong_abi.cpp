@@ -1,5 +1,5 @@
 // A plugin built for a different plugin ABI version.
-#include "noether/plugin.hpp"
+#include "noether/sdk/plugin.hpp"
 
 extern "C" __attribute__((visibility("default"))) const noether_plugin_descriptor* noether_plugin(void) {
     static const noether_plugin_descriptor d = {NOETHER_PLUGIN_ABI + 41, sizeof(noether_plugin_descriptor),

@@ -38,7 +38,7 @@ struct Recording {
     std::vector<std::vector<float>> frames;
 };
 
-Recording read_recording(const std::string& path) {
+Recording read_recording_file(const std::string& path) {
     Recording r;
     const std::string bytes = testutil::slurp(path);
     REQUIRE(bytes.size() >= 12);
@@ -122,7 +122,7 @@ TEST_CASE("a run records body poses, energy and violation per frame, and the sha
     s.bodies[1].shapes.push_back(cap);
     auto m = compile(s);
     Run run(m);
-    const Recording r = read_recording(record(run, "dp.nrec", 40, 25));  // fps 25 at dt = 0.01: every 4 steps
+    const Recording r = read_recording_file(record(run, "dp.nrec", 40, 25));  // fps 25 at dt = 0.01: every 4 steps
     CHECK(r.floats == 3 + 7 * 2);
     REQUIRE(r.frames.size() == 11);  // the initial state and every 4th step
     CHECK_THAT(r.header, Contains("\"every\":4"));
@@ -151,7 +151,7 @@ TEST_CASE("a body without shapes is recorded as its inertia box, joints with the
     Spec s = testutil::double_pendulum_spec();
     auto m = compile(s);
     Run run(m);
-    const Recording r = read_recording(record(run, "plain.nrec", 3));
+    const Recording r = read_recording_file(record(run, "plain.nrec", 3));
     CHECK(r.frames.size() == 4);
     CHECK_THAT(r.header, Contains("\"inertia_box\":true"));
     // j1 hangs link1 (CoM at x = 0.5) from the origin: its anchor is 0.5 behind the CoM, on y.
@@ -173,7 +173,7 @@ TEST_CASE("a failed run leaves its recording as .part, and a recording needs a f
     run.finish(&notes);
     std::ifstream final_file(o.file);
     CHECK_FALSE(final_file.good());
-    CHECK(read_recording(o.file + ".part").frames.size() == 3);
+    CHECK(read_recording_file(o.file + ".part").frames.size() == 3);
 }
 
 TEST_CASE("bad shapes are compile errors naming the body, the shape and the value", "[viewer]") {
@@ -288,7 +288,7 @@ w:run { duration = 1 }
     noether::lua::ScriptOptions opt;
     const auto r = noether::lua::run_script(script, opt);
     REQUIRE(r.exit_code == 0);
-    const Recording rec = read_recording(nrec);
+    const Recording rec = read_recording_file(nrec);
     CHECK(rec.frames.size() == 11);
     CHECK_THAT(rec.header, Contains("\"rgba\":[0.2,0.4,0.6,1]"));
     CHECK_THAT(rec.header, Contains("\"type\":\"sphere\",\"size\":[0.1,0,0],\"pos\":[0.5,0,0]"));
@@ -385,7 +385,7 @@ TEST_CASE("a recording of a world that never stepped holds its initial state and
     run.finish(&notes);
     REQUIRE(notes.size() == 1);
     CHECK_THAT(notes[0], Contains("holds only the initial state: this world was never stepped"));
-    const Recording r = read_recording(o.file);
+    const Recording r = read_recording_file(o.file);
     REQUIRE(r.frames.size() == 1);
     CHECK(r.frames[0][0] == 0.0f);
     CHECK(r.frames[0][3] == 0.5f);  // link1's CoM x at the start

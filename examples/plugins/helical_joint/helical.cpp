@@ -2,9 +2,9 @@
 //
 // Rows: the child's anchor stays on the parent's axis line (2), the child turns only about
 // the axis (2), and the screw coupling d − pitch·θ = 0 (1): 5 rows, 1 DOF, the angle θ.
-// Everything comes from the joint SDK in <noether/joint.hpp>.
-#include <noether/joint.hpp>
-#include <noether/plugin.hpp>
+// Everything comes from the joint SDK in <noether/sdk/joint.hpp>.
+#include <noether/sdk/joint.hpp>
+#include <noether/sdk/plugin.hpp>
 
 namespace {
 

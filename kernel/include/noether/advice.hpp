@@ -13,7 +13,7 @@
 // (every body's share taken alone), so steps derived from it are on the safe side; how far is
 // measured in docs/integrators.md ("Stable-step advice").
 //
-// Tree mechanisms only (the joint-space mass matrix comes from the tree view, noether/tree.hpp);
+// Tree mechanisms only (the joint-space mass matrix comes from the tree view, noether/sdk/tree.hpp);
 // loop closures, other joint kinds and a drop gravity does not bound (a prismatic joint, a helical
 // one) get no estimate and a reason.
 #pragma once

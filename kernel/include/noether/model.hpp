@@ -14,7 +14,7 @@
 
 #include "noether/error.hpp"
 #include "noether/graph.hpp"
-#include "noether/joint.hpp"
+#include "noether/sdk/joint.hpp"
 #include "noether/math.hpp"
 #include "noether/spec.hpp"
 

@@ -1,7 +1,7 @@
 // riqn: the linear-time variational integrator in joint coordinates (paper 001, Lee, Liu, Park &
 // Srinivasa, WAFR 2016), restated with its verified formulas in docs/design/riqn.md.
 //
-// The mechanism is seen through the kernel's tree view (noether/tree.hpp): links in parents-first
+// The mechanism is seen through the kernel's tree view (noether/sdk/tree.hpp): links in parents-first
 // order, fixed joints merged, each 1-DOF joint a screw. Per step (riqn.md §3–§7):
 //   setup at q_k   link transforms T_i^k, link poses, forcing h·F_i (gravity, body forces),
 //                  the impulse articulated-body inertias of M(q_k) + (h/2)·D            O(n)
@@ -38,9 +38,9 @@
 #include <Eigen/Dense>
 
 #include "noether/data.hpp"
-#include "noether/integrator.hpp"
-#include "noether/plugin.hpp"
-#include "noether/tree.hpp"
+#include "noether/sdk/integrator.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/tree.hpp"
 
 namespace noether {
 namespace riqn {
@@ -48,7 +48,7 @@ namespace riqn {
 using V6 = double[6];
 
 // ---- SE(3) helpers on [ω; v] twists and [n; f] wrenches (the shared ones, top/bot/set6, the
-// adjoints and the logarithms, come with noether/spatial.hpp) --------------------------------------
+// adjoints and the logarithms, come with noether/sdk/spatial.hpp) --------------------------------------
 
 // a(θ), b(θ) of the exact dexp⁻¹ = I − ½ad + a·ad² + b·ad⁴ (riqn.md §1.4). T is double or complex.
 template <class T>

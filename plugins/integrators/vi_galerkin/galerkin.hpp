@@ -2,7 +2,7 @@
 // & Murphey), restated with verified formulas in docs/design/galerkin-vi.md (section numbers below
 // refer to it).
 //
-// The mechanism is seen through the kernel's tree view (noether/tree.hpp): links in parents-first
+// The mechanism is seen through the kernel's tree view (noether/sdk/tree.hpp): links in parents-first
 // order, fixed joints merged, each joint a 1-DOF screw. One step of length h takes the control
 // points q^{k,α} = q(t_k + c_α h), α = 0..s, at the Gauss–Lobatto nodes c_α of [0, 1] (s = 1: the
 // trapezoid, s = 2: Simpson, order 2s) and solves the discrete Euler–Lagrange equations of the
@@ -47,9 +47,9 @@
 #include <vector>
 
 #include "noether/data.hpp"
-#include "noether/integrator.hpp"
-#include "noether/plugin.hpp"
-#include "noether/tree.hpp"
+#include "noether/sdk/integrator.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/tree.hpp"
 
 namespace noether {
 namespace galerkin_vi {

@@ -1,4 +1,4 @@
-// noether/c_bridge.hpp — for libraries that extend the C API (noether_lua.h, noether_urdf.h, the
+// noether/sdk/c_bridge.hpp — for libraries that extend the C API (noether_lua.h, noether_urdf.h, the
 // ensembles of libnoether_parallel):
 // turning C++ objects into the C API's handles and back, and its per-thread error message.
 // Hosts use noether.h, not this.

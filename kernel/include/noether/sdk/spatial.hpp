@@ -1,5 +1,5 @@
-// noether/spatial.hpp — rigid transforms and 6-vector algebra for the tree passes of
-// minimal-coordinate integrators (riqn, vi-galerkin) and the tree view (noether/tree.hpp).
+// noether/sdk/spatial.hpp — rigid transforms and 6-vector algebra for the tree passes of
+// minimal-coordinate integrators (riqn, vi-galerkin) and the tree view (noether/sdk/tree.hpp).
 // Twists are [ω; v] and wrenches [n; f]. The small operations are inline so that integrators'
 // inner loops keep them; the logarithms live in kernel/src/spatial.cpp.
 #pragma once

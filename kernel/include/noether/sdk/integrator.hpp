@@ -1,4 +1,4 @@
-// noether/integrator.hpp — the integrator plugin interface.
+// noether/sdk/integrator.hpp — the integrator plugin interface.
 //
 // One interface carries implicit fixed-step (vi-maximal), explicit fixed-step (heun, rk4) and
 // adaptive methods (dp45-projection). The kernel owns the step (noether::step, kernel/src/step.cpp):
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "noether/data.hpp"
+#include "noether/linearize.hpp"
 #include "noether/error.hpp"
 #include "noether/model.hpp"
 
@@ -130,17 +131,6 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
     return report;
 }
 
-// The linearisation of one step of Model::options.dt from the committed state of a Data, for
-// trajectory optimisation (iLQR, DDP, shooting): x = (q, q̇) with q = Data::coord and
-// q̇ = Data::rate (Model::total_dofs each, DOF order), u = Data::actuation. Filled by
-// noether::linearize() (kernel/src/linearize.cpp); sized on the first call, reused after.
-struct NOETHER_API Linearization {
-    int n = 0;                       // coordinates (Model::total_dofs)
-    std::vector<double> x, x_next;   // 2n: (q, q̇) at the start and at the end of the step
-    std::vector<double> A;           // 2n × 2n, row-major: ∂x_next/∂x
-    std::vector<double> B;           // 2n × n,  row-major: ∂x_next/∂u
-};
-
 class NOETHER_API Integrator {
 public:
     enum class Scheme { implicit_fixed, explicit_fixed, adaptive };
@@ -160,7 +150,7 @@ public:
     // BlockGraph::node_offset) and, if A is not null, the Newton matrix ∂f/∂s into A. Returns
     // false if the method has no such system (explicit methods). Does not change the state of d.
     // Minimal-coordinate methods (riqn) take s = the next joint coordinates, one per link of the
-    // tree view (noether/tree.hpp, TreeView order), return their residual in f, and no matrix.
+    // tree view (noether/sdk/tree.hpp, TreeView order), return their residual in f, and no matrix.
     virtual bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const {
         (void)m; (void)d; (void)s; (void)f; (void)A;
         return false;
@@ -188,11 +178,5 @@ public:
     // The default monitors: continuous_monitors() of the committed state plus spring energy.
     static Monitors default_monitors(const Model& m, const Data& d);
 };
-
-// The linearisation of the next step (see Linearization) by the Model's integrator. Sizes `out`
-// on the first call (no allocation after that for the same Model). Throws UsageError if the
-// integrator has none (it names the ones that do). Does not change the Data. Returns the status
-// of the step; `out` holds the linearisation only when it is ok.
-NOETHER_API StepStatus linearize(const Model& m, Data& d, Linearization& out);
 
 }  // namespace noether

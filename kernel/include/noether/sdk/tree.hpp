@@ -1,4 +1,4 @@
-// noether/tree.hpp — the tree view of a compiled Model, for minimal-coordinate integrators.
+// noether/sdk/tree.hpp — the tree view of a compiled Model, for minimal-coordinate integrators.
 //
 // A Model stores bodies and joint constraints (maximal coordinates). A minimal-coordinate
 // integrator (riqn, docs/design/riqn.md) needs the same mechanism as a tree of links moved by
@@ -37,9 +37,9 @@
 #include <vector>
 
 #include "noether/error.hpp"
-#include "noether/joint.hpp"
+#include "noether/sdk/joint.hpp"
 #include "noether/math.hpp"
-#include "noether/spatial.hpp"
+#include "noether/sdk/spatial.hpp"
 
 namespace noether {
 

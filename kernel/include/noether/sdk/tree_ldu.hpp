@@ -1,4 +1,4 @@
-// noether/tree_ldu.hpp — the O(n) tree LDU and the loop node, as building blocks for solvers.
+// noether/sdk/tree_ldu.hpp — the O(n) tree LDU and the loop node, as building blocks for solvers.
 //
 // TreeLDU is maximal-vi.md §8.3 (paper Algorithms 3–4, corrected): it factors the tree part
 // of a BlockMatrix in the graph's elimination order, in O(Σ block³), with no fill-in.
@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "noether/dense.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/graph.hpp"
 
 namespace noether {

@@ -1,4 +1,4 @@
-// noether/dense.hpp — small dense linear algebra on row-major arrays, allocation-free.
+// noether/sdk/dense.hpp — small dense linear algebra on row-major arrays, allocation-free.
 //
 // For solver and integrator plugins working on the blocks of a BlockMatrix (6×6 body blocks,
 // joint blocks of up to 12 rows). Header-only; no Eigen.

@@ -1,4 +1,4 @@
-// noether/joint.hpp — the joint plugin interface and the joint SDK (constraint primitives).
+// noether/sdk/joint.hpp — the joint plugin interface and the joint SDK (constraint primitives).
 //
 // A joint type plugin turns a JointSpec into a JointModel at compile time. A JointModel is
 // immutable and stateless: it evaluates its constraint rows g(a, b), their Jacobians with

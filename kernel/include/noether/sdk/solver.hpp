@@ -1,4 +1,4 @@
-// noether/solver.hpp — the linear solver plugin interface.
+// noether/sdk/solver.hpp — the linear solver plugin interface.
 //
 // A solver factors and solves a matrix with the sparsity of the Model's block graph (a
 // BlockMatrix): one diagonal block per body (6×6) and per joint (rows×rows), and the
