@@ -65,6 +65,34 @@ std::string noether_cli::check_out(const std::string& out, const std::vector<std
 
 namespace {
 
+// The kernel names options in its suggestions as "option 'NAME' = VALUE" or "(option 'NAME')";
+// `noether import` takes them as flags: --integrator NAME, --dt S, --option NAME=VALUE.
+std::string cli_wording(const std::string& msg) {
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = msg.find("option '", from)) != std::string::npos;) {
+        const std::size_t name_end = msg.find('\'', at + 8);
+        if (name_end == std::string::npos) break;
+        const std::string name = msg.substr(at + 8, name_end - at - 8);
+        std::size_t end = name_end + 1;
+        std::string value = "...";
+        if (msg.compare(end, 3, " = ") == 0) {
+            const std::size_t v = end + 3, ve = msg.find_first_of(" ,;)", v);
+            value = msg.substr(v, ve == std::string::npos ? std::string::npos : ve - v);
+            end = ve == std::string::npos ? msg.size() : ve;
+        } else if (!(end < msg.size() && msg[end] == ')' && at > 0 && msg[at - 1] == '(')) {
+            out.append(msg, from, end - from);  // a statement about an option, not a suggestion
+            from = end;
+            continue;
+        }
+        out.append(msg, from, at - from);
+        out += name == "integrator" || name == "dt" ? "--" + name + " " + value : "--option " + name + "=" + value;
+        from = end;
+    }
+    out.append(msg, from, std::string::npos);
+    return out;
+}
+
 void usage(FILE* out) {
     std::fprintf(out,
                  "usage: noether <command> [options]\n"
@@ -384,7 +412,8 @@ int cmd_import(const std::vector<std::string>& args) {
     run.set_progress(isatty(2));
     if (simulate >= 0) run.steps(run.steps_for(simulate));
     run.finish();
-    const noether::RunSummary s = run.summary();
+    noether::RunSummary s = run.summary();
+    for (std::string& w : s.warnings) w = cli_wording(w);  // the kernel's suggestions as this command's flags
     std::printf("%s", graph.c_str());
     if (simulate >= 0) {
         std::string opts;

@@ -55,6 +55,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             RunSummary s = w->run->summary();
             if (ctx->options.check_only) s.graph = w->run->graph_report();  // before any step: the initial state
             for (const std::string& n : notes) s.warnings.push_back(n);
+            for (std::string& w : s.warnings) w = lua_wording(w);  // the kernel's suggestions in Lua
             if (aborted)  // the error names the files it left unfinished (the README promises it)
                 for (const std::string& n : notes) result.error += "\n  " + n;
             if (s.failed && result.exit_code == 0) {

@@ -136,6 +136,11 @@ void sandbox_start_clock(Context& ctx);
 // Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).
 void sandbox_check_time(lua_State* L);
 
+// The kernel names options in its suggestions as "option 'NAME' = VALUE" or "(option 'NAME')";
+// a scene's author reads them in Lua: noether.world{ NAME = ... } for the world's own fields,
+// noether.world{ options = { NAME = VALUE } } for integrator options (args.cpp).
+std::string lua_wording(const std::string& kernel_message);
+
 // ---- argument checking (args.cpp) -----------------------------------------------------------
 
 // The string at idx (a body's or joint's name, for `kind`) must be at most kMaxStringField bytes.
@@ -229,7 +234,7 @@ int guard(lua_State* L) {
     } catch (const std::bad_alloc&) {
         lua_pushstring(L, "out of memory (std::bad_alloc): the scene asked for more than this machine has");
     } catch (const std::exception& e) {
-        lua_pushstring(L, e.what());
+        lua_pushstring(L, lua_wording(e.what()).c_str());
     }
     return lua_error(L);
 }

@@ -7,6 +7,7 @@
 #include "noether/data.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/model.hpp"
+#include "noether/registry.hpp"
 #include "noether/sdk/tree.hpp"
 
 namespace noether {
@@ -17,7 +18,9 @@ StepStatus linearize(const Model& m, Data& d, Linearization& out) {
     if (!d.integrator_state) throw UsageError("linearize: the Data has no integrator state");
     if (!m.integrator->has_linearization())
         throw UsageError("linearize: integrator '" + m.options.integrator +
-                         "' has no linearisation of its step; vi-galerkin has one (integrator = 'vi-galerkin')");
+                         "' has no linearisation of its step; integrators with one: " +
+                         Registry::global().integrators_where([](const Integrator& i) { return i.has_linearization(); }) +
+                         " (option 'integrator')");
     const int n = m.total_dofs;
     const std::size_t N = static_cast<std::size_t>(n);
     if (out.n != n || out.x.size() != 2 * N || out.x_next.size() != 2 * N || out.A.size() != 4 * N * N ||

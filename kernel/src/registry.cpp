@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "noether/registry.hpp"
+#include "noether/sdk/integrator.hpp"
 
 namespace noether {
 
@@ -262,6 +263,15 @@ std::vector<PluginInfo> Registry::list() const {
     std::sort(out.begin(), out.end(), [](const PluginInfo& a, const PluginInfo& b) {
         return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
     });
+    return out;
+}
+
+std::string Registry::integrators_where(const std::function<bool(const Integrator&)>& pred) const {
+    std::string out;
+    for (const std::string& n : names(PluginKind::integrator)) {
+        const Integrator* i = integrator(n);
+        if (i && pred(*i)) out += (out.empty() ? "" : ", ") + n;
+    }
     return out;
 }
 

@@ -1,4 +1,5 @@
-// The run loop of every host: outputs, the atomic CSV writer, tracking and the summary.
+// The run loop of every host: the steps, outputs (channels, CSV rows, recordings) and tracking.
+// The summary and graph texts are in run_report.cpp, the watch over a run in run_watch.cpp.
 #include "noether/run.hpp"
 
 #include <unistd.h>
@@ -19,19 +20,6 @@ namespace noether {
 
 namespace {
 
-// The watch's thresholds (docs/integrators.md, "Never a silent blow-up").
-constexpr double kWatchTurn = 0.4;     // rad per step
-constexpr double kWatchEnergy = 0.05;  // growth as a fraction of max(|E0|, largest kinetic energy)
-constexpr long long kWatchWindow = 200;
-constexpr double kWatchShare = 0.1;
-
-// Down to two significant digits (a step to suggest).
-double round_down(double x) {
-    if (!(x > 0) || !std::isfinite(x)) return x;
-    const double p = std::pow(10.0, std::floor(std::log10(x)) - 1);
-    return std::floor(x / p) * p;
-}
-
 // "42 s", "3 min 5 s", "2 h 10 min".
 std::string eta_text(double s) {
     char buf[48];
@@ -42,40 +30,18 @@ std::string eta_text(double s) {
     return buf;
 }
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-
-std::string json_num(double v) {
-    if (!std::isfinite(v)) return "null";
+std::string g10(double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.10g", v);
     return buf;
 }
 
-// JSON value of one summary field, by its type in NOETHER_SUMMARY_FIELDS.
-std::string json_value_I(long long v) { return std::to_string(v); }
-std::string json_value_D(double v) { return json_num(v); }
-std::string json_value_DN(double v) { return json_num(v); }
-std::string json_value_S(const std::string& v) { return json_quote(v); }
-std::string json_value_B(bool v) { return v ? "true" : "false"; }
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 
 }  // namespace
-
-std::string json_quote(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            o += buf;
-        } else o += c;
-    }
-    return o + "\"";
-}
 
 // ---- channels ----------------------------------------------------------------------------------
 
@@ -113,127 +79,6 @@ bool parse_channel(const std::string& text, Channel& c) {
             return true;
         }
     return false;
-}
-
-// ---- summary -----------------------------------------------------------------------------------
-
-std::string RunSummary::to_json() const {
-    std::ostringstream o;
-    o << "{";
-#define NOETHER_X(type, name) o << "\"" #name "\": " << json_value_##type(name) << ", ";
-    NOETHER_SUMMARY_FIELDS(NOETHER_X)
-#undef NOETHER_X
-    o << "\"warnings\": [";
-    for (std::size_t i = 0; i < warnings.size(); ++i) o << (i ? ", " : "") << json_quote(warnings[i]);
-    o << "]}";
-    return o.str();
-}
-
-std::string summaries_json(const std::vector<RunSummary>& runs) {
-    if (runs.size() == 1) return runs[0].to_json();
-    std::string json = "[";
-    for (std::size_t i = 0; i < runs.size(); ++i) json += (i ? ", " : "") + runs[i].to_json();
-    return json + "]";
-}
-
-std::string RunSummary::to_text() const {
-    char buf[512];
-    std::ostringstream o;
-    std::snprintf(buf, sizeof buf, "  bodies %lld, joints %lld (%lld loop closure%s), degrees of freedom %lld\n", bodies,
-                  joints, loop_joints, loop_joints == 1 ? "" : "s", dof);
-    o << buf;
-    std::snprintf(buf, sizeof buf, "  integrator %s, solver %s, dt %g s\n", integrator.c_str(), solver.c_str(), dt);
-    o << buf;
-    std::snprintf(buf, sizeof buf, "  simulated %.6g s in %lld steps; wall %.3f s (%.2f us/step)\n", sim_time, steps,
-                  wall_s, us_per_step);
-    o << buf;
-    std::snprintf(buf, sizeof buf, "  energy: initial %.8g J, final %.8g J, largest deviation %.3g J", energy_initial,
-                  energy_final, energy_max_abs_dev);
-    o << buf;
-    if (std::isfinite(energy_max_rel_dev)) {
-        std::snprintf(buf, sizeof buf, " (%.3g relative)", energy_max_rel_dev);
-        o << buf;
-    }
-    std::snprintf(buf, sizeof buf, "\n  constraint violation: largest %.3g%s\n", max_violation,
-                  worst_joint.empty() ? "" : (" (joint '" + worst_joint + "')").c_str());
-    o << buf;
-    std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %lld; subdivided steps %lld; failed steps %lld\n",
-                  newton_mean, newton_max, subdivided_steps, failed_steps);
-    o << buf;
-    if (floor_steps > 0) {
-        std::snprintf(buf, sizeof buf, "  steps accepted at Newton's floor above the tolerance: %lld\n", floor_steps);
-        o << buf;
-    }
-    if (internal_steps > 0) {
-        std::snprintf(buf, sizeof buf, "  internal steps: %lld accepted, %lld rejected; projection iterations %lld\n",
-                      internal_steps, rejected_steps, projection_total);
-        o << buf;
-    }
-    if (warnings.empty()) o << "  warnings: none\n";
-    else {
-        o << "  warnings (" << warnings.size() << "):\n";
-        for (const std::string& w : warnings) o << "    " << w << "\n";
-    }
-    return o.str();
-}
-
-// Rank of the joint constraint Jacobian at the initial configuration, for the degrees of
-// freedom of a mechanism with loops (closure rows can be redundant: a planar four-bar of hinges
-// has 3). −1 when the matrix is too large for a dense factorisation here.
-int constraint_rank(const Model& m) {
-    const int rows = m.total_rows, cols = 6 * m.nbodies(), n = std::max(rows, cols);
-    if (n > 240) return -1;
-    std::vector<double> A(static_cast<std::size_t>(n) * n, 0.0);  // J padded with zeros: same rank
-    double g[kMaxJointRows], Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows];
-    for (const JointInfo& ji : m.joints) {
-        const Pose a = ji.a >= 0 ? m.bodies[ji.a].pose0 : Pose{};
-        ji.impl->constraint(a, m.bodies[ji.b].pose0, g, ji.a >= 0 ? Ja : nullptr, Jb);
-        for (int r = 0; r < ji.rows; ++r)
-            for (int c = 0; c < 6; ++c) {
-                double* row = &A[static_cast<std::size_t>(ji.row_offset + r) * n];
-                if (ji.a >= 0) row[6 * ji.a + c] += Ja[6 * r + c];
-                row[6 * ji.b + c] += Jb[6 * r + c];
-            }
-    }
-    dense::RankRevealingQR qr;
-    qr.reserve(n);
-    return qr.factor(A.data());
-}
-
-std::string graph_text(const Model& m) {
-    std::ostringstream o;
-    const BlockGraph& g = m.graph;
-    auto node = [&](int n) { return n < m.nbodies() ? m.bodies[n].name : m.joints[n - m.nbodies()].name; };
-    o << "bodies (" << m.nbodies() << "):\n";
-    for (const BodyInfo& b : m.bodies) o << "  " << b.name << "  mass " << b.mass << " kg\n";
-    o << "joints (" << m.njoints() << "):\n";
-    for (const JointInfo& j : m.joints)
-        o << "  " << j.name << "  " << j.type << "  " << (j.a < 0 ? std::string("world") : m.bodies[j.a].name) << " -> "
-          << m.bodies[j.b].name << "  (" << j.rows << " rows, " << j.dofs << " DOF)" << (j.loop ? "  [loop closure]" : "")
-          << "\n";
-    o << "loop closures (" << g.loop_joints.size() << "):";
-    for (int j : g.loop_joints) o << " " << m.joints[j].name;
-    o << "\nelimination order:";
-    for (int n : g.order) o << " " << node(n);
-    if (!g.loop_joints.empty()) o << " | loop node:";
-    for (int j : g.loop_joints) o << " " << m.joints[j].name;
-    o << "\ncomponents: " << g.roots.size() << " (";
-    for (std::size_t c = 0; c < g.roots.size(); ++c)
-        o << (c ? ", " : "") << "root " << node(g.roots[c]) << (g.floating[c] ? " floating" : "");
-    o << ")\n";
-    const int rank = g.loop_joints.empty() ? m.total_rows : constraint_rank(m);
-    if (rank >= 0 && rank < m.total_rows)
-        o << "degrees of freedom: " << 6 * m.nbodies() - rank << " (6 x " << m.nbodies() << " bodies - " << rank
-          << " independent of the " << m.total_rows << " constraint rows at the initial configuration; "
-          << m.total_rows - rank << " loop-closure rows are redundant)\n";
-    else {
-        o << "degrees of freedom: " << m.dof() << " by counting (6 x " << m.nbodies() << " bodies - " << m.total_rows
-          << " constraint rows)";
-        if (rank < 0) o << "; loop-closure rows may be redundant (the solver reports them when it runs)";
-        o << "\n";
-    }
-    o << "integrator " << m.options.integrator << ", solver " << m.solver_name << ", dt " << m.options.dt << " s\n";
-    return o.str();
 }
 
 // ---- the run -----------------------------------------------------------------------------------
@@ -411,8 +256,8 @@ bool Run::steps(long long n, RunHooks* hooks) {
     if (n < 0) throw UsageError("Run::steps: the number of steps must be non-negative, got " + std::to_string(n));
     if (n > max_steps_)
         throw UsageError("the run would take " + std::to_string(n) + " steps, more than the limit of " +
-                         std::to_string(max_steps_) + " (dt = " + json_num(model_->options.dt) +
-                         " s); if that is meant, raise the limit (noether.world{ max_steps = ... })");
+                         std::to_string(max_steps_) + " (dt = " + g10(model_->options.dt) +
+                         " s); if that is meant, raise the run's step limit (option 'max_steps')");
     if (failed_) return false;
     const Model& m = *model_;
     Data& d = *data_;
@@ -456,106 +301,6 @@ bool Run::steps(long long n, RunHooks* hooks) {
     }
     if (printed) std::fprintf(stderr, "\n");
     return !failed_;
-}
-
-std::string Run::graph_report() const {
-    return graph_text(*model_) + step_advice_text(step_advice(*model_, *data_), model_->options.dt);
-}
-
-// The watch (run.hpp): warn once, naming the fastest body and joint, with a step that would do.
-void Run::watch(const Monitors& mon) {
-    const Model& m = *model_;
-    Data& d = *data_;
-    if (m.integrator->scheme() == Integrator::Scheme::adaptive) return;  // it controls its own error
-    const double dt = m.options.dt;
-    Watch& w = watch_;
-    if (w.passive) {  // inputs the host sets (constant forces: the constructor)
-        for (double u : d.actuation)
-            if (u != 0) w.passive = false;
-        for (int b = 0; b < m.nbodies() && w.passive; ++b)
-            if (norm(d.applied_force[b]) > 0 || norm(d.applied_torque[b]) > 0) w.passive = false;
-    }
-    w.kinetic_max = std::max(w.kinetic_max, mon.kinetic);
-    // The body turning fastest (−1: nothing turns).
-    auto fastest_body = [&](double& rate) {
-        int body = -1;
-        rate = 0;
-        for (int b = 0; b < m.nbodies(); ++b) {
-            const double r = norm(d.twist[b].w);
-            if (r > rate) rate = r, body = b;
-        }
-        return body;
-    };
-    // What to name: that body and the joint coordinate moving fastest at it.
-    auto fastest = [&](double& rate, int& body, int& joint, double& jrate) {
-        body = fastest_body(rate), joint = -1, jrate = 0;
-        for (int j = 0; j < m.njoints(); ++j) {
-            const JointInfo& ji = m.joints[j];
-            if (ji.a != body && ji.b != body) continue;
-            for (int k = 0; k < ji.dofs; ++k)
-                if (std::fabs(d.rate[ji.dof_offset + k]) > jrate) jrate = std::fabs(d.rate[ji.dof_offset + k]), joint = j;
-        }
-    };
-    auto warn = [&](const char* key, const std::string& what) {
-        double rate;
-        int body, joint;
-        double jrate;
-        fastest(rate, body, joint, jrate);
-        char buf[800];
-        int k = std::snprintf(buf, sizeof buf, "step %lld (t = %.6g s): %s", static_cast<long long>(d.step), d.time,
-                              what.c_str());
-        if (body < 0 && k > 0 && k < static_cast<int>(sizeof buf))  // nothing turns: no rate to go by
-            std::snprintf(buf + k, sizeof buf - k, "; try a smaller dt or integrator dp45-projection");
-        if (body >= 0 && k > 0 && k < static_cast<int>(sizeof buf)) {
-            k += std::snprintf(buf + k, sizeof buf - k, "; fastest body '%s' at %.4g rad/s (%.2g rad per step)",
-                               m.bodies[body].name.c_str(), rate, rate * dt);
-            if (joint >= 0 && k > 0 && k < static_cast<int>(sizeof buf))
-                k += std::snprintf(buf + k, sizeof buf - k, ", joint '%s' at %.4g", m.joints[joint].name.c_str(), jrate);
-            const auto names = m.integrator->option_names();
-            const bool turn_option = std::find(names.begin(), names.end(), "max_turn") != names.end();
-            if (k > 0 && k < static_cast<int>(sizeof buf))
-                std::snprintf(buf + k, sizeof buf - k,
-                              "; for about 1%% energy keep bodies below %.2g rad per step: %sdt <= %.2g s at the "
-                              "present rates, or integrator dp45-projection",
-                              kAdviceTurn, turn_option ? "options { max_turn = 0.1 } (substeps where needed), " : "",
-                              round_down(kAdviceTurn / rate));
-        }
-        d.warn_once(key, buf);
-    };
-    // 1. A body turning more than kWatchTurn per step.
-    if (!d.warned("watch/turn")) {
-        double rate;
-        fastest_body(rate);
-        const double h = dt / std::max(1, d.last.substeps);  // the step it took (substeps of max_turn)
-        if (rate * h > kWatchTurn) {
-            char what[160];
-            std::snprintf(what, sizeof what, "a body turns %.2g rad per step (more than %.2g: the energy error grows)",
-                          rate * h, kWatchTurn);
-            warn("watch/turn", what);
-        }
-    }
-    // 2. Energy growing with no input doing work (springs are in E; dampers only remove).
-    const double scale = std::max(std::fabs(e0_), w.kinetic_max);
-    if (w.passive && scale > 0 && !d.warned("watch/energy") && mon.total - e0_ > kWatchEnergy * scale) {
-        char what[200];
-        std::snprintf(what, sizeof what, "the energy grew from %.6g J to %.6g J with no input doing work", e0_,
-                      mon.total);
-        warn("watch/energy", what);
-    }
-    // 3. A growing share of subdivided steps, window by window.
-    const long long in_window = d.stats.steps - w.window_start;
-    if (in_window >= kWatchWindow) {
-        const double share = double(d.stats.subdivided_steps - w.window_subdivided) / double(in_window);
-        if (share >= kWatchShare && share > w.last_share && !d.warned("watch/subdivided")) {
-            char what[200];
-            std::snprintf(what, sizeof what, "%.0f%% of the last %lld steps needed substeps (%.0f%% before)",
-                          100 * share, in_window, 100 * w.last_share);
-            warn("watch/subdivided", what);
-        }
-        w.last_share = share;
-        w.window_start = d.stats.steps;
-        w.window_subdivided = d.stats.subdivided_steps;
-    }
 }
 
 void Run::abort(const std::string& why) {

@@ -163,7 +163,9 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
     const int nb = m.nbodies();
     const std::size_t before = errors.size();
     const std::string who = std::string(integrator) + ": ";
-    const std::string use = "; use vi-maximal or vi-midpoint (maximal coordinates take any joint and closed loops)";
+    // The default integrator (Options::integrator) works in maximal coordinates.
+    const std::string use = "; use the default integrator, " + Options{}.integrator +
+                            ", or another in maximal coordinates (they take any joint and closed loops)";
     const std::string kinds = " takes revolute, prismatic, helical, spherical and fixed joints";
     for (int j = 0; j < m.njoints(); ++j) {
         const JointInfo& ji = m.joints[j];

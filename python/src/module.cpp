@@ -161,12 +161,44 @@ auto dof_view(std::vector<double> Data::*field, bool writable) {
     };
 }
 
+// The kernel names options in its suggestions as "option 'NAME' = VALUE" or "(option 'NAME')";
+// in Python they are keyword arguments: options={'NAME': VALUE} for integrator options (load,
+// Spec.option), NAME=VALUE for integrator and dt (Spec, import_urdf).
+std::string py_wording(const std::string& msg) {
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = msg.find("option '", from)) != std::string::npos;) {
+        const std::size_t name_end = msg.find('\'', at + 8);
+        if (name_end == std::string::npos) break;
+        const std::string name = msg.substr(at + 8, name_end - at - 8);
+        std::size_t end = name_end + 1;
+        std::string value = "...";
+        if (msg.compare(end, 3, " = ") == 0) {
+            const std::size_t v = end + 3, ve = msg.find_first_of(" ,;)", v);
+            value = msg.substr(v, ve == std::string::npos ? std::string::npos : ve - v);
+            end = ve == std::string::npos ? msg.size() : ve;
+        } else if (!(end < msg.size() && msg[end] == ')' && at > 0 && msg[at - 1] == '(')) {
+            out.append(msg, from, end - from);  // a statement about an option, not a suggestion
+            from = end;
+            continue;
+        }
+        out.append(msg, from, at - from);
+        out += name == "integrator" || name == "dt" || name == "solver" ? name + "=" + value
+                                                                        : "options={'" + name + "': " + value + "}";
+        from = end;
+    }
+    out.append(msg, from, std::string::npos);
+    return out;
+}
+
 py::dict summary_dict(const RunSummary& s) {
     py::dict d;
 #define NOETHER_PY_FIELD(type, name) d[#name] = s.name;
     NOETHER_SUMMARY_FIELDS(NOETHER_PY_FIELD)
 #undef NOETHER_PY_FIELD
-    d["warnings"] = s.warnings;
+    std::vector<std::string> warnings;
+    for (const std::string& w : s.warnings) warnings.push_back(py_wording(w));
+    d["warnings"] = warnings;
     return d;
 }
 
@@ -243,11 +275,11 @@ void translate(std::exception_ptr p) {
     try {
         if (p) std::rethrow_exception(p);
     } catch (const ModelError& e) {
-        PyErr_SetString(g_model_error, e.what());
+        PyErr_SetString(g_model_error, py_wording(e.what()).c_str());
     } catch (const UsageError& e) {
-        PyErr_SetString(g_usage_error, e.what());
+        PyErr_SetString(g_usage_error, py_wording(e.what()).c_str());
     } catch (const Error& e) {
-        PyErr_SetString(g_error, e.what());
+        PyErr_SetString(g_error, py_wording(e.what()).c_str());
     }
 }
 

@@ -340,3 +340,13 @@ def test_a_scene_loads_sandboxed(tmp_path):
     w.run(steps=3)
     w.finish()
     assert (box / "ok.csv").read_text().count("\n") == 5  # header, the initial state, 3 steps
+
+
+def test_kernel_suggestions_are_worded_in_python():
+    """Issue 32 item 6: the kernel names options ("option 'integrator'"); Python says them as
+    keyword arguments."""
+    w = double_pendulum_spec().compile()
+    with pytest.raises(noether.UsageError) as e:
+        w.linearize()
+    assert "integrators with one: vi-galerkin (integrator=...)" in str(e.value)
+    assert "option '" not in str(e.value)

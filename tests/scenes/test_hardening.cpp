@@ -99,6 +99,9 @@ TEST_CASE("a run of more than 1e8 steps is refused unless the world raises its l
     CHECK(a.exit_code == 2);
     CHECK_THAT(a.error, Contains("h_steps1.lua:4:") && Contains("10000000000000 steps, more than the limit of 100000000") &&
                             Contains("max_steps"));
+    // The kernel names the option; the scene's author reads it in Lua (issue 32 item 6).
+    CHECK_THAT(a.error, Contains("raise the run's step limit (noether.world{ max_steps = ... })") &&
+                            !Contains("option 'max_steps'"));
     const auto b = run(write_script("h_steps2.lua", "local noether = require('noether')\n"
                                                     "local w = noether.world{ dt = 0.01, max_steps = 10 }\n"
                                                     "local b = w:body{ name = 'bob', mass = 1, inertia = {1, 1, 1} }\n"

@@ -5,6 +5,7 @@
 #include "noether/export.h"
 
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ public:
     const Solver* solver(const std::string& name) const;
     // Names of one kind, sorted (for "known names are: …" messages).
     std::vector<std::string> names(PluginKind kind) const;
+    // Names of the integrators for which pred holds, sorted and joined by ", " ("" if none):
+    // messages that point at the integrators able to do something name what is loaded, not a
+    // plugin the kernel knows of.
+    std::string integrators_where(const std::function<bool(const Integrator&)>& pred) const;
     // Everything loaded, sorted by kind then name.
     std::vector<PluginInfo> list() const;
     // Errors met while loading the built-in and NOETHER_PLUGIN_PATH directories.
