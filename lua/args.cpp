@@ -427,37 +427,14 @@ Vec3 vec_arg(lua_State* L, int idx, const char* fn, const char* what) {
 }
 
 std::string lua_wording(const std::string& msg) {
-    // The world's own fields (noether.world{ ... }); every other name is an integrator option.
-    static const char* const world_fields[] = {"integrator", "solver", "dt", "max_steps", "tolerance",
-                                               "max_iterations", "max_halvings", "max_substeps", "gravity"};
-    std::string out;
-    std::size_t from = 0;
-    for (;;) {
-        const std::size_t at = msg.find("option '", from);
-        if (at == std::string::npos) break;
-        const std::size_t name_end = msg.find('\'', at + 8);
-        if (name_end == std::string::npos) break;
-        const std::string name = msg.substr(at + 8, name_end - at - 8);
-        bool world = false;
-        for (const char* f : world_fields) world = world || name == f;
-        std::string value;
-        std::size_t end = name_end + 1;
-        if (msg.compare(end, 3, " = ") == 0) {  // "option 'max_turn' = 0.1"
-            const std::size_t v = end + 3, ve = msg.find_first_of(" ,;)", v);
-            value = msg.substr(v, ve == std::string::npos ? std::string::npos : ve - v);
-            end = ve == std::string::npos ? msg.size() : ve;
-        } else if (!(end < msg.size() && msg[end] == ')' && at > 0 && msg[at - 1] == '(')) {
-            out.append(msg, from, end - from);  // "option 'x' must be ...": a statement, not a suggestion
-            from = end;
-            continue;
-        }
-        out.append(msg, from, at - from);
-        const std::string v = value.empty() ? "..." : value;
-        out += world ? "noether.world{ " + name + " = " + v + " }" : "noether.world{ options = { " + name + " = " + v + " } }";
-        from = end;
-    }
-    out.append(msg, from, std::string::npos);
-    return out;
+    return reword_options(msg, [](const std::string& name, const std::string& value) {
+        // The world's own fields (noether.world{ ... }); every other name is an integrator option.
+        static const char* const world_fields[] = {"integrator", "solver", "dt", "max_steps", "tolerance",
+                                                   "max_iterations", "max_halvings", "max_substeps", "gravity"};
+        for (const char* f : world_fields)
+            if (name == f) return "noether.world{ " + name + " = " + value + " }";
+        return "noether.world{ options = { " + name + " = " + value + " } }";
+    });
 }
 
 }  // namespace lua

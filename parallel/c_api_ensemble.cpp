@@ -38,19 +38,7 @@ using noether::c_bridge::retarget_data_view;
 int fail(int status, const std::string& msg) { return noether::c_bridge::set_error(status, msg); }
 void clear_error() { noether::c_bridge::set_error(NOETHER_OK, ""); }
 
-// Run f(); map exceptions to a status and the message.
-template <class F>
-int guarded(F&& f) {
-    try {
-        return f();
-    } catch (const noether::ModelError& e) {
-        return fail(NOETHER_BAD_INPUT, e.what());
-    } catch (const noether::UsageError& e) {
-        return fail(NOETHER_USAGE, e.what());
-    } catch (const std::exception& e) {
-        return fail(NOETHER_BAD_INPUT, e.what());
-    }
-}
+using noether::c_bridge::guarded;
 
 }  // namespace
 

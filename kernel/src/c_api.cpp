@@ -1,5 +1,6 @@
 // The C API: thin wrappers that turn exceptions into status codes and messages.
 #include "noether.h"
+#include "noether/sdk/c_bridge.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -44,19 +45,11 @@ int fail(int status, const std::string& msg) {
 // call on the thread, and a call that succeeds leaves "" (docs/c_api.md).
 void clear_error() { g_last_error.clear(); }
 
-// Run f(); map exceptions to a status and a message.
+// Run f(); map exceptions to a status and a message (the bridge's guarded(), declared for the
+// libraries that extend the C API: one rule for all of them).
 template <class F>
 int guarded(F&& f) {
-    try {
-        g_last_error.clear();
-        return f();
-    } catch (const noether::ModelError& e) {
-        return fail(NOETHER_BAD_INPUT, e.what());
-    } catch (const noether::UsageError& e) {
-        return fail(NOETHER_USAGE, e.what());
-    } catch (const std::exception& e) {
-        return fail(NOETHER_BAD_INPUT, e.what());
-    }
+    return noether::c_bridge::guarded(std::forward<F>(f));
 }
 
 noether::Vec3 v3(const double* p) { return {p[0], p[1], p[2]}; }

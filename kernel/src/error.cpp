@@ -33,4 +33,31 @@ static std::string join(const std::vector<Diagnostic>& diags) {
 
 ModelError::ModelError(std::vector<Diagnostic> diags) : Error(join(diags)), diags_(std::move(diags)) {}
 
+std::string reword_options(const std::string& msg,
+                           const std::function<std::string(const std::string& name, const std::string& value)>& word) {
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = msg.find("option '", from)) != std::string::npos;) {
+        const std::size_t name_end = msg.find('\'', at + 8);
+        if (name_end == std::string::npos) break;
+        const std::string name = msg.substr(at + 8, name_end - at - 8);
+        std::size_t end = name_end + 1;
+        std::string value = "...";
+        if (msg.compare(end, 3, " = ") == 0) {  // "option 'max_turn' = 0.1"
+            const std::size_t v = end + 3, ve = msg.find_first_of(" ,;)", v);
+            value = msg.substr(v, ve == std::string::npos ? std::string::npos : ve - v);
+            end = ve == std::string::npos ? msg.size() : ve;
+        } else if (!(end < msg.size() && msg[end] == ')' && at > 0 && msg[at - 1] == '(')) {
+            out.append(msg, from, end - from);  // a statement about an option, not a suggestion
+            from = end;
+            continue;
+        }
+        out.append(msg, from, at - from);
+        out += word(name, value);
+        from = end;
+    }
+    out.append(msg, from, std::string::npos);
+    return out;
+}
+
 }  // namespace noether

@@ -165,30 +165,10 @@ auto dof_view(std::vector<double> Data::*field, bool writable) {
 // in Python they are keyword arguments: options={'NAME': VALUE} for integrator options (load,
 // Spec.option), NAME=VALUE for integrator and dt (Spec, import_urdf).
 std::string py_wording(const std::string& msg) {
-    std::string out;
-    std::size_t from = 0;
-    for (std::size_t at; (at = msg.find("option '", from)) != std::string::npos;) {
-        const std::size_t name_end = msg.find('\'', at + 8);
-        if (name_end == std::string::npos) break;
-        const std::string name = msg.substr(at + 8, name_end - at - 8);
-        std::size_t end = name_end + 1;
-        std::string value = "...";
-        if (msg.compare(end, 3, " = ") == 0) {
-            const std::size_t v = end + 3, ve = msg.find_first_of(" ,;)", v);
-            value = msg.substr(v, ve == std::string::npos ? std::string::npos : ve - v);
-            end = ve == std::string::npos ? msg.size() : ve;
-        } else if (!(end < msg.size() && msg[end] == ')' && at > 0 && msg[at - 1] == '(')) {
-            out.append(msg, from, end - from);  // a statement about an option, not a suggestion
-            from = end;
-            continue;
-        }
-        out.append(msg, from, at - from);
-        out += name == "integrator" || name == "dt" || name == "solver" ? name + "=" + value
+    return reword_options(msg, [](const std::string& name, const std::string& value) {
+        return name == "integrator" || name == "dt" || name == "solver" ? name + "=" + value
                                                                         : "options={'" + name + "': " + value + "}";
-        from = end;
-    }
-    out.append(msg, from, std::string::npos);
-    return out;
+    });
 }
 
 py::dict summary_dict(const RunSummary& s) {

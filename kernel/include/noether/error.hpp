@@ -4,6 +4,7 @@
 #include "noether/export.h"
 
 #include <stdexcept>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,13 @@ class NOETHER_API UsageError : public Error {
 public:
     explicit UsageError(const std::string& what) : Error(what) {}
 };
+
+// The kernel's messages suggest options as "option 'NAME' = VALUE" or "(option 'NAME')" (a
+// statement about an option, "option 'x' must be ...", is left alone). Each front-end says them
+// in its own syntax: reword_options replaces every suggestion by word(NAME, VALUE), VALUE "..."
+// when the message gives none (Lua: noether.world{ ... }, the CLI: --option NAME=VALUE, Python:
+// options={...}).
+NOETHER_API std::string reword_options(const std::string& message,
+                                       const std::function<std::string(const std::string& name, const std::string& value)>& word);
 
 }  // namespace noether

@@ -6,10 +6,12 @@
 
 #include "noether/export.h"
 
+#include <exception>
 #include <memory>
 #include <string>
 
 #include "noether.h"
+#include "noether/error.hpp"
 #include "noether/model.hpp"
 #include "noether/run.hpp"
 
@@ -28,6 +30,21 @@ NOETHER_API std::shared_ptr<const Model> model_of(const noether_model* m);
 NOETHER_API noether_data* data_view(Data* d);
 NOETHER_API void retarget_data_view(noether_data* view, Data* d);
 NOETHER_API void release_data_view(noether_data* view);
+
+// Run f() (returning a status) and turn an exception into a status and the message on this
+// thread: ModelError -> NOETHER_BAD_INPUT, UsageError -> NOETHER_USAGE, any other -> BAD_INPUT.
+template <class F>
+int guarded(F&& f) {
+    try {
+        return f();
+    } catch (const ModelError& e) {
+        return set_error(NOETHER_BAD_INPUT, e.what());
+    } catch (const UsageError& e) {
+        return set_error(NOETHER_USAGE, e.what());
+    } catch (const std::exception& e) {
+        return set_error(NOETHER_BAD_INPUT, e.what());
+    }
+}
 
 }  // namespace c_bridge
 }  // namespace noether
