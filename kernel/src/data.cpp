@@ -32,17 +32,18 @@ Data::Data(std::shared_ptr<const Model> model) : model_(std::move(model)) {
 Data::~Data() = default;
 
 bool Data::changed_since_commit() const {
-    // Bit for bit: memcmp (the structs are doubles without padding).
-    return edited_before_save_ || committed_pose_.size() != pose.size() ||
-           (!pose.empty() && std::memcmp(pose.data(), committed_pose_.data(), sizeof(Pose) * pose.size()) != 0) ||
-           (!twist.empty() && std::memcmp(twist.data(), committed_twist_.data(), sizeof(Twist) * twist.size()) != 0);
+    // Bit for bit against the snapshot, which holds the last commit's poses and twists between
+    // steps: memcmp (the structs are doubles without padding).
+    return edit_pending_ || snap_.pose.size() != pose.size() || snap_.twist.size() != twist.size() ||
+           (!pose.empty() && std::memcmp(pose.data(), snap_.pose.data(), sizeof(Pose) * pose.size()) != 0) ||
+           (!twist.empty() && std::memcmp(twist.data(), snap_.twist.data(), sizeof(Twist) * twist.size()) != 0);
 }
 
 void Data::mark_committed() {
     // Copy-assignment into vectors of the same size: no allocation after the first.
-    committed_pose_ = pose;
-    committed_twist_ = twist;
-    edited_before_save_ = false;
+    snap_.pose = pose;
+    snap_.twist = twist;
+    edit_pending_ = false;
 }
 
 void Data::reset() {
@@ -74,8 +75,7 @@ void Data::reset() {
     integrator_state = m.integrator ? m.integrator->create_state(m) : nullptr;
     snap_.integrator_state.reserve(256);
     snapshot_step();  // sizes the snapshot: later snapshots do not allocate
-    mark_committed();  // the initial state counts as committed
-    host_changed_ = false;
+    edit_pending_ = host_changed_ = false;  // the initial state counts as committed
 }
 
 void Data::warn(const std::string& message) { warnings.push_back({time, step, message}); }
@@ -299,7 +299,7 @@ void Data::restore(const std::string& bytes) {
     integrator_state = std::move(ist);
     // The restored state is the committed one, unless it had been edited after its commit.
     mark_committed();
-    edited_before_save_ = edited != 0;
+    edit_pending_ = edited != 0;
 }
 
 void Data::save_file(const std::string& path, bool follow_links) const {
@@ -328,10 +328,15 @@ void Data::restore_file(const std::string& path) {
 void Data::snapshot_step() {
     // Copy-assignment into vectors of the same size reuses their storage; the integrator
     // state is serialised into a string whose capacity stays from the previous step.
+    // Poses and twists: the snapshot holds the last commit's; copied only after a host edit.
+    host_changed_ = changed_since_commit();
+    if (host_changed_) {
+        snap_.pose = pose;
+        snap_.twist = twist;
+        edit_pending_ = true;  // until a step commits (a failed step returns to the edit)
+    }
     snap_.time = time;
     snap_.step = step;
-    snap_.pose = pose;
-    snap_.twist = twist;
     snap_.twist_guess = twist_guess;
     snap_.lambda = lambda;
     snap_.coord = coord;

@@ -102,10 +102,8 @@ void check_positive_option(const Model& m, const char* integrator, const char* n
 }
 
 namespace detail {
-// The host-edit test (Data::host_changed): the state a step starts from against the last commit;
-// the commit renews it.
+// The commit renews the poses and twists the next snapshot compares against (Data::host_changed).
 struct StepAccess {
-    static void begin(Data& d) { d.host_changed_ = d.changed_since_commit(); }
     static void committed(Data& d) { d.mark_committed(); }
 };
 }  // namespace detail
@@ -115,8 +113,7 @@ StepStatus step(const Model& m, Data& d) {
     if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
     if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
     if (!d.integrator_state) throw UsageError("step: the Data has no integrator state (made before the integrator?)");
-    detail::StepAccess::begin(d);
-    // snapshot
+    // snapshot (and the host-edit test)
     d.snapshot_step();
     // advance
     StepReport r;

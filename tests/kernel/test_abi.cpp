@@ -218,7 +218,7 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 7 (6 + Data's copy of the committed state for the host-edit test; the plugin SDK's structs recorded too:
+// The layout of ABI version 7 (6 + Data's host-edit flags; the plugin SDK's structs recorded too:
 // Attempt, Frame, TreeLink, TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve) (g++ 12,
 // libstdc++, x86-64).
 // The digest of virtual_interfaces() for ABI version 7.
@@ -292,7 +292,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 792/8
+Data 744/8
   time 0
   step 8
   pose 16

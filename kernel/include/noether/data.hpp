@@ -129,12 +129,13 @@ public:
 
     std::unique_ptr<IntegratorState> integrator_state;
 
-    // Host edits. The kernel keeps the poses and twists it commits (and those a Data starts
-    // with); a step that starts from others — a host called set_joint_state, restored a state
-    // saved after such an edit, or wrote them itself — sees host_changed() true for all of that
-    // step, and the integrators that carry state of their own across steps (warm starts,
-    // predictors, joint coordinates) start again from Data. changed_since_commit() computes it
-    // now, for calls between steps (step_system, linearize).
+    // Host edits. Between steps the snapshot holds the poses and twists the kernel committed last
+    // (and those a Data starts with); a step that starts from others — a host called
+    // set_joint_state, restored a state saved after such an edit, or wrote them itself — sees
+    // host_changed() true for all of that step (and for every retry until a step commits), and
+    // the integrators that carry state of their own across steps (warm starts, predictors, joint
+    // coordinates) start again from Data. changed_since_commit() computes it now, for calls
+    // between steps (step_system, linearize).
     bool host_changed() const { return host_changed_; }
     bool changed_since_commit() const;
 
@@ -147,6 +148,10 @@ public:
     // before advance(); rollback_step() returns to it exactly (integrators that retry a step
     // call it; the kernel calls it after a failed step). Neither allocates once the first
     // snapshot has been taken.
+    // snapshot_step() also tells whether the poses and twists are those of the last commit (see
+    // host_changed()): they are copied only when they are not, as the snapshot holds them already
+    // (the commit puts them there). The snapshot is a step's: valid from snapshot_step() to the
+    // end of that step.
     void snapshot_step();
     void rollback_step();
 
@@ -160,7 +165,7 @@ public:
     void restore_file(const std::string& path);
 
 private:
-    friend struct detail::StepAccess;  // kernel/src/step.cpp: the host-edit test
+    friend struct detail::StepAccess;  // kernel/src/step.cpp: the commit renews the snapshot's poses
     std::shared_ptr<const Model> model_;
     std::vector<std::string> warned_keys_;
     struct Snapshot {
@@ -173,12 +178,12 @@ private:
         RunStats stats;
         std::string integrator_state;
     } snap_;
-    // The last committed poses and twists (reset() and every successful step), and whether a
-    // restored state had been edited after its commit (saved as a flag, renewed at the next commit).
-    std::vector<Pose> committed_pose_;
-    std::vector<Twist> committed_twist_;
-    bool edited_before_save_ = false;
-    bool host_changed_ = false;  // set by step() before advance()
+    // A host edit not committed yet: found by a snapshot (and kept through failed steps and their
+    // rollbacks, which return to the edited state), or restored with a state saved after an edit;
+    // cleared by the next commit.
+    bool edit_pending_ = false;
+    bool host_changed_ = false;  // set by snapshot_step()
+    // After a successful step (or a restore): the snapshot's poses and twists become the state's.
     void mark_committed();
 };
 
