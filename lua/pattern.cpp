@@ -13,7 +13,6 @@
 #include <lua.hpp>
 
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -39,10 +38,6 @@ struct PatternFail : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 struct Matcher {
     const char* src;  // subject [src, src_end), NUL after src_end (Lua strings are)
     const char* src_end;
@@ -53,18 +48,12 @@ struct Matcher {
         const char* init;
         long len;
     } cap[kMaxCaptures];
-    double deadline;   // 0: none
-    double limit = 0;  // for the message
-    bool sandbox = false;
+    const Context* ctx = nullptr;  // the script's deadline (none without the noether module)
     unsigned long steps = 0;
 
     void tick() {
-        if (++steps % kCheckEvery == 0 && deadline > 0 && now_s() > deadline) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "%sthe script ran longer than its time limit of %g s (in a string pattern match)",
-                          sandbox ? "sandbox: " : "", limit);
-            throw PatternFail(buf);
-        }
+        if (++steps % kCheckEvery == 0 && ctx && past_deadline(*ctx))
+            throw PatternFail(time_limit_message(*ctx) + " (in a string pattern match)");
     }
     void reset() {
         level = 0;
@@ -316,12 +305,7 @@ void prepare(lua_State* L, Matcher& m, const char* s, std::size_t ls, const char
     m.src_end = s + ls;
     m.pat_end = p + lp;
     m.reset();
-    m.deadline = 0;
-    if (Context* ctx = try_context(L)) {
-        m.deadline = ctx->deadline;
-        m.limit = ctx->limit_seconds;
-        m.sandbox = ctx->options.sandbox;
-    }
+    m.ctx = try_context(L);
 }
 
 // Lua 5.4's rule for a start position: negative counts from the end, 0 and below -len are 1.

@@ -44,11 +44,10 @@ void* limited_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 
 void time_hook(lua_State* L, lua_Debug*) {
     Context* ctx = try_context(L);
-    if (ctx && ctx->deadline > 0 && now_s() > ctx->deadline) {
+    if (ctx && past_deadline(*ctx)) {
         // Level 0 in a count hook is the running Lua function: its line, not the hook's.
         luaL_where(L, 0);
-        lua_pushfstring(L, "%sthe script ran longer than its time limit of %f s", ctx->options.sandbox ? "sandbox: " : "",
-                        ctx->limit_seconds);
+        lua_pushstring(L, time_limit_message(*ctx).c_str());
         lua_concat(L, 2);
         lua_error(L);
     }
@@ -344,14 +343,18 @@ void sandbox_start_clock(Context& ctx) {
     if (limit > 0) ctx.deadline = now_s() + limit;
 }
 
+bool past_deadline(const Context& ctx) { return ctx.deadline > 0 && now_s() > ctx.deadline; }
+
+std::string time_limit_message(const Context& ctx) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%sthe script ran longer than its time limit of %g s", ctx.options.sandbox ? "sandbox: " : "",
+                  ctx.limit_seconds);
+    return buf;
+}
+
 void sandbox_check_time(lua_State* L) {
-    Context* ctx = context(L);
-    if (ctx->deadline > 0 && now_s() > ctx->deadline) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "%sthe script ran longer than its time limit of %g s",
-                      ctx->options.sandbox ? "sandbox: " : "", ctx->limit_seconds);
-        throw LuaFail(buf);
-    }
+    const Context* ctx = context(L);
+    if (past_deadline(*ctx)) throw LuaFail(time_limit_message(*ctx));
 }
 
 }  // namespace lua

@@ -133,6 +133,9 @@ bool sandbox_follows_links(lua_State* L);
 void bound_patterns(lua_State* L, int string_table);
 // Sandbox: the wall-time limit starts now (no-op outside the sandbox).
 void sandbox_start_clock(Context& ctx);
+// The script's wall-time limit (the sandbox's or --time-limit) has passed; the message that says so.
+bool past_deadline(const Context& ctx);
+std::string time_limit_message(const Context& ctx);
 // Sandbox: raise LuaFail when the wall-time limit has passed (called between steps).
 void sandbox_check_time(lua_State* L);
 

@@ -371,6 +371,15 @@ Monitors monitors(const Model& m, const Data& d) {
     return m.integrator ? m.integrator->monitors(m, d) : Integrator::default_monitors(m, d);
 }
 
+// The integrator SDK's option check (noether/sdk/integrator.hpp), beside its other service.
+void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
+                           std::vector<Diagnostic>& out) {
+    if (value > 0 && std::isfinite(value)) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "options: %s option '%s' must be positive and finite, got %g", integrator, name, value);
+    out.push_back({Severity::error, m.origin, buf});
+}
+
 Monitors Integrator::default_monitors(const Model& m, const Data& d) {
     Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
     const double se = spring_energy(m, d.coord.data());

@@ -93,14 +93,6 @@ void commit(const Model& m, Data& d, const StepReport& r) {
 
 }  // namespace
 
-void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
-                           std::vector<Diagnostic>& out) {
-    if (value > 0 && std::isfinite(value)) return;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "options: %s option '%s' must be positive and finite, got %g", integrator, name, value);
-    out.push_back({Severity::error, m.origin, buf});
-}
-
 namespace detail {
 // The commit renews the poses and twists the next snapshot compares against (Data::host_changed).
 struct StepAccess {
