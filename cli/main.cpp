@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fstream>
@@ -71,6 +73,21 @@ std::string cli_wording(const std::string& msg) {
     return noether::reword_options(msg, [](const std::string& name, const std::string& value) {
         return name == "integrator" || name == "dt" ? "--" + name + " " + value : "--option " + name + "=" + value;
     });
+}
+
+// The output files a command was given (flag, path; "" for none) can be written and are not its
+// input; else the first problem is printed and false returned (exit 2 before any work).
+bool outputs_writable(const std::string& cmd, std::initializer_list<std::pair<const char*, const std::string*>> outs,
+                      const std::string& input) {
+    for (const auto& [flag, path] : outs) {
+        if (path->empty()) continue;
+        const std::string why = noether_cli::check_out(*path, {input});
+        if (!why.empty()) {
+            std::fprintf(stderr, "noether %s: %s: %s\n", cmd.c_str(), flag, why.c_str());
+            return false;
+        }
+    }
+    return true;
 }
 
 void usage(FILE* out) {
@@ -227,15 +244,7 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
         return 2;
     }
     // Files written after the run are checked before it: a long run must not end in "cannot write".
-    for (const std::string* out : {&summary_json, &opt.record}) {
-        if (out->empty()) continue;
-        const std::string why = noether_cli::check_out(*out, {script});
-        if (!why.empty()) {
-            std::fprintf(stderr, "noether %s: %s %s\n", cmd.c_str(), out == &summary_json ? "--summary-json:" : "--record:",
-                         why.c_str());
-            return 2;
-        }
-    }
+    if (!outputs_writable(cmd, {{"--summary-json", &summary_json}, {"--record", &opt.record}}, script)) return 2;
     opt.progress = !quiet && isatty(2);
     const std::string dir = noether_cli::scripts_dir();
     if (!dir.empty()) opt.lua_path.push_back(dir);
@@ -333,14 +342,7 @@ int cmd_import(const std::vector<std::string>& args) {
         std::fprintf(stderr, "noether import: --dt must be positive, got %g\n", dt);
         return 2;
     }
-    for (const std::string* out : {&summary_json, &record}) {
-        if (out->empty()) continue;
-        const std::string why = noether_cli::check_out(*out, {file});
-        if (!why.empty()) {
-            std::fprintf(stderr, "noether import: %s %s\n", out == &summary_json ? "--summary-json:" : "--record:", why.c_str());
-            return 2;
-        }
-    }
+    if (!outputs_writable("import", {{"--summary-json", &summary_json}, {"--record", &record}}, file)) return 2;
     // The importer and the kernel's run directly: no scene script in between.
     noether::Spec spec;
     spec.options.dt = dt;

@@ -185,12 +185,7 @@ std::string Fields::string(const char* key, const std::string& fallback, bool re
         lua_pop(L, 1);
         bad(key, "a string");
     }
-    const std::size_t len = lua_rawlen(L, -1);
-    if (len > kMaxStringField) {
-        lua_pop(L, 1);
-        fail(L, "%s: field '%s' is a string of %s bytes; the most a field takes is %s", who, key, std::to_string(len),
-             std::to_string(kMaxStringField));
-    }
+    check_length(L, -1, who, key, "field");
     std::string s = lua_tostring(L, -1);
     lua_pop(L, 1);
     return s;
@@ -290,11 +285,11 @@ void require_building(lua_State* L, World& w, const char* fn) {
 }
 
 // A body or joint named by a handle table {name=...} or a string; "world" for w.world.
-void check_name_length(lua_State* L, int idx, const char* kind) {
+void check_length(lua_State* L, int idx, const std::string& who, const char* field, const char* what) {
     const std::size_t len = lua_rawlen(L, idx);
     if (len > kMaxStringField)
-        fail(L, "%s: field 'name' is a string of %s bytes; the most a name takes is %s", kind, std::to_string(len),
-             std::to_string(kMaxStringField));
+        fail(L, "%s: field '%s' is a string of %s bytes; the most a %s", who, field, std::to_string(len),
+             std::string(what) + " takes is " + std::to_string(kMaxStringField));
 }
 
 void sandbox_check_bodies(lua_State* L, long long more) {
@@ -309,14 +304,13 @@ void sandbox_check_bodies(lua_State* L, long long more) {
 
 std::string element_name(lua_State* L, int idx, const std::string& who, const char* field) {
     if (lua_type(L, idx) == LUA_TSTRING) {
-        if (lua_rawlen(L, idx) > kMaxStringField)
-            fail(L, "%s: field '%s' is a name of %s bytes; the most is %s", who, field, std::to_string(lua_rawlen(L, idx)),
-                 std::to_string(kMaxStringField));
+        check_length(L, idx, who, field, "name");
         return lua_tostring(L, idx);
     }
     if (lua_istable(L, idx)) {
         raw_getfield(L, idx, "name");
-        if (lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) <= kMaxStringField) {
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            check_length(L, -1, who, field, "name");
             std::string s = lua_tostring(L, -1);
             lua_pop(L, 1);
             return s;

@@ -158,7 +158,7 @@ int l_body(lua_State* L, World& w) {
     require_building(L, w, "body");
     raw_getfield(L, 2, "name");
     if (lua_type(L, -1) != LUA_TSTRING) fail(L, "body: field 'name' is required (a string), got %s", type_of(L, -1));
-    check_name_length(L, -1, "body");
+    check_length(L, -1, "body", "name", "name");
     sandbox_check_bodies(L, 1);
     const std::string name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -216,7 +216,7 @@ int l_joint(lua_State* L, World& w) {
     require_building(L, w, "joint");
     raw_getfield(L, 2, "name");
     if (lua_type(L, -1) != LUA_TSTRING) fail(L, "joint: field 'name' is required (a string), got %s", type_of(L, -1));
-    check_name_length(L, -1, "joint");
+    check_length(L, -1, "joint", "name", "name");
     const std::string name = lua_tostring(L, -1);
     lua_pop(L, 1);
     const std::string who = "joint '" + name + "'";

@@ -146,8 +146,9 @@ std::string lua_wording(const std::string& kernel_message);
 
 // ---- argument checking (args.cpp) -----------------------------------------------------------
 
-// The string at idx (a body's or joint's name, for `kind`) must be at most kMaxStringField bytes.
-void check_name_length(lua_State* L, int idx, const char* kind);
+// The string at idx (field `field` of `who`, a `what`: "field", "name") must be at most
+// kMaxStringField bytes; else "<who>: field '<field>' is a string of N bytes; the most a <what> takes is 4096".
+void check_length(lua_State* L, int idx, const std::string& who, const char* field, const char* what);
 // Sandbox: `more` bodies may be added only within kSandboxBodies over every world of the script.
 void sandbox_check_bodies(lua_State* L, long long more);
 
