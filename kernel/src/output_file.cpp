@@ -22,6 +22,40 @@ std::string reason(int err) { return std::strerror(err); }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.compare(0, std::strlen(prefix), prefix) == 0; }
 
+// Where a write of `path` goes: `target` (the file itself, or a link's target) replaced through a
+// temporary, or written in place (a device, FIFO, socket, terminal, /dev/stdout and its kin, or a
+// dangling link, whose target the write creates). "" or why it cannot be written at all. The one
+// rule OutputFile::open and output_problem both follow.
+struct Destination {
+    std::string target;
+    bool in_place = false;
+    bool dangling = false;
+};
+std::string destination(const std::string& path, bool follow_links, Destination& d) {
+    d = Destination{path};
+    if (path.empty()) return "the file name is empty";
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : reason(errno);
+    if (S_ISLNK(st.st_mode)) {
+        if (!follow_links) return "it is a symbolic link (links are not followed here)";
+        if (starts_with(path, "/dev/") || starts_with(path, "/proc/")) {  // the stream itself, where it points
+            d.in_place = true;
+            return "";
+        }
+        char buf[PATH_MAX];
+        if (!realpath(path.c_str(), buf)) {
+            d.in_place = d.dangling = true;
+            return "";
+        }
+        d.target = buf;
+    }
+    if (stat(d.target.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "it is a directory";
+        d.in_place = !S_ISREG(st.st_mode);
+    }
+    return "";
+}
+
 }  // namespace
 
 OutputFile::OutputFile(OutputFile&& o) noexcept
@@ -45,34 +79,18 @@ OutputFile::~OutputFile() { close(); }
 
 void OutputFile::open(const std::string& path, const std::string& suffix, bool follow_links) {
     close();
-    path_ = target_ = path;
+    path_ = path;
     tmp_.clear();
-    if (path.empty()) refuse(path, "the file name is empty");
-    bool in_place = false;
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            if (!follow_links) refuse(path, "it is a symbolic link (links are not followed here)");
-            // /dev/stdout, /dev/fd/N, /proc/self/fd/N: the stream itself, written where it points.
-            if (starts_with(path, "/dev/") || starts_with(path, "/proc/")) {
-                in_place = true;
-            } else {
-                char buf[PATH_MAX];
-                if (realpath(path.c_str(), buf)) target_ = buf;
-                else in_place = true;  // a dangling link: written through, which creates its target
-            }
-        }
-        if (!in_place && stat(target_.c_str(), &st) == 0) {
-            if (S_ISDIR(st.st_mode)) refuse(path, "it is a directory");
-            if (!S_ISREG(st.st_mode)) in_place = true;  // device, FIFO, socket, terminal
-        }
-    } else if (errno != ENOENT) {
-        refuse(path, reason(errno));
-    }
+    Destination dest;
+    if (const std::string why = destination(path, follow_links, dest); !why.empty()) refuse(path, why);
+    target_ = dest.target;
     int fd;
-    if (in_place) {
-        // Never created or truncated: what is written goes to the device or stream as it is.
-        fd = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow_links ? 0 : O_NOFOLLOW));
+    if (dest.in_place) {
+        // Never truncated: what is written goes to the device or stream as it is (created only
+        // at the end of a dangling link).
+        fd = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow_links ? 0 : O_NOFOLLOW) |
+                                         (dest.dangling ? O_CREAT : 0),
+                    0666);
         if (fd < 0) refuse(path, reason(errno));
     } else {
         tmp_ = target_ + suffix;
@@ -135,26 +153,12 @@ std::string write_file(const std::string& path, const std::string& text, bool fo
 }
 
 std::string output_problem(const std::string& path, bool follow_links) {
-    if (path.empty()) return "the file name is empty";
-    std::string target = path;
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            if (!follow_links) return "it is a symbolic link (links are not followed here)";
-            if (starts_with(path, "/dev/") || starts_with(path, "/proc/"))
-                return access(path.c_str(), W_OK) == 0 ? "" : reason(errno);
-            char buf[PATH_MAX];
-            if (realpath(path.c_str(), buf)) target = buf;
-        }
-        if (stat(target.c_str(), &st) == 0) {
-            if (S_ISDIR(st.st_mode)) return "it is a directory";
-            if (!S_ISREG(st.st_mode)) return access(target.c_str(), W_OK) == 0 ? "" : reason(errno);
-        }
-    } else if (errno != ENOENT) {
-        return reason(errno);
-    }
-    const std::size_t slash = target.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+    Destination d;
+    if (const std::string why = destination(path, follow_links, d); !why.empty()) return why;
+    if (d.in_place && !d.dangling) return access(d.target.c_str(), W_OK) == 0 ? "" : reason(errno);
+    // A file to create (or replace through a temporary): its directory must take new files.
+    const std::size_t slash = d.target.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : d.target.substr(0, slash);
     if (access(dir.c_str(), W_OK | X_OK) != 0) return "cannot create files in '" + dir + "': " + reason(errno);
     return "";
 }

@@ -78,6 +78,15 @@ TEST_CASE("output file: a symbolic link is written through to its target, or ref
     CHECK(S_ISLNK(lmode(link)));  // was replaced by a regular file, the target left as it was
     CHECK(slurp(target) == "through the link");
     CHECK_THAT(noether::write_file(link, "x", false), Contains("is a symbolic link"));
+    // A dangling link: the write creates its target (and says beforehand that it can).
+    const std::string nowhere = dir() + "/created_by_write.txt", dangling = dir() + "/dangling.txt";
+    std::remove(nowhere.c_str());
+    unlink(dangling.c_str());
+    REQUIRE(symlink(nowhere.c_str(), dangling.c_str()) == 0);
+    CHECK(noether::output_problem(dangling) == "");
+    CHECK(noether::write_file(dangling, "created") == "");
+    CHECK(S_ISLNK(lmode(dangling)));
+    CHECK(slurp(nowhere) == "created");
     CHECK_THAT(noether::output_problem(link, false), Contains("symbolic link"));
     CHECK(slurp(target) == "through the link");
 }
