@@ -67,6 +67,32 @@ std::string scripts_dir() {
 #endif
 }
 
+// One thread at a time (docs/python.md, "Threads"): the Worlds and Ensembles a thread is using
+// with the GIL released. Read and written only with the GIL held.
+std::set<const void*> g_busy;
+
+// Raise noether.UsageError if another thread is using `object` (a "World" or an "Ensemble").
+void check_idle(const void* object, const char* kind) {
+    if (g_busy.count(object))
+        raise(g_usage_error, std::string("this ") + kind + " is being stepped by another thread: a " + kind +
+                                 " is used by one thread at a time (step in parallel with one World per thread, or an "
+                                 "Ensemble)");
+}
+
+// f() with the GIL released and `object` marked busy; marked and unmarked with the GIL held, so
+// that every check_idle sees it.
+template <class F>
+auto released(const void* object, const char* kind, F&& f) {
+    check_idle(object, kind);
+    struct Busy {
+        const void* o;
+        explicit Busy(const void* x) : o(x) { g_busy.insert(o); }
+        ~Busy() { g_busy.erase(o); }
+    } busy(object);
+    py::gil_scoped_release release;  // destroyed first: the GIL is back when the mark goes
+    return f();
+}
+
 // A simulation: one compiled Model and its Run (state, outputs, summary).
 class World {
 public:
@@ -88,18 +114,9 @@ public:
     }
     double duration() const { return duration_; }
 
-    // f() with the GIL released and this World marked busy (marked and cleared with the GIL held,
-    // so that every check_idle sees it).
     template <class F>
     auto released(F&& f) {
-        check_idle();
-        struct Busy {
-            bool& b;
-            explicit Busy(bool& x) : b(x) { b = true; }
-            ~Busy() { b = false; }
-        } busy(busy_);
-        py::gil_scoped_release release;  // destroyed first: the GIL is back when busy_ is cleared
-        return f();
+        return ::released(this, "World", std::forward<F>(f));
     }
     // n steps with the GIL released; raises noether.StepError if a step fails.
     void steps(long long n) {
@@ -108,11 +125,7 @@ public:
         const bool ok = released([&] { return run_->steps(n); });
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
     }
-    void check_idle() const {
-        if (busy_)
-            raise(g_usage_error, "this World is being stepped by another thread: a World is used by one thread at a "
-                                 "time (step worlds in parallel with one World per thread, or an Ensemble)");
-    }
+    void check_idle() const { ::check_idle(this, "World"); }
     void check_open() const {
         if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
     }
@@ -120,16 +133,9 @@ public:
 private:
     std::unique_ptr<Run> run_;
     double duration_;
-    bool busy_ = false;  // a thread is inside steps() with the GIL released
 };
 
-// Ensembles in use by a thread with the GIL released (read and written with the GIL held): the
-// same one-thread-at-a-time rule as World.
-std::set<const Ensemble*> g_busy_ensembles;
-void ensemble_idle(const Ensemble& e) {
-    if (g_busy_ensembles.count(&e))
-        raise(g_usage_error, "this Ensemble is being stepped by another thread: an Ensemble is used by one thread at a time");
-}
+void ensemble_idle(const Ensemble& e) { check_idle(&e, "Ensemble"); }
 
 // A numpy array over `count` records of `stride` bytes starting at `data`, `cols` doubles each,
 // kept alive by `owner`; read-only unless writable.
@@ -466,14 +472,7 @@ PYBIND11_MODULE(_noether, mod) {
         .def_property_readonly("size", &Ensemble::size)
         .def("step",
              [](Ensemble& e, long long n) {
-                 ensemble_idle(e);
-                 struct Busy {
-                     const Ensemble* e;
-                     explicit Busy(const Ensemble* x) : e(x) { g_busy_ensembles.insert(e); }
-                     ~Busy() { g_busy_ensembles.erase(e); }
-                 } busy(&e);
-                 py::gil_scoped_release release;
-                 return e.steps(n);
+                 return released(&e, "Ensemble", [&] { return e.steps(n); });
              },
              py::arg("n") = 1, "Advance every member n steps in parallel (GIL released); returns the members still running.")
         .def("poses",
