@@ -295,8 +295,7 @@ void check_length(lua_State* L, int idx, const std::string& who, const char* fie
 void sandbox_check_bodies(lua_State* L, long long more) {
     Context* ctx = context(L);
     if (!ctx->options.sandbox) return;
-    long long have = 0;
-    for (const auto& w : ctx->worlds) have += static_cast<long long>(w->spec.bodies.size());
+    const long long have = ctx->bodies_made;  // a running count: no scan of every world per body
     if (have + more > kSandboxBodies)
         fail(L, "sandbox: %s bodies exist and %s more would pass the script's budget of %s bodies over all its worlds",
              std::to_string(have), std::to_string(more), std::to_string(kSandboxBodies));

@@ -205,6 +205,7 @@ int l_body(lua_State* L, World& w) {
     if (const int o = w.body_index.find(w.spec.bodies, name); o >= 0)
         fail(L, "%s: duplicate name (first defined at %s)", who, w.spec.bodies[o].origin.str());
     w.spec.bodies.push_back(std::move(b));
+    ++context(L)->bodies_made;
     push_handle(L, "body", name);
     return 1;
 }

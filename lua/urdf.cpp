@@ -105,6 +105,7 @@ int l_urdf(lua_State* L, World& w) {
     for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
         if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
             fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);
+    context(L)->bodies_made += static_cast<long long>(trial.bodies.size() - w.spec.bodies.size());
     w.spec = trial;
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "urdf");

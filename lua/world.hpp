@@ -91,6 +91,7 @@ struct Context {
     std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here
     std::vector<std::string> used_params;
     long long members_made = 0;  // ensemble members made so far (the sandbox's budget)
+    long long bodies_made = 0;   // bodies added to the script's worlds so far (the same)
     SweepPlan sweep;                // noether.sweep{}
     std::vector<Recorded> records;  // noether.record()
 };
