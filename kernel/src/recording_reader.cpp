@@ -32,11 +32,7 @@ void numbers(const Json& parent, const char* key, std::size_t n, const std::stri
 
 std::string shorten(const std::string& s) { return s.size() > 60 ? s.substr(0, 57) + "..." : s; }
 
-}  // namespace
-
-static RecordingContents read_recording_checked(const std::string& rec);
-
-static RecordingContents read_recording_checked(const std::string& rec) {
+RecordingContents read_recording_checked(const std::string& rec) {
     RecordingContents out;
     if (rec.size() < 12 || rec.compare(0, 8, detail::kRecordingMagic) != 0)
         bad("it is not a noether recording (it does not start with NOETHREC; make one with noether run SCENE --record "
@@ -141,6 +137,8 @@ static RecordingContents read_recording_checked(const std::string& rec) {
     out.frames = frames;
     return out;
 }
+
+}  // namespace
 
 RecordingContents read_recording(const std::string& rec) {
     try {
