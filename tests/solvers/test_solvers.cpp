@@ -220,3 +220,48 @@ TEST_CASE("dense-loop and schur solve a closed chain of links 1e-8 and 1e6 kg li
         CHECK_THAT(ws->error, Contains("redundant constraint rows") && Contains("'closure'"));
     }
 }
+
+// ---- the SDK's dense routines (noether/sdk/dense.hpp) -----------------------------------------
+
+TEST_CASE("dense::lu_factor solves a pivoting system and refuses a pivot at or below min_pivot", "[solvers][dense]") {
+    // A needs a row swap at the first step (A[0][0] = 0).
+    const double A0[9] = {0, 2, 1, 4, 1, -1, 2, -3, 5};
+    const double x_true[3] = {1.5, -0.25, 2};
+    double b[3];
+    for (int i = 0; i < 3; ++i) b[i] = A0[3 * i] * x_true[0] + A0[3 * i + 1] * x_true[1] + A0[3 * i + 2] * x_true[2];
+    double A[9];
+    int piv[3];
+    std::copy(A0, A0 + 9, A);
+    REQUIRE(dense::lu_factor(3, A, piv));
+    dense::lu_solve(3, A, piv, b);
+    for (int i = 0; i < 3; ++i) CHECK(b[i] == Approx(x_true[i]).margin(1e-14));
+    // The same matrix with its third row nearly the sum of the first two: the last pivot is
+    // ~1e-13 of the largest entry. Accepted by default, refused under a floor of 1e-12 · max|A|.
+    double S[9] = {0, 2, 1, 4, 1, -1, 4, 3, 1e-13};
+    double S2[9];
+    std::copy(S, S + 9, S2);
+    CHECK(dense::lu_factor(3, S, piv));
+    CHECK_FALSE(dense::lu_factor(3, S2, piv, 1e-12 * dense::max_abs(9, S2)));
+}
+
+TEST_CASE("dense::solve_rank_revealing gives a basic solution of a redundant system and its rank", "[solvers][dense]") {
+    // Rows 0 and 2 are the same constraint twice (consistent right-hand side): rank 2.
+    double A[9] = {1, 2, 0, 0, 1, 1, 1, 2, 0};
+    double b[3] = {5, 3, 5};
+    double x[3], y[3];
+    int rp[3], cp[3];
+    const double A0[9] = {1, 2, 0, 0, 1, 1, 1, 2, 0};
+    const double b0[3] = {5, 3, 5};
+    CHECK(dense::solve_rank_revealing(3, A, b, x, rp, cp, y, 1e-11) == 2);
+    for (int i = 0; i < 3; ++i)
+        CHECK(A0[3 * i] * x[0] + A0[3 * i + 1] * x[1] + A0[3 * i + 2] * x[2] == Approx(b0[i]).margin(1e-13));
+    int zeros = 0;  // a basic solution: one unknown of the three is left at zero
+    for (double v : x) zeros += v == 0.0;
+    CHECK(zeros == 1);
+    // Full rank: the exact solution.
+    double B[4] = {2, 1, 1, 3}, c[2] = {3, 5}, z[2], w[2];
+    int rq[2], cq[2];
+    CHECK(dense::solve_rank_revealing(2, B, c, z, rq, cq, w, 1e-11) == 2);
+    CHECK(z[0] == Approx(0.8).margin(1e-15));
+    CHECK(z[1] == Approx(1.4).margin(1e-15));
+}

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "noether/data.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/tree.hpp"
@@ -177,14 +178,10 @@ struct State final : IntegratorState {
     }
 };
 
-// LU with partial pivoting of the s × s matrix A (row-major) in place; false if singular.
-bool lu_factor(double* A, int* piv, int s);
-void lu_solve(const double* A, const int* piv, int s, double* b);
+// Loop-closure multipliers: pivots below this fraction of the largest entry of the constraint
+// system end the elimination (redundant rows, dense::solve_rank_revealing).
+constexpr double kRankTolerance = 1e-11;
 
-// x = A⁻¹ b for the k × k matrix A (row-major, destroyed) by Gaussian elimination with complete
-// pivoting; pivots below 1e-11 of the largest entry end the elimination and the remaining
-// unknowns are 0 (redundant constraint rows: a basic solution). Returns the rank.
-int solve_pivoted(double* A, int k, double* b, double* x, int* rp, int* cp, double* y);
 
 class Galerkin final : public Integrator {
 public:

@@ -23,7 +23,8 @@ void Galerkin::constrained_direction(State& st) {
                 st.Sm[static_cast<std::size_t>(R) * K + col] =
                     loop_row(st, b, row, 0, &st.Zc[static_cast<std::size_t>(col) * sn], s, b - 1, true);
         }
-    solve_pivoted(st.Sm.data(), K, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
+    dense::solve_rank_revealing(K, st.Sm.data(), st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(),
+                                st.ywork.data(), kRankTolerance);
     for (std::size_t k = 0; k < sn; ++k) {
         double v = st.dqr[k];
         for (int col = 0; col < K; ++col) v -= st.Zc[static_cast<std::size_t>(col) * sn + k] * st.dlam[col];
@@ -163,12 +164,14 @@ bool Galerkin::factor(State& st, double h) {
                 acc += L.w[a] * h * (-(a == b + 1 ? l.stiffness : 0.0) - l.damping * L.B[a][b + 1] / h);
                 Dm[a * s + b] = acc;
             }
-        if (!lu_factor(Dm, &st.piv[static_cast<std::size_t>(s) * i], s)) return false;
+        // A pivot below 1e-14 of the block's largest entry is singular to working precision.
+        const double floor = 1e-300 + 1e-14 * dense::max_abs(s * s, Dm);
+        if (!dense::lu_factor(s, Dm, &st.piv[static_cast<std::size_t>(s) * i], floor)) return false;
         // K = D⁻¹ P, column by column.
         for (int c = 0; c < d; ++c) {
             double col[kMaxPoints];
             for (int a = 0; a < s; ++a) col[a] = K[static_cast<std::size_t>(d) * a + c];
-            lu_solve(Dm, &st.piv[static_cast<std::size_t>(s) * i], s, col);
+            dense::lu_solve(s, Dm, &st.piv[static_cast<std::size_t>(s) * i], col);
             for (int a = 0; a < s; ++a) K[static_cast<std::size_t>(d) * a + c] = col[a];
         }
         // Ŷ_i = Y^A − W K, handed to the parent.
@@ -205,7 +208,7 @@ void Galerkin::solve(State& st, const double* b, double* x) {
             for (int k = 0; k < d; ++k) acc -= cv[k] * c[k];
             u[a] = acc;
         }
-        lu_solve(&st.Dlu[static_cast<std::size_t>(s) * s * i], &st.piv[static_cast<std::size_t>(s) * i], s, u);
+        dense::lu_solve(s, &st.Dlu[static_cast<std::size_t>(s) * s * i], &st.piv[static_cast<std::size_t>(s) * i], u);
         for (int a = 0; a < s; ++a) {
             const double* cw = W + static_cast<std::size_t>(d) * a;
             for (int k = 0; k < d; ++k) c[k] += cw[k] * u[a];

@@ -48,72 +48,6 @@ GalerkinOptions galerkin_options(const Model& m) {
     return o;
 }
 
-bool lu_factor(double* A, int* piv, int s) {
-    double big = 0;
-    for (int k = 0; k < s * s; ++k) big = std::max(big, std::fabs(A[k]));
-    for (int k = 0; k < s; ++k) {
-        int p = k;
-        for (int i = k + 1; i < s; ++i)
-            if (std::fabs(A[i * s + k]) > std::fabs(A[p * s + k])) p = i;
-        piv[k] = p;
-        if (!(std::fabs(A[p * s + k]) > 1e-300 + 1e-14 * big)) return false;
-        if (p != k)
-            for (int j = 0; j < s; ++j) std::swap(A[k * s + j], A[p * s + j]);
-        for (int i = k + 1; i < s; ++i) {
-            const double f = A[i * s + k] /= A[k * s + k];
-            for (int j = k + 1; j < s; ++j) A[i * s + j] -= f * A[k * s + j];
-        }
-    }
-    return true;
-}
-
-void lu_solve(const double* A, const int* piv, int s, double* b) {
-    for (int k = 0; k < s; ++k)
-        if (piv[k] != k) std::swap(b[k], b[piv[k]]);
-    for (int i = 1; i < s; ++i)
-        for (int j = 0; j < i; ++j) b[i] -= A[i * s + j] * b[j];
-    for (int i = s - 1; i >= 0; --i) {
-        for (int j = i + 1; j < s; ++j) b[i] -= A[i * s + j] * b[j];
-        b[i] /= A[i * s + i];
-    }
-}
-
-int solve_pivoted(double* A, int k, double* b, double* x, int* rp, int* cp, double* y) {
-    double big = 0;
-    for (int i = 0; i < k * k; ++i) big = std::max(big, std::fabs(A[i]));
-    for (int i = 0; i < k; ++i) rp[i] = i, cp[i] = i;
-    int rank = 0;
-    for (; rank < k; ++rank) {
-        int pi = rank, pj = rank;
-        double best = -1;
-        for (int i = rank; i < k; ++i)
-            for (int j = rank; j < k; ++j)
-                if (std::fabs(A[i * k + j]) > best) best = std::fabs(A[i * k + j]), pi = i, pj = j;
-        if (!(best > 1e-11 * big) || !(best > 1e-300)) break;
-        if (pi != rank) {
-            for (int j = 0; j < k; ++j) std::swap(A[rank * k + j], A[pi * k + j]);
-            std::swap(b[rank], b[pi]);
-            std::swap(rp[rank], rp[pi]);
-        }
-        if (pj != rank) {
-            for (int i = 0; i < k; ++i) std::swap(A[i * k + rank], A[i * k + pj]);
-            std::swap(cp[rank], cp[pj]);
-        }
-        for (int i = rank + 1; i < k; ++i) {
-            const double f = A[i * k + rank] /= A[rank * k + rank];
-            for (int j = rank + 1; j < k; ++j) A[i * k + j] -= f * A[rank * k + j];
-            b[i] -= f * b[rank];
-        }
-    }
-    for (int i = rank - 1; i >= 0; --i) {
-        double v = b[i];
-        for (int j = i + 1; j < rank; ++j) v -= A[i * k + j] * y[j];
-        y[i] = v / A[i * k + i];
-    }
-    for (int i = 0; i < k; ++i) x[cp[i]] = i < rank ? y[i] : 0.0;
-    return rank;
-}
-
 void Galerkin::start(const Model& m, const Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
@@ -203,7 +137,8 @@ void Galerkin::project_rates(State& st) {
             st.Sm[static_cast<std::size_t>(r) * M + c] = v;
         }
     }
-    solve_pivoted(st.Sm.data(), M, st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(), st.ywork.data());
+    dense::solve_rank_revealing(M, st.Sm.data(), st.lrhs2.data(), st.dlam.data(), st.rperm.data(), st.cperm.data(),
+                                st.ywork.data(), kRankTolerance);
     for (int c = 0; c < M; ++c)
         for (int i = 0; i < n; ++i) st.qdot[i] -= st.dlam[c] * st.wproj[c * N + i];
 }

@@ -17,8 +17,9 @@ namespace noether {
 namespace dense {
 
 // In-place LU with partial pivoting of the n×n matrix A (row-major): PA = LU, unit lower L.
-// piv[i] = row swapped into row i at step i. Returns false on a zero (or non-finite) pivot.
-inline bool lu_factor(int n, double* A, int* piv) {
+// piv[i] = row swapped into row i at step i. Returns false on a pivot not above min_pivot (in
+// magnitude; by default on a zero pivot) or not finite.
+inline bool lu_factor(int n, double* A, int* piv, double min_pivot = 0) {
     for (int k = 0; k < n; ++k) {
         int p = k;
         double best = std::fabs(A[k * n + k]);
@@ -27,7 +28,7 @@ inline bool lu_factor(int n, double* A, int* piv) {
             if (v > best) best = v, p = i;
         }
         piv[k] = p;
-        if (!(best > 0) || !std::isfinite(best)) return false;
+        if (!(best > min_pivot) || !std::isfinite(best)) return false;
         if (p != k)
             for (int j = 0; j < n; ++j) std::swap(A[k * n + j], A[p * n + j]);
         const double inv = 1.0 / A[k * n + k];
@@ -86,6 +87,52 @@ inline void lu_solve_matrix(int n, int m, const double* LU, const int* piv, doub
 // Y ← Y A⁻¹ for an m×n matrix Y (row-major): each row y solves Aᵀ yᵀ = yᵀ.
 inline void lu_solve_right(int n, int m, const double* LU, const int* piv, double* Y) {
     for (int r = 0; r < m; ++r) lu_solve_transposed(n, LU, piv, Y + r * n);
+}
+
+// The largest magnitude among the n entries of a.
+inline double max_abs(int n, const double* a) {
+    double big = 0;
+    for (int k = 0; k < n; ++k) big = std::max(big, std::fabs(a[k]));
+    return big;
+}
+
+// x = A⁻¹ b for the k×k matrix A (row-major; A and b are destroyed) by Gaussian elimination
+// with complete pivoting. A pivot not above rel·max|A| (or 1e-300) ends the elimination and the
+// remaining unknowns are 0: for redundant rows this is a basic solution. Returns the rank.
+// Workspaces rp, cp (row and column permutations) and y hold k entries each.
+inline int solve_rank_revealing(int k, double* A, double* b, double* x, int* rp, int* cp, double* y, double rel) {
+    const double big = max_abs(k * k, A);
+    for (int i = 0; i < k; ++i) rp[i] = i, cp[i] = i;
+    int rank = 0;
+    for (; rank < k; ++rank) {
+        int pi = rank, pj = rank;
+        double best = -1;
+        for (int i = rank; i < k; ++i)
+            for (int j = rank; j < k; ++j)
+                if (std::fabs(A[i * k + j]) > best) best = std::fabs(A[i * k + j]), pi = i, pj = j;
+        if (!(best > rel * big) || !(best > 1e-300)) break;
+        if (pi != rank) {
+            for (int j = 0; j < k; ++j) std::swap(A[rank * k + j], A[pi * k + j]);
+            std::swap(b[rank], b[pi]);
+            std::swap(rp[rank], rp[pi]);
+        }
+        if (pj != rank) {
+            for (int i = 0; i < k; ++i) std::swap(A[i * k + rank], A[i * k + pj]);
+            std::swap(cp[rank], cp[pj]);
+        }
+        for (int i = rank + 1; i < k; ++i) {
+            const double f = A[i * k + rank] /= A[rank * k + rank];
+            for (int j = rank + 1; j < k; ++j) A[i * k + j] -= f * A[rank * k + j];
+            b[i] -= f * b[rank];
+        }
+    }
+    for (int i = rank - 1; i >= 0; --i) {
+        double v = b[i];
+        for (int j = i + 1; j < rank; ++j) v -= A[i * k + j] * y[j];
+        y[i] = v / A[i * k + i];
+    }
+    for (int i = 0; i < k; ++i) x[cp[i]] = i < rank ? y[i] : 0.0;
+    return rank;
 }
 
 // C (r×c) −= A (r×k) · B (k×c), all row-major.
