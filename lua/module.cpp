@@ -271,7 +271,7 @@ int l_plugins(lua_State* L) {
 int open_module(lua_State* L) {
     static const luaL_Reg methods[] = {
         {"body", method<l_body>},           {"joint", method<l_joint>},
-        {"force", method<l_force>},         {"on_step", method<l_on_step>},
+        {"force", method<l_force>},         {"contact", method<l_contact>},     {"on_step", method<l_on_step>},
         {"output", method<l_output>}, {"record", method<l_world_record>},       {"urdf", method<l_urdf>},
         {"assemble", method<l_assemble>},   {"time", method<l_time>},
         {"finish", method<l_finish>},       {"compile", compiled<l_compile>},
@@ -282,6 +282,7 @@ int open_module(lua_State* L) {
         {"rate", compiled<world_state<l_rate>>},         {"set_actuation", compiled<world_state<l_set_actuation>>},
         {"set_force", compiled<world_state<l_set_force>>}, {"set_torque", compiled<world_state<l_set_torque>>},
         {"monitors", compiled<world_state<l_monitors>>}, {"save", compiled<world_state<l_save>>},
+        {"contacts", compiled<world_state<l_contacts>>}, {"limit_force", compiled<world_state<l_limit_force>>},
         {"restore", compiled<world_state<l_restore>>},   {"save_file", compiled<world_state<l_save_file>>},
         {"restore_file", compiled<world_state<l_restore_file>>}, {"ensemble", compiled<l_ensemble>},
         {"dofs", compiled<world_state<l_dofs>>},         {"joint_state", compiled<world_state<l_joint_state>>},

@@ -230,7 +230,7 @@ int l_joint(lua_State* L, World& w) {
     std::vector<std::string> type_params;
     if (const JointType* type = Registry::global().joint(j.type)) type_params = type->parameters();
     f.only({"name", "type", "parent", "child", "anchor", "axis", "axis2", "parent_anchor", "child_anchor", "parent_axis",
-            "child_axis", "stiffness", "damping", "rest", "offset"},
+            "child_axis", "stiffness", "damping", "rest", "offset", "lower", "upper", "limited"},
            [&](const std::string& k) { return std::find(type_params.begin(), type_params.end(), k) != type_params.end(); });
     raw_getfield(L, 2, "parent");
     if (lua_isnil(L, -1)) fail(L, "%s: field 'parent' is required (a body, or w.world)", who);
@@ -251,6 +251,10 @@ int l_joint(lua_State* L, World& w) {
     j.damping = f.numbers("damping");
     j.rest = f.numbers("rest");
     j.offset = f.numbers("offset");
+    // Limits given are enforced (limited = false keeps them for output only).
+    j.lower = f.numbers("lower");
+    j.upper = f.numbers("upper");
+    j.limited = f.boolean("limited", !j.lower.empty() || !j.upper.empty());
     for (const std::string& p : type_params)
         if (f.has(p.c_str())) j.params[p] = f.numbers(p.c_str());
     if (const int o = w.joint_index.find(w.spec.joints, name); o >= 0)
@@ -286,6 +290,87 @@ int l_force(lua_State* L, World& w) {
     fs.body_frame = frame == "body";
     if (w.body_index.find(w.spec.bodies, fs.body) < 0) fail(L, "%s: no body named '%s'", f.who, fs.body);
     w.spec.forces.push_back(fs);
+    return 0;
+}
+
+// ---- w:contact{} ----------------------------------------------------------------------------
+
+// A contact (docs/contact.md): a point, sphere, capsule or box on a body against the half-space
+// normal·y >= offset (default: the ground z >= 0), or a sphere against a sphere on another body.
+int l_contact(lua_State* L, World& w) {
+    check_table(L, 2, "contact");
+    require_building(L, w, "contact");
+    Fields f{L, 2, "contact"};
+    f.only({"name", "body", "shape", "radius", "length", "size", "position", "orientation", "mu", "normal", "offset",
+            "other", "other_radius", "other_position"});
+    ContactSpec cs;
+    cs.origin = where(L);
+    raw_getfield(L, 2, "name");
+    if (!lua_isnil(L, -1)) {
+        if (lua_type(L, -1) != LUA_TSTRING) fail(L, "contact: field 'name' must be a string, got %s", type_of(L, -1));
+        check_length(L, -1, "contact", "name", "name");
+        cs.name = lua_tostring(L, -1);
+    }
+    lua_pop(L, 1);
+    raw_getfield(L, 2, "body");
+    if (lua_isnil(L, -1)) fail(L, "contact: field 'body' is required (the body carrying the shape)");
+    cs.body = element_name(L, -1, "contact", "body");
+    lua_pop(L, 1);
+    f.who = cs.name.empty() ? "contact on body '" + cs.body + "'" : "contact '" + cs.name + "'";
+    if (w.body_index.find(w.spec.bodies, cs.body) < 0) fail(L, "%s: field 'body': no body named '%s'", f.who, cs.body);
+    const std::string shape = f.string("shape", "point");
+    auto only_for = [&](std::initializer_list<const char*> keys, const char* kinds) {
+        for (const char* k : keys)
+            if (f.has(k)) fail(L, "%s: field '%s' does not apply to a %s (it is for %s)", f.who, k, shape, kinds);
+    };
+    if (shape == "point") {
+        cs.type = ContactSpec::Type::point;
+        only_for({"radius", "length"}, "spheres and capsules");
+        only_for({"size"}, "boxes");
+    } else if (shape == "sphere") {
+        cs.type = ContactSpec::Type::sphere;
+        cs.size.x = f.number("radius", 0, true);
+        only_for({"length"}, "capsules");
+        only_for({"size"}, "boxes");
+    } else if (shape == "capsule") {
+        cs.type = ContactSpec::Type::capsule;
+        cs.size.x = f.number("radius", 0, true);
+        cs.size.y = f.number("length", 0, true);
+        only_for({"size"}, "boxes");
+    } else if (shape == "box") {
+        cs.type = ContactSpec::Type::box;
+        const auto size = f.vec3("size");
+        if (!size) fail(L, "%s: a box needs 'size' (edge lengths {x, y, z})", f.who);
+        cs.size = *size;
+        only_for({"radius", "length"}, "spheres and capsules");
+    } else {
+        fail(L, "%s: field 'shape' must be \"point\", \"sphere\", \"capsule\" or \"box\", got \"%s\"", f.who, shape);
+    }
+    if (auto p = f.vec3("position")) cs.pose.x = *p;
+    raw_getfield(L, 2, "orientation");
+    if (!lua_isnil(L, -1)) cs.pose.q = read_orientation(L, -1, f.who);
+    lua_pop(L, 1);
+    cs.mu = f.number("mu", 0);
+    raw_getfield(L, 2, "other");
+    if (!lua_isnil(L, -1)) {
+        cs.other = element_name(L, -1, f.who, "other");
+        if (cs.other != "world" && w.body_index.find(w.spec.bodies, cs.other) < 0)
+            fail(L, "%s: field 'other': no body named '%s'", f.who, cs.other);
+    }
+    lua_pop(L, 1);
+    const bool body_pair = !cs.other.empty() && cs.other != "world";
+    if (body_pair) {
+        if (f.has("normal") || f.has("offset"))
+            fail(L, "%s: 'normal' and 'offset' describe the half-space; a contact with another body has none", f.who);
+        cs.other_radius = f.number("other_radius", 0, true);
+        if (auto p = f.vec3("other_position")) cs.other_position = *p;
+    } else {
+        if (f.has("other_radius") || f.has("other_position"))
+            fail(L, "%s: 'other_radius' and 'other_position' need 'other' (a body)", f.who);
+        if (auto n = f.vec3("normal")) cs.normal = *n;
+        cs.offset = f.number("offset", 0);
+    }
+    w.spec.contacts.push_back(cs);
     return 0;
 }
 

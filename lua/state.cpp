@@ -256,6 +256,40 @@ int l_rate(lua_State* L, const Model& m, Data& d) {
     return push_dofs(L, m, joint_arg(L, m, 2, "rate"), d.rate);
 }
 
+int l_limit_force(lua_State* L, const Model& m, Data& d) {
+    return push_dofs(L, m, joint_arg(L, m, 2, "limit_force"), d.limit_force);
+}
+
+// w:contacts(): what the last step found at every contact point, in Model order.
+int l_contacts(lua_State* L, const Model& m, Data& d) {
+    lua_createtable(L, static_cast<int>(m.contacts.size()), 0);
+    for (std::size_t k = 0; k < m.contacts.size(); ++k) {
+        const ContactInfo& ci = m.contacts[k];
+        const ContactResult& r = d.contact[k];
+        lua_createtable(L, 0, 9);
+        lua_pushstring(L, ci.name.c_str());
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, m.bodies[ci.body].name.c_str());
+        lua_setfield(L, -2, "body");
+        lua_pushstring(L, ci.other >= 0 ? m.bodies[ci.other].name.c_str() : "world");
+        lua_setfield(L, -2, "other");
+        push_vec3(L, r.point);
+        lua_setfield(L, -2, "point");
+        push_vec3(L, r.normal);
+        lua_setfield(L, -2, "normal");
+        lua_pushnumber(L, r.gap);
+        lua_setfield(L, -2, "gap");
+        lua_pushnumber(L, r.normal_force);
+        lua_setfield(L, -2, "normal_force");
+        push_vec3(L, r.friction);
+        lua_setfield(L, -2, "friction");
+        lua_pushboolean(L, r.active);
+        lua_setfield(L, -2, "active");
+        lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+    }
+    return 1;
+}
+
 int l_set_actuation(lua_State* L, const Model& m, Data& d) {
     const int j = joint_arg(L, m, 2, "set_actuation");
     const JointInfo& ji = m.joints[j];

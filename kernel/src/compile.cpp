@@ -103,6 +103,16 @@ const char* shape_type_name(Shape::Type t) {
     return "?";
 }
 
+const char* contact_type_name(ContactSpec::Type t) {
+    switch (t) {
+        case ContactSpec::Type::point: return "point";
+        case ContactSpec::Type::sphere: return "sphere";
+        case ContactSpec::Type::capsule: return "capsule";
+        case ContactSpec::Type::box: return "box";
+    }
+    return "?";
+}
+
 namespace {
 
 void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
@@ -174,6 +184,146 @@ bool per_dof(const std::vector<double>& in, int dofs, double fill, std::vector<d
         return true;
     }
     return false;
+}
+
+
+// Contacts: every declaration checked and expanded into contact points (a box into its 8
+// corners, a capsule into its 2 end spheres). A point that starts inside what it touches (deeper
+// than 1e-9 m) is refused with its depth: the step resolves nothing, it only keeps gaps open.
+void compile_contacts(const Spec& spec, const std::map<std::string, int>& body_ids, Model& m, Checker& c) {
+    std::map<std::string, int> per_body;
+    std::set<std::string> names;
+    for (std::size_t k = 0; k < spec.contacts.size(); ++k) {
+        const ContactSpec& cs = spec.contacts[k];
+        std::string who = cs.name.empty() ? "contact on body '" + cs.body + "'" : "contact '" + cs.name + "'";
+        auto it = body_ids.find(cs.body);
+        if (it == body_ids.end()) {
+            c.error(cs.origin, who + ": body '" + cs.body + "' not found");
+            continue;
+        }
+        const std::string name = cs.name.empty() ? cs.body + "/contact" + std::to_string(++per_body[cs.body]) : cs.name;
+        if (!names.insert(name).second) {
+            c.error(cs.origin, who + ": duplicate contact name '" + name + "'");
+            continue;
+        }
+        who = "contact '" + name + "'";
+        if (!(std::isfinite(cs.mu) && cs.mu >= 0)) {
+            c.error(cs.origin, who + ": friction coefficient mu must be non-negative and finite, got " + num(cs.mu));
+            continue;
+        }
+        if (!isfinite(cs.size) || !isfinite(cs.pose.x) || !isfinite(cs.pose.q) || !isfinite(cs.normal) ||
+            !std::isfinite(cs.offset) || !isfinite(cs.other_position) || !std::isfinite(cs.other_radius)) {
+            c.error(cs.origin, who + ": size, position, orientation, normal, offset and the other sphere must be finite");
+            continue;
+        }
+        const bool sphere = cs.type == ContactSpec::Type::sphere, capsule = cs.type == ContactSpec::Type::capsule;
+        const bool box = cs.type == ContactSpec::Type::box;
+        if ((sphere || capsule) && !(cs.size.x > 0)) {
+            c.error(cs.origin, who + ": a " + contact_type_name(cs.type) + " needs a radius > 0, got " + num(cs.size.x));
+            continue;
+        }
+        if (capsule && !(cs.size.y >= 0)) {
+            c.error(cs.origin, who + ": a capsule needs a length >= 0, got " + num(cs.size.y));
+            continue;
+        }
+        if (box && !(cs.size.x >= 0 && cs.size.y >= 0 && cs.size.z >= 0)) {
+            c.error(cs.origin, who + ": a box needs edge lengths >= 0, got " + vec(cs.size));
+            continue;
+        }
+        ContactInfo base;
+        base.decl = static_cast<int>(k);
+        base.body = it->second;
+        base.mu = cs.mu;
+        base.origin = cs.origin;
+        if (!cs.other.empty() && cs.other != "world") {
+            auto ot = body_ids.find(cs.other);
+            if (ot == body_ids.end()) {
+                c.error(cs.origin, who + ": other body '" + cs.other + "' not found");
+                continue;
+            }
+            if (!sphere) {
+                c.error(cs.origin, who + ": a contact between two bodies is sphere against sphere; got a " +
+                                       contact_type_name(cs.type) + " on '" + cs.body + "'");
+                continue;
+            }
+            if (!(cs.other_radius > 0)) {
+                c.error(cs.origin, who + ": the other body's sphere needs a radius > 0, got " + num(cs.other_radius));
+                continue;
+            }
+            if (ot->second == base.body) {
+                c.error(cs.origin, who + ": a body cannot touch itself ('" + cs.body + "' twice)");
+                continue;
+            }
+            base.other = ot->second;
+            base.other_point = cs.other_position;
+            base.other_radius = cs.other_radius;
+        } else {
+            const double nn = norm(cs.normal);
+            if (!(nn > 1e-12)) {
+                c.error(cs.origin, who + ": the half-space normal must not be zero, got " + vec(cs.normal));
+                continue;
+            }
+            base.normal = (1.0 / nn) * cs.normal;
+            base.offset = cs.offset / nn;
+        }
+        // The contact points in the body frame.
+        std::vector<Vec3> pts;
+        double radius = 0;
+        if (box) {
+            for (int b = 0; b < 8; ++b) {
+                const Vec3 corner{(b & 1 ? 0.5 : -0.5) * cs.size.x, (b & 2 ? 0.5 : -0.5) * cs.size.y,
+                                  (b & 4 ? 0.5 : -0.5) * cs.size.z};
+                pts.push_back(cs.pose.x + rotate(cs.pose.q, corner));
+            }
+        } else if (capsule) {
+            radius = cs.size.x;
+            for (double e : {-0.5, 0.5}) pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{0, 0, e * cs.size.y}));
+        } else {
+            radius = sphere ? cs.size.x : 0.0;
+            pts.push_back(cs.pose.x);
+        }
+        bool ok = true;
+        for (std::size_t p = 0; p < pts.size() && ok; ++p) {
+            ContactInfo ci = base;
+            ci.name = pts.size() == 1 ? name : name + "/" + std::to_string(p + 1);
+            ci.point = pts[p];
+            ci.radius = radius;
+            // Start: the gap at the initial poses.
+            const Pose& P = m.bodies[ci.body].pose0;
+            const Vec3 centre = P.x + rotate(P.q, ci.point);
+            double gap;
+            if (ci.other < 0) {
+                gap = dot(ci.normal, centre) - ci.offset - ci.radius;
+            } else {
+                const Pose& Q = m.bodies[ci.other].pose0;
+                gap = norm(centre - (Q.x + rotate(Q.q, ci.other_point))) - ci.radius - ci.other_radius;
+            }
+            if (!(gap >= -1e-9)) {
+                c.error(cs.origin, who + ": starts in penetration: " + ci.name + " is " + num(-gap) +
+                                       " m inside (gap " + num(gap) + " m); move the body out by at least that much");
+                ok = false;
+            }
+            m.contacts.push_back(ci);
+        }
+    }
+}
+
+// A Model with contacts or enforced limits for an integrator that cannot take them: one error per
+// kind, naming the first element and the integrators that can.
+void refuse_inequalities(const Model& m, const Registry& reg, Checker& c) {
+    const std::string can = reg.integrators_where([](const Integrator& i) { return i.takes_inequalities(); });
+    const std::string integ = m.options.integrator;
+    if (!m.contacts.empty()) {
+        const ContactInfo& ci = m.contacts.front();
+        c.error(ci.origin, "contact '" + ci.name + "': integrator '" + integ +
+                               "' does not take contacts (integrators that do: " + can + ")");
+    }
+    for (const JointInfo& j : m.joints)
+        if (j.limited) {
+            c.error(j.origin, "joint '" + j.name + "': integrator '" + integ + "' does not enforce joint limits " +
+                                  "(integrators that do: " + can + "; or leave the limits unenforced)");
+            break;
+        }
 }
 
 }  // namespace
@@ -354,6 +504,11 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         for (int k = 0; k < ji.dofs; ++k)
             if (std::isnan(ji.lower[k]) || std::isnan(ji.upper[k]) || ji.lower[k] > ji.upper[k])
                 fail("limits must satisfy lower <= upper, got [" + num(ji.lower[k]) + ", " + num(ji.upper[k]) + "]");
+        if (js.limited && ji.dofs != 1)
+            fail("limits are enforced on joints of one degree of freedom (revolute, prismatic, helical); type '" +
+                 js.type + "' has " + std::to_string(ji.dofs));
+        else if (js.limited && ji.dofs == 1 && (std::isfinite(ji.lower[0]) || std::isfinite(ji.upper[0])))
+            ji.limited = true;
         if (!ok) joints_ok = false;
     }
 
@@ -377,6 +532,9 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         if (f.point) fi.point = *f.point;
         m.forces.push_back(fi);
     }
+
+    compile_contacts(spec, body_ids, m, c);
+    for (const JointInfo& j : m.joints) m.limited_joints += j.limited ? 1 : 0;
 
     // Block graph.
     if (joints_ok && !c.has_errors()) {
@@ -444,6 +602,7 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                     c.error(none, "options: '" + kv.first + "' is not an option of integrator '" + o.integrator +
                                       "' (its options: " + (names.empty() ? std::string("none") : list_names(names)) + ")");
             if (!c.has_errors()) m.integrator->check(m, c.diags);
+            if (m.has_inequalities() && !m.integrator->takes_inequalities()) refuse_inequalities(m, reg, c);
         }
     }
 
@@ -458,6 +617,11 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     for (const JointInfo& j : m.joints) {
         h = fnv(fnv(fnv(h, j.name), j.type), j.rows);
         h = fnv(fnv(fnv(h, j.dofs), j.a), j.b);
+        if (j.limited) h = fnv(h, "limited");
+    }
+    if (!m.contacts.empty()) {
+        h = fnv(h, static_cast<int>(m.contacts.size()));
+        for (const ContactInfo& ci : m.contacts) h = fnv(fnv(fnv(h, ci.name), ci.body), ci.other);
     }
     m.fingerprint = h;
     return model;

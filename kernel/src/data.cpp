@@ -60,6 +60,8 @@ void Data::reset() {
         twist_guess[i] = m.bodies[i].twist0;
     }
     lambda.assign(m.total_rows, 0.0);
+    contact.assign(m.contacts.size(), ContactResult{});
+    limit_force.assign(m.total_dofs, 0.0);
     coord.assign(m.total_dofs, 0.0);
     rate.assign(m.total_dofs, 0.0);
     for (const JointInfo& j : m.joints)
@@ -341,6 +343,8 @@ void Data::snapshot_step() {
     snap_.lambda = lambda;
     snap_.coord = coord;
     snap_.rate = rate;
+    snap_.contact = contact;
+    snap_.limit_force = limit_force;
     snap_.last = last;
     snap_.stats = stats;
     snap_.integrator_state.clear();
@@ -356,6 +360,8 @@ void Data::rollback_step() {
     lambda = snap_.lambda;
     coord = snap_.coord;
     rate = snap_.rate;
+    contact = snap_.contact;
+    limit_force = snap_.limit_force;
     last = snap_.last;
     stats = snap_.stats;
     if (integrator_state) {

@@ -45,10 +45,24 @@ double now_s() {
 
 // ---- channels ----------------------------------------------------------------------------------
 
+// The deepest penetration of the last step (0 when every gap is open) and the contacts carrying load.
+double penetration(const Data& d) {
+    double p = 0;
+    for (const ContactResult& r : d.contact) p = std::max(p, -r.gap);
+    return p;
+}
+
+int contacts_active(const Data& d) {
+    int n = 0;
+    for (const ContactResult& r : d.contact) n += r.active ? 1 : 0;
+    return n;
+}
+
 const char* channel_names() {
     return "time, energy, kinetic, potential, momentum, angular_momentum, violation, newton, residual, substeps, "
-           "and <body>.position, <body>.orientation, <body>.velocity, <body>.angular_velocity, <joint>.coord, "
-           "<joint>.rate";
+           "contact_force, penetration, contacts_active, and <body>.position, <body>.orientation, <body>.velocity, "
+           "<body>.angular_velocity, <joint>.coord, <joint>.rate, <joint>.limit_force, <contact>.gap, "
+           "<contact>.normal_force, <contact>.friction, <contact>.point, <contact>.active";
 }
 
 bool parse_channel(const std::string& text, Channel& c) {
@@ -57,11 +71,16 @@ bool parse_channel(const std::string& text, Channel& c) {
         {"kinetic", Channel::Kind::kinetic},   {"potential", Channel::Kind::potential},
         {"momentum", Channel::Kind::momentum}, {"angular_momentum", Channel::Kind::angular_momentum},
         {"violation", Channel::Kind::violation}, {"newton", Channel::Kind::newton},
-        {"residual", Channel::Kind::residual}, {"substeps", Channel::Kind::substeps}};
+        {"residual", Channel::Kind::residual}, {"substeps", Channel::Kind::substeps},
+        {"contact_force", Channel::Kind::contact_force}, {"penetration", Channel::Kind::penetration},
+        {"contacts_active", Channel::Kind::contacts_active}};
     static const std::pair<const char*, Channel::Kind> per[] = {
         {"position", Channel::Kind::position}, {"orientation", Channel::Kind::orientation},
         {"velocity", Channel::Kind::velocity}, {"angular_velocity", Channel::Kind::angular_velocity},
-        {"coord", Channel::Kind::coord},       {"rate", Channel::Kind::rate}};
+        {"coord", Channel::Kind::coord},       {"rate", Channel::Kind::rate},
+        {"limit_force", Channel::Kind::limit_force}, {"gap", Channel::Kind::gap},
+        {"normal_force", Channel::Kind::normal_force}, {"friction", Channel::Kind::friction},
+        {"point", Channel::Kind::point},       {"active", Channel::Kind::active}};
     c = Channel{};
     c.text = text;
     for (const auto& g : globals)
@@ -121,11 +140,24 @@ int Run::add_output(const OutputSpec& spec) {
         if (!parse_channel(text, c))
             throw UsageError(where + ": unknown channel '" + text + "' (channels: " + channel_names() + ")");
         if (!c.element.empty()) {
-            const bool joint_channel = c.kind == Channel::Kind::coord || c.kind == Channel::Kind::rate;
-            c.index = joint_channel ? m.joint_index(c.element) : m.body_index(c.element);
+            const bool joint_channel =
+                c.kind == Channel::Kind::coord || c.kind == Channel::Kind::rate || c.kind == Channel::Kind::limit_force;
+            const bool contact_channel = c.kind == Channel::Kind::gap || c.kind == Channel::Kind::normal_force ||
+                                         c.kind == Channel::Kind::friction || c.kind == Channel::Kind::point ||
+                                         c.kind == Channel::Kind::active;
+            if (contact_channel) {
+                c.index = -1;
+                for (std::size_t k = 0; k < m.contacts.size(); ++k)
+                    if (m.contacts[k].name == c.element) c.index = static_cast<int>(k);
+            } else {
+                c.index = joint_channel ? m.joint_index(c.element) : m.body_index(c.element);
+            }
             if (c.index < 0)
-                throw UsageError(where + ": channel '" + c.text + "': no " + (joint_channel ? "joint" : "body") +
-                                 " named '" + c.element + "'");
+                throw UsageError(where + ": channel '" + c.text + "': no " +
+                                 (contact_channel ? "contact point" : joint_channel ? "joint" : "body") + " named '" +
+                                 c.element + "'" +
+                                 (contact_channel && !m.contacts.empty() ? " (the first is '" + m.contacts[0].name + "')"
+                                                                         : std::string()));
         }
         o.channels.push_back(c);
     }
@@ -158,13 +190,16 @@ void Run::write_header(Output& o) {
             case Channel::Kind::position:
             case Channel::Kind::velocity:
             case Channel::Kind::angular_velocity:
+            case Channel::Kind::friction:
+            case Channel::Kind::point:
                 for (const char* s : {"x", "y", "z"}) col(c.text + "." + s);
                 break;
             case Channel::Kind::orientation:
                 for (const char* s : {"w", "x", "y", "z"}) col(c.text + "." + s);
                 break;
             case Channel::Kind::coord:
-            case Channel::Kind::rate: {
+            case Channel::Kind::rate:
+            case Channel::Kind::limit_force: {
                 const JointInfo& j = m.joints[c.index];
                 if (j.dofs == 1) col(c.text);
                 else
@@ -212,12 +247,27 @@ void Run::write_row(Output& o, const Monitors& mon) {
             case Channel::Kind::velocity: put3(d.twist[c.index].v); break;
             case Channel::Kind::angular_velocity: put3(rotate(d.pose[c.index].q, d.twist[c.index].w)); break;
             case Channel::Kind::coord:
-            case Channel::Kind::rate: {
+            case Channel::Kind::rate:
+            case Channel::Kind::limit_force: {
                 const JointInfo& j = m.joints[c.index];
-                const std::vector<double>& src = c.kind == Channel::Kind::coord ? d.coord : d.rate;
+                const std::vector<double>& src =
+                    c.kind == Channel::Kind::coord ? d.coord : c.kind == Channel::Kind::rate ? d.rate : d.limit_force;
                 for (int k = 0; k < j.dofs; ++k) put(src[j.dof_offset + k]);
                 break;
             }
+            case Channel::Kind::contact_force: {
+                double f = 0;
+                for (const ContactResult& r : d.contact) f += r.normal_force;
+                put(f);
+                break;
+            }
+            case Channel::Kind::penetration: put(penetration(d)); break;
+            case Channel::Kind::contacts_active: put(contacts_active(d)); break;
+            case Channel::Kind::gap: put(d.contact[c.index].gap); break;
+            case Channel::Kind::normal_force: put(d.contact[c.index].normal_force); break;
+            case Channel::Kind::friction: put3(d.contact[c.index].friction); break;
+            case Channel::Kind::point: put3(d.contact[c.index].point); break;
+            case Channel::Kind::active: put(d.contact[c.index].active ? 1 : 0); break;
         }
     }
     std::fputc('\n', o.fp);
@@ -284,6 +334,10 @@ bool Run::steps(long long n, RunHooks* hooks) {
         if (mon.max_violation > v_max_) {
             v_max_ = mon.max_violation;
             if (mon.worst_joint >= 0) worst_joint_ = m.joints[mon.worst_joint].name;
+        }
+        if (!d.contact.empty()) {
+            penetration_max_ = std::max(penetration_max_, penetration(d));
+            active_max_ = std::max<long long>(active_max_, contacts_active(d));
         }
         sample(false, &mon, hooks);
         watch(mon);
@@ -370,6 +424,10 @@ RunSummary Run::summary() const {
     s.internal_steps = d.stats.internal_steps;
     s.rejected_steps = d.stats.rejected_steps;
     s.projection_total = d.stats.projection_total;
+    s.contacts = static_cast<long long>(m.contacts.size());
+    s.limited_joints = m.limited_joints;
+    s.penetration_max = penetration_max_;
+    s.contacts_active_max = active_max_;
     s.failed = failed_;
     for (const std::string& x : notes_) s.warnings.push_back(x);
     for (const Diagnostic& diag : m.warnings) s.warnings.push_back(diag.str());

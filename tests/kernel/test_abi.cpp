@@ -60,6 +60,19 @@ std::string layout() {
     OFF(JointInfo, stiffness);
     OFF(JointInfo, has_force_element);
     OFF(JointInfo, loop);
+    OFF(JointInfo, limited);
+    SZ(ContactInfo);
+    OFF(ContactInfo, body);
+    OFF(ContactInfo, point);
+    OFF(ContactInfo, radius);
+    OFF(ContactInfo, other);
+    OFF(ContactInfo, normal);
+    OFF(ContactInfo, mu);
+    SZ(ContactResult);
+    OFF(ContactResult, gap);
+    OFF(ContactResult, normal_force);
+    OFF(ContactResult, friction);
+    OFF(ContactResult, active);
     SZ(BlockGraph);
     OFF(BlockGraph, nbodies);
     OFF(BlockGraph, node_size);
@@ -73,6 +86,8 @@ std::string layout() {
     OFF(Model, bodies);
     OFF(Model, joints);
     OFF(Model, forces);
+    OFF(Model, contacts);
+    OFF(Model, limited_joints);
     OFF(Model, graph);
     OFF(Model, total_rows);
     OFF(Model, total_dofs);
@@ -106,6 +121,8 @@ std::string layout() {
     OFF(Data, lambda);
     OFF(Data, coord);
     OFF(Data, rate);
+    OFF(Data, contact);
+    OFF(Data, limit_force);
     OFF(Data, actuation);
     OFF(Data, applied_force);
     OFF(Data, applied_torque);
@@ -222,7 +239,7 @@ std::uint64_t fnv1a(const std::string& s) {
 // Attempt, Frame, TreeLink, TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve) (g++ 12,
 // libstdc++, x86-64).
 // The digest of virtual_interfaces() for ABI version 7.
-constexpr std::uint64_t kRecordedInterfaces = 2770538752256436333ull;
+constexpr std::uint64_t kRecordedInterfaces = 17938345597727558438ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
@@ -253,8 +270,21 @@ JointInfo 376/8
   dof_offset 84
   impl 88
   stiffness 104
-  has_force_element 248
-  loop 249
+  has_force_element 249
+  loop 250
+  limited 248
+ContactInfo 224/8
+  body 36
+  point 40
+  radius 64
+  other 72
+  normal 112
+  mu 144
+ContactResult 96/8
+  gap 48
+  normal_force 56
+  friction 64
+  active 88
 BlockGraph 456/8
   nbodies 0
   node_size 56
@@ -262,18 +292,20 @@ BlockGraph 456/8
   total_size 104
   order 184
   loop_joints 232
-Model 904/8
+Model 936/8
   gravity 72
   options 96
   bodies 288
   joints 312
   forces 336
-  graph 360
-  total_rows 816
-  total_dofs 820
-  integrator 824
-  solver 832
-  solver_name 840
+  contacts 360
+  limited_joints 384
+  graph 392
+  total_rows 848
+  total_dofs 852
+  integrator 856
+  solver 864
+  solver_name 872
 StepStats 32/8
 RunStats 88/8
   steps 0
@@ -292,7 +324,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 744/8
+Data 840/8
   time 0
   step 8
   pose 16
@@ -301,13 +333,15 @@ Data 744/8
   lambda 88
   coord 112
   rate 136
+  contact 232
+  limit_force 256
   actuation 160
   applied_force 184
   applied_torque 208
-  last 232
-  stats 264
-  warnings 352
-  integrator_state 376
+  last 280
+  stats 312
+  warnings 400
+  integrator_state 424
 SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
@@ -377,8 +411,10 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 7u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 8u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
-                                      // Attempt and subdivide(), the SDK structs and virtual interfaces recorded
+                                      // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
+                                      // 8: contacts and limits (ContactInfo, ContactResult, Model::contacts,
+                                      // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities)
 }

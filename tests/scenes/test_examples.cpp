@@ -343,3 +343,75 @@ TEST_CASE("double_pendulum.lua with vi-galerkin, points = 2, 600 s: energy withi
     CHECK(s.max_violation < 1e-14);
     CHECK(s.newton_mean < 3.05);
 }
+
+// ---- contacts and limits (docs/contact.md) ------------------------------------------------------
+
+TEST_CASE("box_drop_slide.lua: the drop lands flat without sinking; the slide stops at the discrete distance", "[scenes][contact]") {
+    const std::string csv = out_path("box_drop.csv");
+    const auto& s = only(run(example("box_drop_slide"), {{"csv", csv}}));
+    CHECK(s.contacts == 8);
+    CHECK(s.penetration_max < 1e-9);
+    CHECK(s.energy_final == Approx(0.5 * 9.81).margin(1e-9));
+    CHECK(s.contacts_active_max == 4);
+    const Csv c = read_csv(csv);
+    CHECK(std::fabs(c.column("box.position.z").back() - 0.5) < 1e-9);
+    CHECK(c.column("contact_force").back() == Approx(9.81).epsilon(1e-9));
+    const std::string csv2 = out_path("box_slide.csv");
+    only(run(example("box_drop_slide"), {{"mode", "slide"}, {"csv", csv2}}));
+    const Csv d = read_csv(csv2);
+    double discrete = 0;
+    for (int i = 1; i <= 40; ++i) discrete += 0.01 * (2 - i * 0.5 * 9.81 * 0.01);
+    CHECK(d.column("box.position.x").back() == Approx(discrete).margin(1e-10));
+    // While sliding (row 10: t = 0.1 s) the front corner carries (1 + μ) m g / 4, friction μ times it.
+    CHECK(d.column("corner/2.normal_force")[10] == Approx(1.5 * 9.81 / 4).margin(1e-8));
+    CHECK(d.column("corner/2.friction.x")[10] == Approx(-0.5 * 1.5 * 9.81 / 4).margin(1e-8));
+    CHECK(d.column("corner/1.normal_force")[10] == Approx(0.5 * 9.81 / 4).margin(1e-8));
+}
+
+TEST_CASE("slope.lua: a box sticks below atan(mu) and slides above it; a ball rolls", "[scenes][contact]") {
+    const std::string csv = out_path("slope.csv");
+    only(run(example("slope"), {{"csv", csv}}));
+    Csv c = read_csv(csv);
+    CHECK(std::fabs(c.column("body.position.x").back()) < 1e-8);
+    only(run(example("slope"), {{"theta", "0.6"}, {"csv", csv}}));
+    c = read_csv(csv);
+    CHECK(-c.column("body.velocity.x").back() == Approx(9.81 * (std::sin(0.6) - 0.5 * std::cos(0.6))).epsilon(1e-9));
+    only(run(example("slope"), {{"theta", "0.3"}, {"mu", "1"}, {"object", "ball"}, {"csv", csv}}));
+    c = read_csv(csv);
+    const double v = -c.column("body.velocity.x").back(), w = -c.column("body.angular_velocity.y").back();
+    CHECK(std::fabs(v - 0.2 * w) < 1e-9);  // rolls without slipping
+    CHECK(v == Approx(5.0 / 7 * 9.81 * std::sin(0.3)).epsilon(1e-3));
+}
+
+TEST_CASE("pendulum_limits.lua: the pendulum stays within its stops and reaches both", "[scenes][contact]") {
+    const std::string csv = out_path("pendulum_limits.csv");
+    const auto& s = only(run(example("pendulum_limits"), {{"csv", csv}}));
+    CHECK(s.limited_joints == 1);
+    const Csv c = read_csv(csv);
+    const auto q = c.column("hinge.coord");
+    CHECK(max_of(q) <= 0.5 + 1e-9);
+    CHECK(min_of(q) >= -0.5 - 1e-9);
+    CHECK(max_of(q) > 0.5 - 1e-9);
+    CHECK(min_of(q) < -0.5 + 1e-9);
+    const auto f = c.column("hinge.limit_force");
+    CHECK(min_of(f) < -1);  // the upper stop pushes the coordinate down
+    CHECK(max_of(f) > 0.1);  // the lower one up
+    CHECK(s.max_violation < 1e-12);
+}
+
+TEST_CASE("newtons_cradle.lua: the plastic impact moves every sphere at v0/n and keeps the momentum", "[scenes][contact]") {
+    const std::string csv = out_path("cradle.csv");
+    only(run(example("newtons_cradle"), {{"csv", csv}}));
+    const Csv c = read_csv(csv);
+    for (int i = 1; i <= 5; ++i) CHECK(c.column("ball" + std::to_string(i) + ".velocity.x").back() == Approx(0.2).margin(1e-8));
+    CHECK(c.column("momentum.x").back() == Approx(1).epsilon(1e-12));
+}
+
+TEST_CASE("sphere_stack.lua: each contact carries the weight above it and the stack stands still", "[scenes][contact]") {
+    const std::string csv = out_path("stack.csv");
+    const auto& s = only(run(example("sphere_stack"), {{"csv", csv}}));
+    const Csv c = read_csv(csv);
+    for (int i = 1; i <= 5; ++i) CHECK(c.column("c" + std::to_string(i) + ".normal_force").back() == Approx((6 - i) * 9.81).epsilon(1e-9));
+    CHECK(std::fabs(c.column("s5.position.z").back() - 0.9) < 1e-8);
+    CHECK(s.penetration_max < 1e-9);
+}

@@ -86,6 +86,16 @@ namespace detail {
 struct StepAccess;
 }
 
+// What the last step found at one contact point (Model::contacts), world frame.
+struct NOETHER_API ContactResult {
+    Vec3 point;            // on the contact's body surface, end of the step
+    Vec3 normal;           // unit, along which the gap grows (from the other side towards the body)
+    double gap = 0;        // signed distance at the end of the step [m] (>= 0 up to the tolerance)
+    double normal_force = 0;  // [N], >= 0
+    Vec3 friction;         // friction force on the body [N], tangent to the normal
+    bool active = false;   // carrying load: the normal force's complementarity pair sits on the force side
+};
+
 class NOETHER_API Data {
 public:
     explicit Data(std::shared_ptr<const Model> model);
@@ -117,6 +127,12 @@ public:
     std::vector<double> actuation;    // per joint DOF: torque [N m] or force [N] along the free direction
     std::vector<Vec3> applied_force;  // per body, world frame, at the CoM
     std::vector<Vec3> applied_torque; // per body, world frame
+
+    // Contacts and limits (docs/contact.md), written by each step of an integrator that takes
+    // them: per contact point, and per joint DOF the limit's generalized force (N m or N; > 0
+    // pushes the coordinate up, away from its lower limit).
+    std::vector<ContactResult> contact;
+    std::vector<double> limit_force;
 
     StepStats last;
     RunStats stats;
@@ -174,6 +190,8 @@ private:
         std::vector<Pose> pose;
         std::vector<Twist> twist, twist_guess;
         std::vector<double> lambda, coord, rate;
+        std::vector<ContactResult> contact;
+        std::vector<double> limit_force;
         StepStats last;
         RunStats stats;
         std::string integrator_state;

@@ -43,7 +43,8 @@ struct NOETHER_API JointInfo {
     int dof_offset = 0;  // into Data::coord / rate / actuation
     std::shared_ptr<const JointModel> impl;
     std::vector<double> stiffness, damping, rest, offset;  // per DOF
-    std::vector<double> lower, upper;                       // limits per DOF (±inf if none; not enforced yet)
+    std::vector<double> lower, upper;                       // limits per DOF (±inf if none)
+    bool limited = false;                                   // lower/upper enforced (JointSpec::limited)
     bool has_force_element = false;                         // any stiffness or damping
     bool loop = false;                                      // loop closure in the block graph
     Origin origin;
@@ -60,6 +61,23 @@ struct NOETHER_API ForceInfo {
     Vec3 point;
 };
 
+// One contact point (a ContactSpec expands into 1, 2 or 8 of them): a point or sphere on `body`
+// against the half-space normal·y >= offset, or against a sphere on body `other`.
+struct NOETHER_API ContactInfo {
+    std::string name;     // the declaration's name; "<name>/<k>" for the corners of a box or ends of a capsule
+    int decl = -1;        // index of the ContactSpec it comes from
+    int body = -1;
+    Vec3 point;           // centre in the body frame
+    double radius = 0;    // 0: a point
+    int other = -1;       // −1: the half-space
+    Vec3 other_point;     // sphere centre in the other body's frame
+    double other_radius = 0;
+    Vec3 normal{0, 0, 1}; // half-space: unit normal (world)
+    double offset = 0;
+    double mu = 0;
+    Origin origin;
+};
+
 struct NOETHER_API Model {
     Origin origin;  // Spec::origin: where the world was declared (for errors in options)
     Vec3 gravity;
@@ -67,6 +85,8 @@ struct NOETHER_API Model {
     std::vector<BodyInfo> bodies;
     std::vector<JointInfo> joints;
     std::vector<ForceInfo> forces;
+    std::vector<ContactInfo> contacts;
+    int limited_joints = 0;  // joints whose limits are enforced
     BlockGraph graph;
     int total_rows = 0;  // Σ joint rows
     int total_dofs = 0;  // Σ joint DOFs
@@ -81,6 +101,9 @@ struct NOETHER_API Model {
     // Degrees of freedom by counting: 6 per body minus the constraint rows (redundant rows
     // of a loop are counted as constraints; a solver may find them dependent).
     int dof() const { return 6 * nbodies() - total_rows; }
+    // Contacts or enforced joint limits: inequality constraints, taken only by integrators whose
+    // takes_inequalities() is true.
+    bool has_inequalities() const { return !contacts.empty() || limited_joints > 0; }
     int body_index(const std::string& name) const;   // −1 if absent
     int joint_index(const std::string& name) const;  // −1 if absent
 };

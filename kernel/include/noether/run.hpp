@@ -27,17 +27,23 @@ namespace noether {
 struct NOETHER_API Channel {
     enum class Kind {
         time, energy, kinetic, potential, momentum, angular_momentum, violation, newton, residual, substeps,
-        position, orientation, velocity, angular_velocity, coord, rate
+        position, orientation, velocity, angular_velocity, coord, rate,
+        // contacts and limits (docs/contact.md): totals, per contact point, per limited joint
+        contact_force, penetration, contacts_active, gap, normal_force, friction, point, active, limit_force
     };
     Kind kind = Kind::time;
     std::string text;     // as written ("link1.position")
-    std::string element;  // body or joint name, for per-element channels
-    int index = -1;       // body or joint index, resolved by Run::add_output
+    std::string element;  // body, joint or contact name, for per-element channels
+    int index = -1;       // body, joint or contact index, resolved by Run::add_output
 };
 // Parse a channel name; false if it is not one.
 NOETHER_API bool parse_channel(const std::string& text, Channel& out);
 // The channel names, for messages ("time, energy, …, <joint>.rate").
 NOETHER_API const char* channel_names();
+// The deepest penetration of the state's last step [m] (0: every gap open) and the number of contact
+// points carrying load (Data::contact).
+NOETHER_API double penetration(const Data& d);
+NOETHER_API int contacts_active(const Data& d);
 
 struct NOETHER_API OutputSpec {
     // csv: the channels, one row per sample; recording: body poses, energy and violation per
@@ -64,7 +70,8 @@ struct NOETHER_API OutputSpec {
     X(D, energy_final) X(D, energy_max_abs_dev) X(DN, energy_max_rel_dev) X(D, max_violation)  \
     X(S, worst_joint) X(D, newton_mean) X(I, newton_max) X(I, subdivided_steps)                \
     X(I, failed_steps) X(I, floor_steps) X(I, internal_steps) X(I, rejected_steps)              \
-    X(I, projection_total) X(B, failed)
+    X(I, projection_total) X(I, contacts) X(I, limited_joints) X(D, penetration_max)            \
+    X(I, contacts_active_max) X(B, failed)
 
 struct NOETHER_API RunSummary {
     using I = long long;
@@ -183,6 +190,8 @@ private:
     std::vector<Output> outputs_;
     std::vector<std::string> notes_;
     double e0_ = 0, e_final_ = 0, e_max_dev_ = 0, v_max_ = 0, wall_ = 0;
+    double penetration_max_ = 0;  // deepest penetration of any step
+    long long active_max_ = 0;    // most contacts carrying load at once
     std::string worst_joint_;
     bool sampled_ = false, failed_ = false, finished_ = false, progress_ = false, outputs_ok_ = true;
     long long max_steps_ = kDefaultMaxSteps;

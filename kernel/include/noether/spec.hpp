@@ -75,8 +75,11 @@ struct NOETHER_API JointSpec {
     // Joint coordinates at the initial configuration (default 0): reported coordinate = raw + offset.
     std::vector<double> offset;
 
-    // Joint limits per DOF (kept in the Model; not enforced yet).
+    // Joint limits per DOF (±inf: no limit on that side). Enforced when `limited` (revolute and
+    // prismatic joints, by the integrators that take inequalities: docs/contact.md); otherwise
+    // kept in the Model for output only.
     std::vector<double> lower, upper;
+    bool limited = false;
 
     // Type-specific parameters (e.g. helical "pitch"). The type plugin lists the names it accepts.
     std::map<std::string, std::vector<double>> params;
@@ -93,6 +96,31 @@ struct NOETHER_API ForceSpec {
     std::optional<Vec3> point;    // application point in the body frame (default: CoM)
     Origin origin;
 };
+
+// A contact (docs/contact.md): a shape on a body that may not pass into a half-space (the ground
+// z >= 0 by default) or, for a sphere, into a sphere on another body. Contacts are declared pairs
+// (no broad phase): a box is its 8 corners, a capsule its 2 end spheres, each a contact point.
+struct NOETHER_API ContactSpec {
+    enum class Type { point, sphere, capsule, box };
+    std::string name;     // optional: default "<body>/contact<k>"
+    std::string body;     // the body carrying the shape
+    Type type = Type::point;
+    // sphere: (radius, -, -); capsule: (radius, length, -) along the shape's z axis (length
+    // without the end caps); box: full edge lengths (x, y, z); point: unused.
+    Vec3 size;
+    Pose pose;            // shape frame in the body frame (a point: its position)
+    // The half-space n·y >= offset (world; n need not be unit length: it is normalised).
+    Vec3 normal{0, 0, 1};
+    double offset = 0;
+    // Instead of the half-space, a sphere on another body (sphere shapes only): its radius and
+    // centre in that body's frame.
+    std::string other;
+    double other_radius = 0;
+    Vec3 other_position;
+    double mu = 0;        // Coulomb friction coefficient (0: frictionless)
+    Origin origin;
+};
+NOETHER_API const char* contact_type_name(ContactSpec::Type t);
 
 struct NOETHER_API Options {
     std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names
@@ -114,6 +142,7 @@ struct NOETHER_API Spec {
     std::vector<BodySpec> bodies;
     std::vector<JointSpec> joints;
     std::vector<ForceSpec> forces;
+    std::vector<ContactSpec> contacts;
     std::vector<std::string> plugin_dirs;  // searched after the built-in dir and NOETHER_PLUGIN_PATH
 
     BodySpec& add_body(const std::string& name) {

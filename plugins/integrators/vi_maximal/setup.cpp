@@ -24,6 +24,11 @@ double predictor(const Model& m) {
     return it == m.options.extra.end() ? 1.0 : it->second;
 }
 
+double contact_tolerance(const Model& m) {
+    const auto it = m.options.extra.find("contact_tolerance");
+    return it == m.options.extra.end() ? kDefaultContactTolerance : it->second;
+}
+
 void State::save(std::string& out) const {
     out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
     const char st = started ? 1 : 0;
@@ -99,6 +104,8 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
                       name, pred);
         out.push_back({Severity::error, m.origin, buf});
     }
+    if (m.options.extra.count("contact_tolerance"))
+        check_positive_option(m, name, "contact_tolerance", contact_tolerance(m), out);
     const double limit = kBranch / m.options.dt;
     for (const BodyInfo& b : m.bodies) {
         const double w = norm(b.twist0.w);
@@ -166,6 +173,11 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->J3b.assign(jr, 0.0);
     st->g.assign(m.total_rows, 0.0);
     st->pose3.assign(nb, Pose{});
+    if (!midpoint && m.has_inequalities()) {
+        setup_inequalities(m, *st->G, st->ineq);
+        st->contact_tolerance = contact_tolerance(m);
+        st->ineq.tree_weight = st->contact_tolerance / m.options.tolerance;
+    }
     if (midpoint) {  // the previous interval's inputs: vi-midpoint only (and in its snapshots)
         st->prev_force.assign(nb, Vec3{});
         st->prev_torque.assign(nb, Vec3{});

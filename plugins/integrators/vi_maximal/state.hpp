@@ -57,6 +57,8 @@
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/solver.hpp"
 
+#include "contact.hpp"
+
 namespace noether {
 namespace vi_max {
 
@@ -129,6 +131,11 @@ struct State final : IntegratorState {
     std::vector<double> c3, C2a, C2b, C3a, C3b;  // next coordinates; coordinate Jacobians (dofs × 6)
     double rhoZ = 1;  // force rows ×ρ_Z; force unknowns z with u = z · lam
 
+    // Contacts and joint limits (contact.hpp): units, their unknowns and workspaces; the
+    // interior-point tolerance (option contact_tolerance).
+    Inequalities ineq;
+    double contact_tolerance = 1e-9;
+
     // Workspaces (sized once).
     BlockMatrix A;
     std::unique_ptr<SolverWorkspace> ws;
@@ -186,6 +193,11 @@ double substep_hold(const Model& m);
 // Newton iterations per step: double pendulum 3.92 → 3.10, four-bar 4.00 → 3.26, two_robots
 // 3.97 → 3.01, revolute chain of 2 / 16 / 64 links 3.91 / 4.36 / 4.47 → 3.08 / 4.02 / 4.16.
 double predictor(const Model& m);
+
+// Option contact_tolerance: the interior-point method's tolerance on its scaled rows and
+// complementarity (docs/contact.md; CIP §5.4, §10.4).
+constexpr double kDefaultContactTolerance = 1e-9;
+double contact_tolerance(const Model& m);
 
 // The options checked (name: the integrator, for messages), a new state, the monitors (setup.cpp).
 void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out);

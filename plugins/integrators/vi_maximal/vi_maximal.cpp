@@ -51,9 +51,16 @@ public:
     explicit VIMaximal(bool midpoint) : midpoint_(midpoint) {}
     Scheme scheme() const override { return Scheme::implicit_fixed; }
 
-    std::vector<std::string> option_names() const override { return {"max_turn", "substep_hold", "predictor"}; }
+    std::vector<std::string> option_names() const override {
+        if (midpoint_) return {"max_turn", "substep_hold", "predictor"};
+        return {"max_turn", "substep_hold", "predictor", "contact_tolerance"};
+    }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override { check_options(m, name(), out); }
+
+    // Contacts and limits: vi-maximal (contact.hpp); vi-midpoint's scaled rows and Legendre start
+    // are not carried over yet.
+    bool takes_inequalities() const override { return !midpoint_; }
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override { return make_state(m, midpoint_); }
 
@@ -144,8 +151,113 @@ private:
         set_scaling(st, h);
         prepare(m, d, st, h);
         warm_start(m, d, st, h);
-        Attempt out = newton(m, d, st, h);
-        if (out.status == StepStatus::ok) commit(m, d, st, h);
+        Attempt out;
+        if (st.ineq.any) {
+            // Contacts and limits: the working set near closing by the interior-point method (none:
+            // the plain Newton step); units found closed at the end join it and the step is redone.
+            Inequalities& q = st.ineq;
+            prepare_units(m, d, q, st.first_substep);
+            select_units(q, h);
+            int work = 0;
+            for (;;) {
+                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h);
+                if (out.status != StepStatus::ok || !admit_violated(m, st.pose3.data(), q)) break;
+                work += out.iterations;
+                warm_start(m, d, st, h);
+            }
+            out.iterations += work;
+        } else {
+            out = newton(m, d, st, h);
+        }
+        if (out.status == StepStatus::ok) {
+            commit(m, d, st, h);
+            if (st.ineq.any) commit_units(m, d, st.ineq, st.pose3.data());
+        }
+        return out;
+    }
+
+    // f = [f_T; f_Λ] at (s, y) for κ = 0, and its violations; leaves pose3 and the gaps of s.
+    void ip_residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
+                     const std::vector<double>& y, std::vector<double>& fT, std::vector<double>& fy, double& rvio,
+                     double& bvio, double& ovio) const {
+        Inequalities& q = st.ineq;
+        residual(m, d, st, h, s, fT);
+        add_unit_forces(*st.G, q, y.data(), fT.data());
+        unit_gaps(m, d, st.pose3.data(), q, false);
+        unit_rows(*st.G, q, s.data(), y.data(), fy.data());
+        violations(m, *st.G, q, fT.data(), y.data(), fy.data(), rvio, bvio, ovio);
+    }
+
+    // Stage, with contacts or limits: the interior-point iteration of CIP §5.1 (Mehrotra
+    // predictor–corrector, fraction to the boundary, a line search that accepts unless both
+    // violations grow) on the tree unknowns s and the unit unknowns y, from the warm start and the
+    // neutral point. On success st.s, q.y are the solution and st.pose3 its configuration.
+    Attempt interior_point(const Model& m, const Data& d, State& st, double h) const {
+        const BlockGraph& g = *st.G;
+        Inequalities& q = st.ineq;
+        const double tol = st.contact_tolerance, limit = kBranch / h;
+        const int nt = g.total_size;
+        Attempt out;
+        neutral_start(q);
+        double rvio, bvio, ovio;
+        ip_residual(m, d, st, h, st.s, q.y, st.f, q.fy, rvio, bvio, ovio);
+        for (int it = 1; it <= m.options.max_iterations; ++it) {
+            out.iterations = it;
+            if (!std::isfinite(rvio) || !std::isfinite(bvio)) {
+                out.status = StepStatus::non_finite;
+                break;
+            }
+            assemble(m, d, st, h);
+            unit_gaps(m, d, st.pose3.data(), q, true);
+            if (!m.solver->factor(g, st.A, *st.ws) || !schur_factor(m, g, st.A, *st.ws, q, st.s.data(), h)) {
+                out.status = StepStatus::singular;
+                out.worst_node = st.ws->failed_node;
+                break;
+            }
+            // Predictor: the affine direction (κ = 0) and the centring it calls for.
+            schur_solve(m, g, *st.ws, q, st.f.data(), q.fy.data(), st.dx.data(), q.dya.data());
+            const double alpha_a = step_to_boundary(q, q.y.data(), q.dya.data(), 0.95);
+            const double nu = mean_complementarity(q, q.y.data(), nullptr, 0);
+            const double nu_a = mean_complementarity(q, q.y.data(), q.dya.data(), alpha_a);
+            const double ratio = nu > 0 ? std::min(1.0, std::max(0.0, nu_a / nu)) : 0.0;
+            const double kappa = nu * ratio * ratio * ratio;
+            // Corrector.
+            corrector_rows(q, q.fy.data(), q.dya.data(), kappa, q.fc.data());
+            schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), st.dx.data(), q.dy.data());
+            const double worst = std::max(rvio, bvio);
+            const double tau = std::max(0.95, 1 - worst * worst);
+            double alpha = step_to_boundary(q, q.y.data(), q.dy.data(), tau);
+            // Line search: accept unless both violations grow; trials outside the rotation guard
+            // are halved away; with none accepted the last admissible trial is taken.
+            bool admissible = false;
+            double r_try = rvio, b_try = bvio, o_try = ovio;
+            for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
+                if (hv > 0) ++out.halvings;
+                for (int i = 0; i < nt; ++i) st.s_try[i] = st.s[i] - alpha * st.dx[i];
+                if (!within_guard(m, st.s_try, limit)) continue;
+                for (int i = 0; i < q.m; ++i) q.y_try[i] = q.y[i] - alpha * q.dy[i];
+                admissible = true;
+                ip_residual(m, d, st, h, st.s_try, q.y_try, st.f_try, q.fy_try, r_try, b_try, o_try);
+                if (!(r_try > rvio && b_try > bvio)) break;
+            }
+            if (!admissible) {
+                out.status = StepStatus::rotation_limit;
+                break;
+            }
+            std::swap(st.s, st.s_try);
+            std::swap(st.f, st.f_try);
+            std::swap(q.y, q.y_try);
+            std::swap(q.fy, q.fy_try);
+            rvio = r_try, bvio = b_try, ovio = o_try;
+            if (rvio <= tol && bvio <= tol && ovio <= tol) {
+                out.residual = std::max(rvio, bvio);
+                return out;
+            }
+        }
+        out.residual = std::max(rvio, bvio);
+        if (out.status == StepStatus::ok)
+            out.status = std::isfinite(out.residual) ? StepStatus::not_converged : StepStatus::non_finite;
+        if (out.worst_node < 0) out.worst_node = worst_node(g, st.f);
         return out;
     }
 

@@ -175,6 +175,10 @@ public:
         (void)m; (void)d; (void)out;
         return StepStatus::singular;
     }
+    // Whether the method takes inequality constraints — contacts and enforced joint limits
+    // (Model::has_inequalities(), docs/contact.md) — and writes Data::contact and
+    // Data::limit_force. compile() refuses a Model with them for a method that does not.
+    virtual bool takes_inequalities() const { return false; }
     // The default monitors: continuous_monitors() of the committed state plus spring energy.
     static Monitors default_monitors(const Model& m, const Data& d);
 };

@@ -1,0 +1,592 @@
+// vi-maximal: the units of contacts and joint limits, their rows and Jacobians, the Schur
+// complement of the unit block and the interior-point helpers (layout and method: contact.hpp).
+#include "contact.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "noether/sdk/dense.hpp"
+
+namespace noether {
+namespace vi_max {
+
+namespace {
+
+constexpr double kReferenceGravity = 9.81;  // scales of a scene without gravity
+
+double gravity_scale(const Model& m) {
+    const double g = norm(m.gravity);
+    return g > 0 ? g : kReferenceGravity;
+}
+
+// The radius of gyration of a body, a length that sizes it (a point mass: 1 mm).
+double body_length(const BodyInfo& b) {
+    const double tr = b.inertia.m[0][0] + b.inertia.m[1][1] + b.inertia.m[2][2];
+    const double l = std::sqrt(std::max(tr, 0.0) / (2 * b.mass));
+    return l > 1e-3 ? l : 1e-3;
+}
+
+void put6(double* r, const Vec3& a, const Vec3& b) {
+    r[0] = a.x, r[1] = a.y, r[2] = a.z, r[3] = b.x, r[4] = b.y, r[5] = b.z;
+}
+
+double dot6(const double* a, const double* b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+// Gap row of a sphere centre c = x + R p on a body moving the gap along n: [n, Rᵀ((R p) × n)].
+void gap_row(const Pose& P, const Vec3& p, const Vec3& n, double sign, double* row) {
+    const Vec3 lever = rotate(P.q, p);
+    put6(row, sign * n, sign * rotate_inv(P.q, cross(lever, n)));
+}
+
+// Contact geometry at poses `pose`: gap, unit normal (from the other side towards the body) and,
+// if G is given, the gap Jacobian per side.
+double contact_gap(const ContactInfo& ci, const Pose* pose, Vec3& n, double (*G)[6]) {
+    const Pose& A = pose[ci.body];
+    const Vec3 ca = A.x + rotate(A.q, ci.point);
+    double gap;
+    if (ci.other < 0) {
+        n = ci.normal;
+        gap = dot(n, ca) - ci.offset - ci.radius;
+    } else {
+        const Pose& B = pose[ci.other];
+        const Vec3 d = ca - (B.x + rotate(B.q, ci.other_point));
+        const double dist = norm(d);
+        n = dist > 0 ? (1.0 / dist) * d : Vec3{0, 0, 1};
+        gap = dist - ci.radius - ci.other_radius;
+    }
+    if (G) {
+        gap_row(A, ci.point, n, 1.0, G[0]);
+        if (ci.other >= 0) gap_row(pose[ci.other], ci.other_point, n, -1.0, G[1]);
+    }
+    return gap;
+}
+
+// Joint coordinate (with offset) of a limited 1-DOF joint at poses `pose`, unwrapped against prev
+// (with offset); its Jacobian per side if C is given.
+double limit_coordinate(const JointInfo& j, const Pose* pose, double prev, double (*C)[6]) {
+    const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
+    const double p = prev - j.offset[0];
+    double c = 0;
+    j.impl->coordinates(a, pose[j.b], &p, &c);
+    if (C) j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? C[0] : nullptr, C[1]);
+    return c + j.offset[0];
+}
+
+}  // namespace
+
+void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
+    const int nb = m.nbodies();
+    const double g0 = gravity_scale(m);
+    // Components (bodies joined by joints): their mass and contact count size the forces.
+    std::vector<int> root(nb);
+    for (int b = 0; b < nb; ++b) root[b] = b;
+    auto find = [&](int b) {
+        while (root[b] != b) b = root[b] = root[root[b]];
+        return b;
+    };
+    for (const JointInfo& j : m.joints)
+        if (j.a >= 0) root[find(j.a)] = find(j.b);
+    std::vector<double> mass(nb, 0.0);
+    std::vector<int> contacts(nb, 0);
+    for (int b = 0; b < nb; ++b) mass[find(b)] += m.bodies[b].mass;
+    for (const ContactInfo& ci : m.contacts) ++contacts[find(ci.body)];
+    q.units.clear();
+    for (int k = 0; k < static_cast<int>(m.contacts.size()); ++k) {
+        const ContactInfo& ci = m.contacts[k];
+        Unit u;
+        u.index = k;
+        u.friction = ci.mu > 0;
+        u.n = u.friction ? 8 : 2;
+        u.mu = ci.mu;
+        u.body[0] = ci.body;
+        u.body[1] = ci.other;
+        const int r = find(ci.body);
+        u.F = mass[r] * g0 / contacts[r];
+        u.L = std::max(body_length(m.bodies[ci.body]), ci.radius);
+        u.V = g0 * m.options.dt;
+        q.units.push_back(u);
+    }
+    for (int j = 0; j < m.njoints(); ++j) {
+        const JointInfo& ji = m.joints[j];
+        if (!ji.limited) continue;
+        const bool angle = ji.type != "prismatic";
+        const double lb = body_length(m.bodies[ji.b]);
+        for (int side = 0; side < 2; ++side) {
+            const double bound = side == 0 ? ji.lower[0] : ji.upper[0];
+            if (!std::isfinite(bound)) continue;
+            Unit u;
+            u.limit = true;
+            u.index = j;
+            u.sign = side == 0 ? 1.0 : -1.0;
+            u.bound = bound;
+            u.body[0] = ji.a;
+            u.body[1] = ji.b;
+            u.L = angle ? 1.0 : lb;
+            u.F = mass[find(ji.b)] * g0 * (angle ? lb : 1.0);
+            u.V = g0 * m.options.dt;
+            q.units.push_back(u);
+        }
+    }
+    q.set.clear();
+    for (int i = 0; i < static_cast<int>(q.units.size()); ++i) q.set.push_back(i);  // sizes the workspaces
+    q.in_set.assign(q.units.size(), 1);
+    q.col_var.reserve(3 * q.units.size());
+    layout(q);
+    q.any = !q.units.empty();
+    const std::size_t mm = static_cast<std::size_t>(q.m), nt = static_cast<std::size_t>(g.total_size);
+    for (auto* v : {&q.y, &q.y_try, &q.fy, &q.fy_try, &q.dy, &q.dya, &q.fc}) v->assign(mm, 0.0);
+    q.Z.assign(static_cast<std::size_t>(q.ncols) * nt, 0.0);
+    q.S.assign(mm * mm, 0.0);
+    q.piv.assign(mm, 0);
+    for (auto* v : {&q.t1, &q.t2, &q.t3}) v->assign(nt, 0.0);
+    q.wT.assign(nb, 1.0);
+    q.wR.assign(nb, 1.0);
+    for (int b = 0; b < nb; ++b) {
+        const double W = m.bodies[b].mass * g0;
+        q.wT[b] = 1.0 / W;
+        q.wR[b] = 1.0 / (W * body_length(m.bodies[b]));
+    }
+    q.c2.assign(m.total_dofs, 0.0);
+}
+
+void layout(Inequalities& q) {
+    q.m = q.ncols = q.pairs = 0;
+    q.col_var.clear();
+    for (int i : q.set) {
+        Unit& u = q.units[i];
+        u.off = q.m;
+        u.col = q.ncols;
+        q.m += u.n;
+        q.col_var.push_back(u.off);  // γ
+        if (u.friction) q.col_var.push_back(u.off + 2), q.col_var.push_back(u.off + 3);  // β1, β2
+        q.ncols = static_cast<int>(q.col_var.size());
+        q.pairs += u.friction ? 2 : 1;
+    }
+}
+
+void select_units(Inequalities& q, double h) {
+    q.set.clear();
+    for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
+        const Unit& u = q.units[i];
+        const bool near = std::min(u.phi2, u.phi2 + 2 * h * u.rate1) <= kNear * u.L;
+        q.in_set[i] = near ? 1 : 0;
+        if (near) q.set.push_back(i);
+    }
+    layout(q);
+}
+
+bool admit_violated(const Model& m, const Pose* pose3, Inequalities& q) {
+    bool added = false;
+    for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
+        if (q.in_set[i]) continue;
+        Unit& u = q.units[i];
+        double phi;
+        if (u.limit) {
+            const JointInfo& j = m.joints[u.index];
+            phi = u.sign * (limit_coordinate(j, pose3, q.c2[j.dof_offset], nullptr) - u.bound);
+        } else {
+            Vec3 n;
+            phi = contact_gap(m.contacts[u.index], pose3, n, nullptr);
+        }
+        if (phi < 0) {
+            q.in_set[i] = 1;
+            q.set.push_back(i);
+            added = true;
+        }
+    }
+    if (added) {
+        std::sort(q.set.begin(), q.set.end());
+        layout(q);
+    }
+    return added;
+}
+
+void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_substep) {
+    if (first_substep)
+        for (const JointInfo& j : m.joints)
+            if (j.limited) q.c2[j.dof_offset] = d.coord[j.dof_offset];
+    for (Unit& u : q.units) {
+        if (u.limit) {
+            const JointInfo& j = m.joints[u.index];
+            double C[2][6] = {};
+            const double c = limit_coordinate(j, d.pose.data(), q.c2[j.dof_offset], C);
+            u.phi2 = u.sign * (c - u.bound);
+            for (int side = 0; side < 2; ++side)
+                for (int k = 0; k < 6; ++k) u.G2[side][k] = u.sign * C[side][k];
+        } else {
+            u.phi2 = contact_gap(m.contacts[u.index], d.pose.data(), u.normal, u.G2);
+        }
+        // The gap's rate at the last velocities: which units the step may reach (select_units).
+        u.rate1 = 0;
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            const Twist& t = d.twist[b];
+            const double v[6] = {t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z};
+            u.rate1 += dot6(u.G2[side], v);
+        }
+        if (u.limit || !u.friction) continue;
+        const ContactInfo& ci = m.contacts[u.index];
+        orthonormal_basis(u.normal, u.t1, u.t2);
+        // Slip velocity of the contact point: the body's surface point minus the other's.
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            const Pose& P = d.pose[b];
+            const double sg = side == 0 ? 1.0 : -1.0;
+            const Vec3 centre = P.x + rotate(P.q, side == 0 ? ci.point : ci.other_point);
+            const Vec3 surface = side == 0 ? centre - ci.radius * u.normal : centre + ci.other_radius * u.normal;
+            const Vec3 lever = surface - P.x;
+            put6(u.Jt[side][0], sg * u.t1, sg * rotate_inv(P.q, cross(lever, u.t1)));
+            put6(u.Jt[side][1], sg * u.t2, sg * rotate_inv(P.q, cross(lever, u.t2)));
+        }
+    }
+}
+
+void unit_gaps(const Model& m, const Data& d, const Pose* pose3, Inequalities& q, bool jacobians) {
+    (void)d;
+    for (int i : q.set) {
+        Unit& u = q.units[i];
+        if (u.limit) {
+            const JointInfo& j = m.joints[u.index];
+            double C[2][6] = {};
+            u.c3 = limit_coordinate(j, pose3, q.c2[j.dof_offset], jacobians ? C : nullptr);
+            u.phi3 = u.sign * (u.c3 - u.bound);
+            if (jacobians)
+                for (int side = 0; side < 2; ++side)
+                    for (int k = 0; k < 6; ++k) u.G3[side][k] = u.sign * C[side][k];
+            continue;
+        }
+        Vec3 n;
+        u.phi3 = contact_gap(m.contacts[u.index], pose3, n, jacobians ? u.G3 : nullptr);
+    }
+}
+
+void add_unit_forces(const BlockGraph& g, const Inequalities& q, const double* y, double* fT) {
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const double* yu = y + u.off;
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            double w[6];
+            for (int k = 0; k < 6; ++k) {
+                w[k] = u.G2[side][k] * yu[0];
+                if (u.friction) w[k] += u.Jt[side][0][k] * yu[2] + u.Jt[side][1][k] * yu[3];
+            }
+            double* f = fT + g.node_offset[b];
+            for (int k = 0; k < 3; ++k) f[k] -= u.F * w[k];
+            for (int k = 3; k < 6; ++k) f[k] -= 2.0 * u.F * w[k];
+        }
+    }
+}
+
+void unit_rows(const BlockGraph& g, const Inequalities& q, const double* s, const double* y, double* fy) {
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const double* yu = y + u.off;
+        double* f = fy + u.off;
+        if (!u.friction) {
+            f[0] = yu[1] - u.phi3 / u.L;
+            f[1] = yu[1] * yu[0];
+            continue;
+        }
+        double vt[2] = {0, 0};
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            const double* sb = s + g.node_offset[b];
+            vt[0] += dot6(u.Jt[side][0], sb);
+            vt[1] += dot6(u.Jt[side][1], sb);
+        }
+        // y = [γ, ψ, β1, β2 | s, η, σ1, σ2]
+        f[0] = yu[4] - u.phi3 / u.L;
+        f[1] = yu[1] - u.mu * yu[0];
+        f[2] = yu[6] - vt[0] / u.V;
+        f[3] = yu[7] - vt[1] / u.V;
+        f[4] = yu[4] * yu[0];
+        f[5] = yu[5] * yu[1] + yu[6] * yu[2] + yu[7] * yu[3];
+        f[6] = yu[5] * yu[2] + yu[1] * yu[6];
+        f[7] = yu[5] * yu[3] + yu[1] * yu[7];
+    }
+}
+
+void violations(const Model& m, const BlockGraph& g, const Inequalities& q, const double* fT, const double* y,
+                const double* fy, double& rvio, double& bvio, double& ovio) {
+    double tree = 0;
+    const int nb = m.nbodies();
+    for (int b = 0; b < nb; ++b) {
+        const double* f = fT + g.node_offset[b];
+        for (int k = 0; k < 3; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wT[b]);
+        for (int k = 3; k < 6; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wR[b]);
+    }
+    for (int n = nb; n < g.nnodes(); ++n)  // joint rows [m or rad] and implicit force rows, as they are
+        for (int i = 0; i < g.node_size[n]; ++i) tree = std::max(tree, std::fabs(fT[g.node_offset[n] + i]));
+    if (!(tree == tree)) tree = HUGE_VAL;
+    double req = 0, bil = 0, pair = 0;
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const double* f = fy + u.off;
+        const double* yu = y + u.off;
+        if (!u.friction) {
+            req = std::max(req, std::fabs(f[0]));
+            bil = std::max(bil, std::fabs(f[1]));
+            pair = std::max(pair, std::min(yu[0], yu[1]));
+            continue;
+        }
+        for (int k = 0; k < 4; ++k) req = std::max(req, std::fabs(f[k]));
+        for (int k = 4; k < 8; ++k) bil = std::max(bil, std::fabs(f[k]));
+        pair = std::max(pair, std::min(yu[0], yu[4]));
+    }
+    rvio = std::max(tree * q.tree_weight, req);
+    bvio = bil;
+    ovio = pair;
+    if (!(ovio == ovio)) ovio = HUGE_VAL;
+    if (!(rvio == rvio)) rvio = HUGE_VAL;
+    if (!(bvio == bvio)) bvio = HUGE_VAL;
+}
+
+void neutral_start(Inequalities& q) {
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        double* y = &q.y[u.off];
+        if (!u.friction) {
+            y[0] = y[1] = 1;
+            continue;
+        }
+        y[0] = y[1] = y[4] = y[5] = 1;  // γ, ψ, s, η
+        y[2] = y[3] = y[6] = y[7] = 0;  // β, σ
+    }
+}
+
+void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double h) {
+    for (int i : q.set)
+        for (int side = 0; side < 2; ++side) {
+            Unit& u = q.units[i];
+            const int b = u.body[side];
+            if (b < 0) continue;
+            const double* sb = s + g.node_offset[b];
+            const Vec3 w{sb[3], sb[4], sb[5]};
+            const double v = 4.0 / (h * h) - dot(w, w);
+            const double s2 = v > 0 ? std::sqrt(v) : 0.0;
+            const Mat3 K = (0.5 * h * h) * (s2 * Mat3::identity() - skew(w) + (1.0 / s2) * outer(w, w));
+            const double* G = u.G3[side];
+            double* R = u.Rphi[side];
+            for (int k = 0; k < 3; ++k) {
+                R[k] = -h * G[k] / u.L;
+                R[3 + k] = -(G[3] * K.m[0][k] + G[4] * K.m[1][k] + G[5] * K.m[2][k]) / u.L;
+            }
+        }
+}
+
+void unit_block(const Unit& u, const double* y, double* D, int ld) {
+    auto S = [&](int r, int c) -> double& { return D[static_cast<std::size_t>(r) * ld + c]; };
+    if (!u.friction) {
+        S(0, 1) = 1;
+        S(1, 0) = y[1], S(1, 1) = y[0];
+        return;
+    }
+    S(0, 4) = 1;
+    S(1, 0) = -u.mu, S(1, 1) = 1;
+    S(2, 6) = 1, S(3, 7) = 1;
+    S(4, 0) = y[4], S(4, 4) = y[0];
+    S(5, 1) = y[5], S(5, 2) = y[6], S(5, 3) = y[7];
+    S(5, 5) = y[1], S(5, 6) = y[2], S(5, 7) = y[3];
+    S(6, 1) = y[6], S(6, 2) = y[5], S(6, 5) = y[2], S(6, 6) = y[1];
+    S(7, 1) = y[7], S(7, 3) = y[5], S(7, 5) = y[3], S(7, 7) = y[1];
+}
+
+bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws, Inequalities& q,
+                  const double* s, double h) {
+    (void)A;
+    const std::size_t nt = static_cast<std::size_t>(g.total_size);
+    gap_jacobians(g, q, s, h);
+    // Z = F⁻¹ C, one tree solve per force column.
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int cols = u.friction ? 3 : 1;
+        for (int c = 0; c < cols; ++c) {
+            double* z = &q.Z[static_cast<std::size_t>(u.col + c) * nt];
+            std::fill(z, z + nt, 0.0);
+            for (int side = 0; side < 2; ++side) {
+                const int b = u.body[side];
+                if (b < 0) continue;
+                const double* src = c == 0 ? u.G2[side] : u.Jt[side][c - 1];
+                double* zb = z + g.node_offset[b];
+                for (int k = 0; k < 3; ++k) zb[k] = -u.F * src[k];
+                for (int k = 3; k < 6; ++k) zb[k] = -2.0 * u.F * src[k];
+            }
+            m.solver->solve(g, ws, z);
+        }
+    }
+    // S = D − R Z.
+    const int M = q.m;
+    std::fill(q.S.begin(), q.S.end(), 0.0);
+    auto S = [&](int r, int c) -> double& { return q.S[static_cast<std::size_t>(r) * M + c]; };
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int o = u.off;
+        unit_block(u, &q.y[o], &S(o, o), M);
+        // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction.
+        const int rows = u.friction ? 3 : 1;
+        for (int r = 0; r < rows; ++r) {
+            const int row = r == 0 ? o : o + 1 + r;  // r_φ, r_σ1 (o + 2), r_σ2 (o + 3)
+            for (int c = 0; c < q.ncols; ++c) {
+                const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
+                double acc = 0;
+                for (int side = 0; side < 2; ++side) {
+                    const int b = u.body[side];
+                    if (b < 0) continue;
+                    const double* zb = z + g.node_offset[b];
+                    if (r == 0) acc += dot6(u.Rphi[side], zb);
+                    else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
+                }
+                S(row, q.col_var[c]) -= acc;
+            }
+        }
+    }
+    return dense::lu_factor(M, q.S.data(), q.piv.data());
+}
+
+void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
+                 const double* fY, double* dT, double* dY) {
+    const std::size_t nt = static_cast<std::size_t>(g.total_size);
+    std::copy(fT, fT + nt, q.t1.begin());
+    m.solver->solve(g, ws, q.t1.data());  // y1 = F⁻¹ fT
+    std::copy(fY, fY + q.m, dY);
+    for (int i : q.set) {
+        const Unit& u = q.units[i];  // fY − R y1
+        const int rows = u.friction ? 3 : 1;
+        for (int r = 0; r < rows; ++r) {
+            const int row = r == 0 ? u.off : u.off + 1 + r;
+            double acc = 0;
+            for (int side = 0; side < 2; ++side) {
+                const int b = u.body[side];
+                if (b < 0) continue;
+                const double* yb = &q.t1[g.node_offset[b]];
+                if (r == 0) acc += dot6(u.Rphi[side], yb);
+                else acc -= dot6(u.Jt[side][r - 1], yb) / u.V;
+            }
+            dY[row] -= acc;
+        }
+    }
+    dense::lu_solve(q.m, q.S.data(), q.piv.data(), dY);
+    std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
+    for (int c = 0; c < q.ncols; ++c) {
+        const double a = dY[q.col_var[c]];
+        if (a == 0) continue;
+        const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
+        for (std::size_t i = 0; i < nt; ++i) dT[i] -= a * z[i];
+    }
+}
+
+namespace {
+
+// Largest α with u + α d in the cone u0 >= ‖u1‖ (u strictly inside); +inf if it never leaves.
+double cone_step(const double* u, const double* d) {
+    double amax = HUGE_VAL;
+    if (d[0] < 0) amax = -u[0] / d[0];
+    const double a = d[0] * d[0] - d[1] * d[1] - d[2] * d[2];
+    const double b = u[0] * d[0] - u[1] * d[1] - u[2] * d[2];
+    const double c = u[0] * u[0] - u[1] * u[1] - u[2] * u[2];
+    // (u0 + α d0)² − ‖u1 + α d1‖² = a α² + 2 b α + c, c > 0.
+    const double disc = b * b - a * c;
+    if (std::fabs(a) < 1e-300) {
+        if (b < 0) amax = std::min(amax, -c / (2 * b));
+    } else if (disc >= 0) {
+        const double sq = std::sqrt(disc);
+        const double qv = -(b + (b >= 0 ? sq : -sq));
+        const double r1 = qv / a, r2 = qv != 0 ? c / qv : HUGE_VAL;
+        for (double r : {r1, r2})
+            if (r > 0) amax = std::min(amax, r);
+    }
+    return amax;
+}
+
+}  // namespace
+
+double step_to_boundary(const Inequalities& q, const double* y, const double* delta, double tau) {
+    double alpha = 1;
+    auto orthant = [&](int i) {
+        if (delta[i] > 0) alpha = std::min(alpha, tau * y[i] / delta[i]);  // direction −Δ
+    };
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int o = u.off;
+        orthant(o);                            // γ
+        orthant(u.friction ? o + 4 : o + 1);  // s
+        if (!u.friction) continue;
+        for (int first : {o + 1, o + 5}) {  // (ψ, β), (η, σ)
+            const double d[3] = {-delta[first], -delta[first + 1], -delta[first + 2]};
+            alpha = std::min(alpha, tau * cone_step(y + first, d));
+        }
+    }
+    return alpha;
+}
+
+double mean_complementarity(const Inequalities& q, const double* y, const double* delta, double alpha) {
+    if (q.pairs == 0) return 0;
+    double sum = 0;
+    auto v = [&](int i) { return delta ? y[i] - alpha * delta[i] : y[i]; };
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int o = u.off;
+        if (!u.friction) {
+            sum += v(o) * v(o + 1);
+            continue;
+        }
+        sum += v(o) * v(o + 4);
+        sum += v(o + 5) * v(o + 1) + v(o + 6) * v(o + 2) + v(o + 7) * v(o + 3);
+    }
+    return sum / q.pairs;
+}
+
+void corrector_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc) {
+    std::copy(fy, fy + q.m, fc);
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int o = u.off;
+        if (!u.friction) {
+            fc[o + 1] += dya[o + 1] * dya[o] - kappa;
+            continue;
+        }
+        fc[o + 4] += dya[o + 4] * dya[o] - kappa;
+        // (Δη, Δσ) ∘ (Δψ, Δβ)
+        fc[o + 5] += dya[o + 5] * dya[o + 1] + dya[o + 6] * dya[o + 2] + dya[o + 7] * dya[o + 3] - kappa;
+        fc[o + 6] += dya[o + 5] * dya[o + 2] + dya[o + 1] * dya[o + 6];
+        fc[o + 7] += dya[o + 5] * dya[o + 3] + dya[o + 1] * dya[o + 7];
+    }
+}
+
+void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3) {
+    for (const JointInfo& j : m.joints)
+        if (j.limited) d.limit_force[j.dof_offset] = 0;
+    for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
+        const Unit& u = q.units[i];
+        const bool in = q.in_set[i] != 0;
+        const double* y = in ? &q.y[u.off] : nullptr;
+        const double gamma = in ? u.F * y[0] : 0.0;
+        if (u.limit) {
+            const JointInfo& j = m.joints[u.index];
+            d.limit_force[j.dof_offset] += u.sign * gamma;
+            q.c2[j.dof_offset] = in ? u.c3 : limit_coordinate(j, pose3, q.c2[j.dof_offset], nullptr);
+            continue;
+        }
+        const ContactInfo& ci = m.contacts[u.index];
+        ContactResult& r = d.contact[u.index];
+        Vec3 n;
+        r.gap = contact_gap(ci, pose3, n, nullptr);
+        r.normal = n;
+        const Pose& P = pose3[ci.body];
+        r.point = P.x + rotate(P.q, ci.point) - ci.radius * n;
+        r.normal_force = gamma;
+        r.friction = in && u.friction ? u.F * (y[2] * u.t1 + y[3] * u.t2) : Vec3{};
+        r.active = in && y[0] > (u.friction ? y[4] : y[1]);
+    }
+}
+
+}  // namespace vi_max
+}  // namespace noether

@@ -1,0 +1,129 @@
+// vi-maximal: contacts, friction and joint limits as inequality constraints of the step, solved by
+// a primal-dual interior-point method (Mehrotra predictor–corrector) around the step's Newton
+// system (docs/contact.md; the method: shared/design/contact-ip.md, here "CIP").
+//
+// Every inequality is a *unit* with a gap φ(configuration 3) >= 0 and a multiplier γ >= 0 that acts
+// through the gap's Jacobian at configuration 2 (CIP §0.1, §2.2):
+//   * a contact point: φ = distance to the half-space (or between two spheres) minus the radii;
+//     with friction (μ > 0) the unit also carries the circular friction cone of CIP §2.3:
+//     unknowns [γ, ψ, β1, β2 | s, η, σ1, σ2], rows [r_φ, r_ψ, r_σ (2), r_sγ, r_K (3)] (CIP §3);
+//     frictionless: [γ | s], rows [r_φ, r_sγ];
+//   * a side of a joint limit: φ = c − lower or upper − c, with c the joint coordinate (unwrapped
+//     across steps by the joint plugin): [γ | s] like a frictionless contact.
+// The units' unknowns are scaled (CIP §10.4) so that one dimensionless tolerance serves from grams
+// to hundreds of kilograms: γ, ψ, β by a force F (the weight the unit's mechanism puts on each of
+// its contacts; for a limit that weight times a length), s by a length L (the body's radius of
+// gyration; 1 rad for a revolute limit), η, σ by a speed V = g dt. The neutral start is then all
+// ones (β = σ = 0).
+//
+// Linear algebra (CIP §4.4, "variant B"): the tree of bodies and joints is factored by the Model's
+// solver as without inequalities; the unit rows form one dense block Λ eliminated by its Schur
+// complement, S = D − R F⁻¹ C, with one tree solve per force column of C (γ, and β1, β2 with
+// friction). Cost per iteration: O(n · columns + m_Λ³).
+#pragma once
+
+#include <vector>
+
+#include "noether/data.hpp"
+#include "noether/model.hpp"
+#include "noether/sdk/solver.hpp"
+
+namespace noether {
+namespace vi_max {
+
+struct Unit {
+    bool limit = false;     // a side of a joint limit (else a contact point)
+    int index = -1;         // Model::contacts index, or the joint's
+    double sign = 1;        // limit: +1 lower side (c − lower), −1 upper side (upper − c)
+    double bound = 0;       // limit: the bound
+    bool friction = false;  // contact with μ > 0: 8 unknowns, else 2
+    int off = 0, n = 2;     // offset of the unit's unknowns in the unit vector, their count
+    int col = 0;            // first force column of Z (γ; with friction β1, β2 follow)
+    int body[2] = {-1, -1}; // side 0: the contact's body / the joint's parent; side 1: other / child
+    double F = 1, L = 1, V = 1, mu = 0;  // scales, friction coefficient
+    double G2[2][6] = {};     // gap Jacobian per side at configuration 2: [∂φ/∂x, ∂φ/∂θ (body frame)]
+    double G3[2][6] = {};     // the same at configuration 3 (of the current iterate)
+    double Jt[2][2][6] = {};  // friction: slip-velocity rows per side and tangent, configuration 2
+    double Rphi[2][6] = {};   // ∂r_φ/∂(v2, ω2) per side at the current iterate
+    Vec3 normal, t1, t2;      // contact frame at configuration 2 (world)
+    double phi2 = 0;          // gap at configuration 2 [m or rad]
+    double rate1 = 0;         // its rate at the last velocities (choosing the working set)
+    double phi3 = 0;          // gap at configuration 3 [m or rad]
+    double c3 = 0;            // limit: joint coordinate at configuration 3 (with offset)
+};
+
+// The working set: a step solves for the units it may reach — those whose gap is within kNear of
+// their length scale now or after two steps at the last rate — and checks the others at its end;
+// a unit found closed there joins the set and the step is solved again. A step far from every
+// contact and limit is the plain Newton step, bit for bit.
+constexpr double kNear = 1e-3;
+
+struct Inequalities {
+    std::vector<Unit> units;
+    std::vector<int> set;        // the units solved for in this step (indices into units, ascending)
+    std::vector<char> in_set;    // per unit
+    // Of the working set: (layout() assigns each unit's offset and columns)
+    int m = 0;       // unit unknowns
+    int ncols = 0;   // force columns (tree solves per iteration)
+    int pairs = 0;   // complementarity pairs (orthant and cone)
+    std::vector<int> col_var;  // per force column: its unknown in the unit vector
+    std::vector<double> y, y_try, fy, fy_try, dy, dya, fc;  // unknowns, rows, directions (m)
+    std::vector<double> Z;                // ncols × (tree unknowns): F⁻¹ C, column by column
+    std::vector<double> S;                // m × m Schur complement, LU in place
+    std::vector<int> piv;
+    std::vector<double> t1, t2, t3;       // tree-size scratch
+    std::vector<double> wT, wR;           // per body: 1/(m g), 1/(m g L) (violation scaling)
+    std::vector<double> c2;               // per DOF: limit coordinate at configuration 2 (with offset)
+    double tree_weight = 1;               // ctol / ttol: tree rows against unit rows
+    bool any = false;
+};
+
+// Units and workspaces for the Model (graph: the step's block graph).
+void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q);
+// Offsets and columns of the working set.
+void layout(Inequalities& q);
+// The working set of a step of length h (needs prepare_units).
+void select_units(Inequalities& q, double h);
+// Units outside the working set whose gap at pose3 is negative join it; true if any did.
+bool admit_violated(const Model& m, const Pose* pose3, Inequalities& q);
+// Configuration-2 quantities of every unit (force maps, friction rows, contact frames); on the
+// first substep of a step the limits' previous coordinates are read from Data::coord.
+void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_substep);
+// Gaps at configuration 3 (pose3), with their Jacobians if `jacobians`.
+void unit_gaps(const Model& m, const Data& d, const Pose* pose3, Inequalities& q, bool jacobians);
+// fT += the units' generalized forces (y: unit unknowns).
+void add_unit_forces(const BlockGraph& g, const Inequalities& q, const double* y, double* fT);
+// The unit rows at κ = 0 (s: tree unknowns; gaps from the last unit_gaps()).
+void unit_rows(const BlockGraph& g, const Inequalities& q, const double* s, const double* y, double* fy);
+// Violations, ∞-norms: rvio (equality rows, tree rows weighted), bvio (bilinear rows) and ovio, the
+// largest min(s, γ) of the orthant pairs. A product at the tolerance may leave both of a pair at
+// its square root: a touching, unloaded contact (Newton's cradle) would push at ~1e-5 of its
+// force scale. ovio <= tolerance asks one of each pair to be below the tolerance itself.
+void violations(const Model& m, const BlockGraph& g, const Inequalities& q, const double* fT, const double* y,
+                const double* fy, double& rvio, double& bvio, double& ovio);
+// The neutral start of the unit unknowns.
+void neutral_start(Inequalities& q);
+// ∂r_φ/∂(v2, ω2) of every unit at the tree unknowns s (Unit::Rphi; needs G3 from unit_gaps).
+void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double h);
+// The unit's rows differentiated by its own unknowns y (u.n × u.n, row stride ld, into D; only the
+// nonzero entries are written).
+void unit_block(const Unit& u, const double* y, double* D, int ld);
+// Factor the full system at the current iterate: the tree (already assembled into A), the force
+// columns through the tree, the Schur complement. False if a factorisation fails.
+bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws, Inequalities& q,
+                  const double* s, double h);
+// Solve F [dT; dY] = [fT; fY] with the factors of schur_factor.
+void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
+                 const double* fY, double* dT, double* dY);
+// Largest α <= 1 with y − α Δ strictly inside the orthants and cones, times τ.
+double step_to_boundary(const Inequalities& q, const double* y, const double* delta, double tau);
+// Mean complementarity of y − α Δ (Δ may be null: of y).
+double mean_complementarity(const Inequalities& q, const double* y, const double* delta, double alpha);
+// The corrector's right-hand side: fc = fy − κ on the bilinear rows + the second-order term of Δa.
+void corrector_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc);
+// After a committed substep: Data::contact and Data::limit_force from the solution, the limits'
+// coordinates carried to the next substep.
+void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3);
+
+}  // namespace vi_max
+}  // namespace noether

@@ -1,0 +1,273 @@
+// vi-maximal's contact and limit units against central differences (plugins/integrators/vi_maximal/
+// contact.cpp, docs/contact.md): gap Jacobians at configurations 2 and 3, friction rows, the units'
+// own block, the gap rows' dependence on the step's velocities, and the force map as a wrench.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "contact.hpp"
+#include "util.hpp"
+
+using namespace noether;
+using namespace noether::vi_max;
+using testutil::box_inertia;
+
+namespace {
+
+// Four bodies in general poses: A hinged to the world (limit on it), B hinged to A (two-sided
+// limit), C on a limited vertical rail; contacts: a sphere on A against a tilted half-space, a
+// point on B with friction, sphere (B) against sphere (A) with friction, a box on C with friction.
+Spec mechanism() {
+    Spec s;
+    const char* names[4] = {"A", "B", "C", "D"};
+    const Vec3 pos[4] = {{0.3, -0.2, 3.0}, {1.1, 0.4, 3.5}, {-1.0, 0.5, 4.0}, {2.5, 2.0, 5.0}};
+    for (int i = 0; i < 4; ++i) {
+        BodySpec& b = s.add_body(names[i]);
+        b.mass = 0.5 + i;
+        b.inertia = box_inertia(b.mass, 0.3 + 0.1 * i, 0.5, 0.4 - 0.05 * i);
+        b.position = pos[i];
+        b.orientation = quat_from_rpy(0.3 * (i + 1), -0.2 * i, 0.7 - 0.1 * i);
+    }
+    JointSpec& ja = s.add_joint("ja", "revolute", "world", "A");
+    ja.anchor = Vec3{0, 0, 3.2};
+    ja.axis = normalized(Vec3{0.2, 1, 0.1});
+    ja.lower = {-0.4}, ja.upper = {HUGE_VAL}, ja.limited = true;
+    JointSpec& jb = s.add_joint("jb", "revolute", "A", "B");
+    jb.anchor = Vec3{0.8, 0.1, 3.3};
+    jb.axis = normalized(Vec3{1, 0.3, -0.2});
+    jb.lower = {-1.0}, jb.upper = {0.7}, jb.limited = true;
+    JointSpec& jc = s.add_joint("jc", "prismatic", "world", "C");
+    jc.axis = normalized(Vec3{0.1, 0, 1});
+    jc.lower = {-0.3}, jc.upper = {0.2}, jc.limited = true;
+    auto contact = [&](const char* body, ContactSpec::Type t, Vec3 size, Vec3 at, double mu) -> ContactSpec& {
+        ContactSpec c;
+        c.body = body;
+        c.type = t;
+        c.size = size;
+        c.pose.x = at;
+        c.pose.q = quat_from_rpy(0.1, 0.2, 0.3);
+        c.mu = mu;
+        s.contacts.push_back(c);
+        return s.contacts.back();
+    };
+    ContactSpec& c1 = contact("A", ContactSpec::Type::sphere, {0.1, 0, 0}, {0.1, 0.05, -0.1}, 0);
+    c1.normal = {0.2, -0.1, 1};
+    c1.offset = 0.3;
+    contact("B", ContactSpec::Type::point, {}, {0.2, -0.1, 0.15}, 0.7);
+    ContactSpec& c3 = contact("B", ContactSpec::Type::sphere, {0.15, 0, 0}, {-0.1, 0.1, 0.05}, 0.4);
+    c3.other = "A";
+    c3.other_radius = 0.2;
+    c3.other_position = {0.05, -0.1, 0.1};
+    contact("C", ContactSpec::Type::box, {0.3, 0.2, 0.4}, {0.05, 0, 0}, 0.5);
+    contact("D", ContactSpec::Type::capsule, {0.05, 0.4, 0}, {0, 0.1, 0}, 0.3);
+    return s;
+}
+
+Pose moved(const Pose& p, int k, double e) {
+    Pose q = p;
+    if (k < 3) {
+        double* x = &q.x.x;
+        x[k] += e;
+    } else {
+        Vec3 d;
+        (&d.x)[k - 3] = e;
+        q.q = oplus(p.q, d);
+    }
+    return q;
+}
+
+struct Fixture {
+    std::shared_ptr<const Model> m;
+    std::unique_ptr<Data> d;
+    Inequalities q;
+    Fixture() : m(compile(mechanism())), d(std::make_unique<Data>(m)) {
+        setup_inequalities(*m, m->graph, q);
+        prepare_units(*m, *d, q, true);
+    }
+    double phi(const Unit& u, const std::vector<Pose>& poses) {
+        unit_gaps(*m, *d, poses.data(), q, false);
+        return u.phi3;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("contact units: a Model with contacts and limits gives one unit per point and limit side", "[contact][jacobian]") {
+    Fixture f;
+    // 1 sphere + 1 point + 1 sphere pair + 8 box corners + 2 capsule ends; limits: 1 + 2 + 2 sides.
+    CHECK(f.m->contacts.size() == 13);
+    CHECK(f.q.units.size() == 18);
+    int friction = 0;
+    for (const Unit& u : f.q.units) friction += u.friction;
+    CHECK(friction == 12);
+    CHECK(f.q.m == 12 * 8 + 6 * 2);
+}
+
+TEST_CASE("contact units: gap Jacobians at configuration 3 match central differences", "[contact][jacobian]") {
+    Fixture f;
+    std::vector<Pose> poses(f.d->pose);
+    unit_gaps(*f.m, *f.d, poses.data(), f.q, true);
+    const std::vector<Unit> units = f.q.units;  // G3 at the unperturbed poses
+    double worst = 0;
+    const double e = 1e-6;
+    for (std::size_t i = 0; i < units.size(); ++i)
+        for (int side = 0; side < 2; ++side) {
+            const int b = units[i].body[side];
+            if (b < 0) continue;
+            for (int k = 0; k < 6; ++k) {
+                std::vector<Pose> p = poses;
+                p[b] = moved(poses[b], k, e);
+                const double fp = f.phi(f.q.units[i], p);
+                p[b] = moved(poses[b], k, -e);
+                const double fm = f.phi(f.q.units[i], p);
+                worst = std::max(worst, std::fabs((fp - fm) / (2 * e) - units[i].G3[side][k]));
+            }
+        }
+    CHECK(worst < 1e-8);
+    // At the same poses the configuration-2 maps are the same rows.
+    for (const Unit& u : units)
+        for (int side = 0; side < 2; ++side)
+            for (int k = 0; k < 6; ++k) CHECK(u.G2[side][k] == Approx(u.G3[side][k]).margin(1e-15));
+}
+
+TEST_CASE("contact units: friction rows are the tangential velocity of the material contact point", "[contact][jacobian]") {
+    Fixture f;
+    double worst = 0;
+    const double e = 1e-6;
+    for (const Unit& u : f.q.units) {
+        if (!u.friction) continue;
+        const ContactInfo& ci = f.m->contacts[u.index];
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            const Pose& P = f.d->pose[b];
+            const Vec3 centre = P.x + rotate(P.q, side == 0 ? ci.point : ci.other_point);
+            const Vec3 surface = side == 0 ? centre - ci.radius * u.normal : centre + ci.other_radius * u.normal;
+            const Vec3 pc = rotate_inv(P.q, surface - P.x);  // the material point, body frame
+            const double sg = side == 0 ? 1 : -1;
+            for (int k = 0; k < 6; ++k) {
+                const Pose a = moved(P, k, e), c = moved(P, k, -e);
+                const Vec3 vel = (1 / (2 * e)) * ((a.x + rotate(a.q, pc)) - (c.x + rotate(c.q, pc)));
+                worst = std::max(worst, std::fabs(sg * dot(u.t1, vel) - u.Jt[side][0][k]));
+                worst = std::max(worst, std::fabs(sg * dot(u.t2, vel) - u.Jt[side][1][k]));
+            }
+        }
+    }
+    CHECK(worst < 1e-8);
+}
+
+TEST_CASE("contact units: the units' own block and the gap rows' velocity Jacobian match central differences",
+          "[contact][jacobian]") {
+    Fixture f;
+    const BlockGraph& g = f.m->graph;
+    const double h = 0.01;
+    testutil::Rng r(7);
+    std::vector<double> s(g.total_size), y(f.q.m), fy(f.q.m), fp(f.q.m), fm(f.q.m);
+    for (double& v : s) v = r.uniform(-1, 1);
+    for (double& v : y) v = r.uniform(0.1, 2);
+    // The step's map from velocities to configuration 3 (maximal-vi.md §2).
+    auto pose3 = [&](const std::vector<double>& sv) {
+        std::vector<Pose> p(f.d->pose);
+        for (int b = 0; b < f.m->nbodies(); ++b) {
+            const double* sb = &sv[g.node_offset[b]];
+            const Vec3 v{sb[0], sb[1], sb[2]}, w{sb[3], sb[4], sb[5]};
+            const double s2 = std::sqrt(4 / (h * h) - dot(w, w));
+            p[b].x = f.d->pose[b].x + h * v;
+            p[b].q = f.d->pose[b].q * Quat{0.5 * h * s2, 0.5 * h * w.x, 0.5 * h * w.y, 0.5 * h * w.z};
+        }
+        return p;
+    };
+    auto rows = [&](const std::vector<double>& sv, const std::vector<double>& yv, std::vector<double>& out) {
+        const std::vector<Pose> p = pose3(sv);
+        unit_gaps(*f.m, *f.d, p.data(), f.q, false);
+        unit_rows(g, f.q, sv.data(), yv.data(), out.data());
+    };
+    const double e = 1e-6;
+    // ∂/∂y: block diagonal, unit_block.
+    std::vector<double> D(static_cast<std::size_t>(f.q.m) * f.q.m, 0.0);
+    for (const Unit& u : f.q.units) unit_block(u, &y[u.off], &D[static_cast<std::size_t>(u.off) * f.q.m + u.off], f.q.m);
+    double worst = 0;
+    for (int c = 0; c < f.q.m; ++c) {
+        std::vector<double> yp = y, ym = y;
+        yp[c] += e, ym[c] -= e;
+        rows(s, yp, fp);
+        rows(s, ym, fm);
+        for (int rr = 0; rr < f.q.m; ++rr)
+            worst = std::max(worst, std::fabs((fp[rr] - fm[rr]) / (2 * e) - D[static_cast<std::size_t>(rr) * f.q.m + c]));
+    }
+    CHECK(worst < 1e-7);
+    // ∂/∂s: r_φ through configuration 3 (Rphi), r_σ through the friction rows (−Jt / V).
+    const std::vector<Pose> p3 = pose3(s);
+    unit_gaps(*f.m, *f.d, p3.data(), f.q, true);
+    gap_jacobians(g, f.q, s.data(), h);
+    const std::vector<Unit> units = f.q.units;
+    worst = 0;
+    for (const Unit& u : units)
+        for (int side = 0; side < 2; ++side) {
+            const int b = u.body[side];
+            if (b < 0) continue;
+            for (int k = 0; k < 6; ++k) {
+                std::vector<double> sp = s, sm = s;
+                sp[g.node_offset[b] + k] += e, sm[g.node_offset[b] + k] -= e;
+                rows(sp, y, fp);
+                rows(sm, y, fm);
+                // Other bodies of the same unit do not move: the difference is this side's column.
+                const double dphi = (fp[u.off] - fm[u.off]) / (2 * e);
+                worst = std::max(worst, std::fabs(dphi - u.Rphi[side][k]) / std::max(1.0, std::fabs(dphi)));
+                if (!u.friction) continue;
+                for (int t = 0; t < 2; ++t) {
+                    const double ds = (fp[u.off + 2 + t] - fm[u.off + 2 + t]) / (2 * e);
+                    worst = std::max(worst, std::fabs(ds + u.Jt[side][t][k] / u.V));
+                }
+            }
+        }
+    CHECK(worst < 1e-6);
+}
+
+TEST_CASE("contact units: a contact's force acts on its body as the wrench of n F gamma at the contact point",
+          "[contact][jacobian]") {
+    Fixture f;
+    const BlockGraph& g = f.m->graph;
+    for (const Unit& u : f.q.units) {
+        if (u.limit || u.body[1] >= 0) continue;  // half-space contacts
+        std::vector<double> y(f.q.m, 0.0), fT(g.total_size, 0.0);
+        y[u.off] = 1;  // γ̂ = 1: a normal force F
+        add_unit_forces(g, f.q, y.data(), fT.data());
+        const ContactInfo& ci = f.m->contacts[u.index];
+        const Pose& P = f.d->pose[u.body[0]];
+        const Vec3 force = u.F * ci.normal;
+        const Vec3 lever = rotate(P.q, ci.point) - ci.radius * ci.normal;
+        const Vec3 torque_body = rotate_inv(P.q, cross(lever, force));
+        const double* fb = &fT[g.node_offset[u.body[0]]];
+        // Body rows: d_T − force = 0, d_R − 2 torque = 0 (maximal-vi.md §3).
+        CHECK(fb[0] == Approx(-force.x).margin(1e-12));
+        CHECK(fb[1] == Approx(-force.y).margin(1e-12));
+        CHECK(fb[2] == Approx(-force.z).margin(1e-12));
+        CHECK(fb[3] == Approx(-2 * torque_body.x).margin(1e-12));
+        CHECK(fb[4] == Approx(-2 * torque_body.y).margin(1e-12));
+        CHECK(fb[5] == Approx(-2 * torque_body.z).margin(1e-12));
+    }
+}
+
+TEST_CASE("contact units: the step to the cone boundary lands on it", "[contact][jacobian]") {
+    Fixture f;
+    const Unit* u = nullptr;
+    for (const Unit& v : f.q.units)
+        if (v.friction) u = &v;
+    REQUIRE(u);
+    std::vector<double> y(f.q.m, 1.0), delta(f.q.m, 0.0);
+    for (const Unit& v : f.q.units)
+        if (v.friction) y[v.off + 2] = y[v.off + 3] = y[v.off + 6] = y[v.off + 7] = 0;
+    // Move (ψ, β) of one unit along −Δ = (−0.5, 1.5, 0.7): it leaves the cone.
+    delta[u->off + 1] = 0.5, delta[u->off + 2] = -1.5, delta[u->off + 3] = -0.7;
+    const double a = step_to_boundary(f.q, y.data(), delta.data(), 1.0);
+    REQUIRE(a < 1);
+    const double psi = y[u->off + 1] - a * delta[u->off + 1];
+    const double b1 = y[u->off + 2] - a * delta[u->off + 2], b2 = y[u->off + 3] - a * delta[u->off + 3];
+    CHECK(psi == Approx(std::hypot(b1, b2)).margin(1e-15));
+    // And an orthant variable: γ stepping towards −1 is stopped at 0 (τ = 1).
+    delta.assign(f.q.m, 0.0);
+    delta[u->off] = 2;  // γ = 1 − α 2
+    CHECK(step_to_boundary(f.q, y.data(), delta.data(), 1.0) == Approx(0.5));
+    CHECK(step_to_boundary(f.q, y.data(), delta.data(), 0.95) == Approx(0.475));
+}
