@@ -109,8 +109,11 @@ void usage(FILE* out) {
                  "                     in the sandbox the limit, default 60 s, applies without it too)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
                  "             [--option name=number]... [--summary-json FILE] [--record FILE.nrec]\n"
+                 "             [--no-limits] [--ground [--mu MU]]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
-                 "                     move under gravity and print the run summary\n"
+                 "                     move under gravity and print the run summary. Joint limits are enforced\n"
+                 "                     unless --no-limits; --ground stands the robot on the ground z = 0 with its\n"
+                 "                     sphere, box and capsule <collision> shapes as contacts (friction MU, 1)\n"
                  "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
                  "             [--set name=value]... [--threads T] [--out FILE.csv|FILE.jsonl] [--quiet] [--timing]\n"
                  "             [--sandbox DIR] [--time-limit S]\n"
@@ -281,7 +284,8 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
 // `noether import`: the import report, the graph, and optionally a run under gravity.
 int cmd_import(const std::vector<std::string>& args) {
     std::string file, base = "floating", summary_json, record;
-    double simulate = -1, dt = 0.005;
+    double simulate = -1, dt = 0.005, mu = 1.0;
+    bool limits = true, ground = false;
     std::string integrator;
     std::map<std::string, double> extra;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -325,6 +329,9 @@ int cmd_import(const std::vector<std::string>& args) {
             extra[kv.substr(0, eq)] = number(kv.substr(eq + 1), "--option");
         } else if (a == "--summary-json") summary_json = value();
         else if (a == "--record") record = value();
+        else if (a == "--no-limits") limits = false;
+        else if (a == "--ground") ground = true;
+        else if (a == "--mu") mu = number(value(), "--mu");
         else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "noether import: unknown option '%s'\n", a.c_str());
             return 2;
@@ -355,6 +362,10 @@ int cmd_import(const std::vector<std::string>& args) {
     for (const auto& [k, v] : extra) spec.options.extra[k] = v;
     noether::urdf::Options uo;
     uo.fixed_base = base == "fixed";
+    uo.limits = limits;
+    uo.contacts_all = ground;  // every link's sphere, box and capsule <collision> against z = 0
+    uo.on_ground = ground;
+    uo.mu = mu;
     noether::urdf::Report rep;
     std::shared_ptr<const noether::Model> model;
     try {

@@ -53,7 +53,7 @@ int l_urdf(lua_State* L, World& w) {
     require_building(L, w, "urdf");
     Fields f{L, 2, "urdf"};
     f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions", "damping",
-            "velocity", "angular_velocity"});
+            "velocity", "angular_velocity", "limits", "contacts", "mu", "on_ground"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
     if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
@@ -81,6 +81,25 @@ int l_urdf(lua_State* L, World& w) {
     if (auto v = f.vec3("angular_velocity")) opt.angular_velocity = *v;
     if (opt.damping < 0) fail(L, "%s: field 'damping' must be non-negative", f.who);
     const bool do_assemble = f.boolean("assemble", true);
+    // Limits and contacts (docs/contact.md): contacts = true (every link's <collision>) or a list of links.
+    opt.limits = f.boolean("limits", true);
+    raw_getfield(L, 2, "contacts");
+    if (lua_isboolean(L, -1)) {
+        opt.contacts_all = lua_toboolean(L, -1);
+    } else if (lua_istable(L, -1)) {
+        for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
+            lua_rawgeti(L, -1, i);
+            if (lua_type(L, -1) != LUA_TSTRING) f.bad("contacts", "true (every link) or a list of link names");
+            opt.contact_links.push_back(lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    } else if (!lua_isnil(L, -1)) {
+        f.bad("contacts", "true (every link) or a list of link names");
+    }
+    lua_pop(L, 1);
+    opt.mu = f.number("mu", opt.mu);
+    if (!(opt.mu >= 0) || !std::isfinite(opt.mu)) fail(L, "%s: field 'mu' must be non-negative and finite, got %s", f.who, g_str(opt.mu));
+    opt.on_ground = f.boolean("on_ground", false);
     raw_getfield(L, 2, "positions");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1)) f.bad("positions", "a table of joint name = position");
@@ -161,6 +180,12 @@ int l_urdf(lua_State* L, World& w) {
     lua_setfield(L, -2, "nbodies");
     lua_pushinteger(L, static_cast<lua_Integer>(rep.joint_names.size()));
     lua_setfield(L, -2, "njoints");
+    lua_pushinteger(L, rep.limits_enforced);
+    lua_setfield(L, -2, "limits");
+    lua_pushinteger(L, rep.contacts);
+    lua_setfield(L, -2, "contacts");
+    lua_pushnumber(L, rep.lifted);
+    lua_setfield(L, -2, "lifted");
     push_assembly(L, asm_rep);
     lua_setfield(L, -2, "assembly");
     return 1;

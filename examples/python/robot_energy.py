@@ -22,7 +22,10 @@ ap.add_argument("--duration", type=float, default=4.0)
 a = ap.parse_args()
 
 urdf = os.path.join(a.models, "example-robot-data/robots/ur_description/urdf/ur5_robot.urdf")
-w = noether.import_urdf(urdf, fixed_base=True, dt=0.002, positions={"shoulder_lift_joint": -1.2, "elbow_joint": 1.0})
+# Joint limits off: this example shows the integrator's energy while the arm swings free (its stops at
+# +-pi and +-2 pi are inelastic and would take energy out; docs/contact.md).
+w = noether.import_urdf(urdf, fixed_base=True, dt=0.002, positions={"shoulder_lift_joint": -1.2, "elbow_joint": 1.0},
+                        limits=False)
 print("UR5:", len(w.body_names), "bodies,", w.ndofs, "joints:", ", ".join(w.joint_names))
 
 q_hold = w.q.copy()

@@ -40,6 +40,9 @@ struct Link {
     Quat com_q;    // inertial frame in the link frame
     Mat3 inertia;  // in the inertial frame
     std::vector<Shape> shapes;  // for the viewer: primitives of <visual> (else of <collision>), link frame
+    const tinyxml2::XMLElement* xml = nullptr;  // the <link> element
+    std::vector<Shape> collision;  // primitives of <collision>, link frame: read for contact links only
+    std::vector<std::string> no_contact;  // <collision> geometry that cannot be a contact shape, with its line
     bool meshes_only = false;   // it has geometry, all meshes (drawn as the inertia box)
 };
 
@@ -233,6 +236,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             Link l;
             l.name = P.name_of(e, "a link needs a name");
             l.line = e->GetLineNum();
+            l.xml = e;
             const std::string who = "link '" + l.name + "'";
             if (link_id.count(l.name)) P.fail(l.line, who + ": defined twice (first at line " + std::to_string(links[link_id[l.name]].line) + ")");
             if (e->FirstChildElement("visual") || e->FirstChildElement("collision")) {
@@ -351,12 +355,14 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         rep.ignored.push_back("joint attribute '" + kv.first + "' x" + std::to_string(kv.second) + " (not part of URDF)");
     for (const auto& kv : nonstandard_dynamics)
         rep.ignored.push_back("<dynamics " + kv.first + "=...> x" + std::to_string(kv.second) + " (not part of URDF)");
-    if (geometry)
+    if (geometry && !opt.contacts_all)
         rep.ignored.push_back("<visual>/<collision> geometry of " + std::to_string(geometry) +
-                              " links: no contact (primitives are drawn by the viewer" +
+                              " links: no contact" + (opt.contact_links.empty() ? " (contacts = ... makes it one" : " but for the contact links (") +
+                              "; primitives are drawn by the viewer" +
                               (mesh_links ? ", the " + std::to_string(mesh_links) + " links with only meshes as inertia boxes" : std::string()) +
                               ")");
-    if (limits) rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced yet");
+    if (limits && !opt.limits)
+        rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced (limits = false)");
     for (const Joint& j : joints) {
         if (!j.mimic.empty())
             rep.ignored.push_back("<mimic joint='" + j.mimic + "'> on joint '" + j.name + "': not enforced yet, the joint moves freely");
@@ -427,6 +433,20 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     for (const auto& kv : opt.positions)
         if (!joint_id.count(kv.first))
             P.fail(robot->GetLineNum(), "initial position for joint '" + kv.first + "': no such joint in the file");
+    // Enforced limits hold from the start: a joint whose zero (or given) position is outside them
+    // starts at the nearest limit instead, and the report says so.
+    if (opt.limits)
+        for (const Joint& j : joints) {
+            if (!j.has_limit || j.lower > j.upper) continue;
+            auto it = o2.positions.find(j.name);
+            const double q = it == o2.positions.end() ? 0.0 : it->second;
+            if (q >= j.lower && q <= j.upper) continue;
+            const double start = q < j.lower ? j.lower : j.upper;
+            o2.positions[j.name] = start;
+            rep.warnings.push_back("joint '" + j.name + "': " + (it == o2.positions.end() ? "its zero position" : "the given position " + fmt(q)) +
+                                   " is outside its limits [" + fmt(j.lower) + ", " + fmt(j.upper) + "]: it starts at " + fmt(start) +
+                                   " (give positions = { " + j.name + " = ... } inside them, or limits = false)");
+        }
 
     // World poses at q = 0, in tree order.
     std::vector<Pose> T(nl);
@@ -435,8 +455,8 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     // The motion of a joint at its initial position, in the joint frame.
     auto motion = [&](const Joint& j) {
         Pose mo;
-        auto it = opt.positions.find(j.name);
-        if (it == opt.positions.end()) return mo;
+        auto it = optr.positions.find(j.name);
+        if (it == optr.positions.end()) return mo;
         if (j.type == "revolute" || j.type == "continuous") mo.q = quat_from_axis_angle(j.axis, it->second);
         else if (j.type == "prismatic") mo.x = it->second * normalized(j.axis);
         else P.fail(j.line, "joint '" + j.name + "': an initial position applies to revolute, continuous and prismatic joints, not " + j.type);
@@ -452,6 +472,53 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             T[c] = compose(compose(T[l], joints[k].origin), motion(joints[k]));
             queue.push_back(c);
         }
+    }
+
+    // ---- contacts: which links, and the placement on the ground -----------------------------------
+    std::vector<char> contact_link(nl, opt.contacts_all ? 1 : 0);
+    for (const std::string& name : opt.contact_links) {
+        if (!link_id.count(name)) P.fail(robot->GetLineNum(), "contacts: no link named '" + name + "' in the file");
+        contact_link[link_id[name]] = 1;
+    }
+    for (int l = 0; l < nl; ++l) {  // their <collision> primitives (the viewer may have drawn the <visual> ones)
+        if (!contact_link[l]) continue;
+        int meshes = 0;
+        links[l].collision = read_shapes(links[l].xml, "collision", "link '" + links[l].name + "'", meshes);
+        for (const XMLElement* c = links[l].xml->FirstChildElement("collision"); c; c = c->NextSiblingElement("collision")) {
+            const XMLElement* g = c->FirstChildElement("geometry");
+            const XMLElement* p = g ? g->FirstChildElement() : nullptr;
+            const std::string kind = p ? p->Name() : "";
+            if (p && kind != "box" && kind != "sphere" && kind != "capsule")
+                links[l].no_contact.push_back("<" + kind + "> (line " + std::to_string(p->GetLineNum()) + ")");
+        }
+    }
+    // The lowest point of a contact shape (link frame shape, link at world pose Tl) above z = 0.
+    auto shape_height = [](const Pose& Tl, const Shape& sh) {
+        const Pose w{Tl.x + rotate(Tl.q, sh.pose.x), Tl.q * sh.pose.q};
+        if (sh.type == Shape::Type::sphere) return w.x.z - sh.size.x;
+        if (sh.type == Shape::Type::capsule) {
+            const Vec3 a = rotate(w.q, Vec3{0, 0, 0.5 * sh.size.y});
+            return w.x.z - std::fabs(a.z) - sh.size.x;
+        }
+        double low = HUGE_VAL;
+        for (int b = 0; b < 8; ++b) {
+            const Vec3 c{(b & 1 ? 0.5 : -0.5) * sh.size.x, (b & 2 ? 0.5 : -0.5) * sh.size.y, (b & 4 ? 0.5 : -0.5) * sh.size.z};
+            low = std::min(low, w.x.z + rotate(w.q, c).z);
+        }
+        return low;
+    };
+    auto contact_shape = [](const Shape& sh) { return sh.type != Shape::Type::cylinder; };
+    if (opt.on_ground) {
+        double low = HUGE_VAL;
+        for (int l = 0; l < nl; ++l)
+            if (contact_link[l])
+                for (const Shape& sh : links[l].collision)
+                    if (contact_shape(sh)) low = std::min(low, shape_height(T[l], sh));
+        if (!std::isfinite(low))
+            P.fail(robot->GetLineNum(), "on_ground: no contact shapes to put on the ground (name links with sphere, box or "
+                                        "capsule <collision> elements in contacts)");
+        for (Pose& t : T) t.x.z -= low;
+        rep.lifted = -low;
     }
 
     // ---- groups (bodies) ------------------------------------------------------------------------
@@ -598,6 +665,41 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     }
     auto body_pose = [&](int gi) { return gi < 0 ? Pose{} : Pose{bodies[gi].com, bodies[gi].q}; };
     auto gname = [&](int gi) { return gi < 0 ? std::string("world") : body_name[gi]; };
+    // Contacts: the contact links' <collision> primitives, in their body's frame.
+    for (int l = 0; l < nl; ++l) {
+        if (!contact_link[l]) continue;
+        const std::string who = "link '" + links[l].name + "'";
+        for (const std::string& g : links[l].no_contact)
+            rep.ignored.push_back("contacts: " + who + ": <collision> " + g + " is not a contact shape (sphere, box, capsule)");
+        int usable = 0;
+        for (const Shape& sh : links[l].collision) usable += contact_shape(sh) ? 1 : 0;
+        if (usable == 0) {
+            if (!opt.contacts_all)
+                rep.warnings.push_back("contacts: " + who + " has no sphere, box or capsule <collision>: no contact added");
+            continue;
+        }
+        const int gi = group[l];
+        if (gi < 0 || !bodies[gi].used) {
+            rep.ignored.push_back("contacts: " + who + " is part of the world: its <collision> cannot touch the ground");
+            continue;
+        }
+        int k = 0;
+        for (const Shape& sh : links[l].collision) {
+            if (!contact_shape(sh)) continue;
+            ContactSpec c;
+            c.name = pre + links[l].name + (usable > 1 ? "/" + std::to_string(++k) : std::string());
+            c.body = body_name[gi];
+            c.type = sh.type == Shape::Type::sphere ? ContactSpec::Type::sphere
+                     : sh.type == Shape::Type::capsule ? ContactSpec::Type::capsule
+                                                       : ContactSpec::Type::box;
+            c.size = sh.size;
+            c.pose = relative_pose(body_pose(gi), {T[l].x + rotate(T[l].q, sh.pose.x), T[l].q * sh.pose.q});
+            c.mu = opt.mu;
+            c.origin = {P.file(), links[l].line, "<link name='" + links[l].name + "'> <collision>"};
+            spec.contacts.push_back(c);
+            ++rep.contacts;
+        }
+    }
     for (int l = 0; l < nl; ++l)
         if (group[l] < 0) rep.world_mass += links[l].mass;
     for (int l = 0; l < nl; ++l) {
@@ -656,6 +758,8 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         if (j.has_limit) {
             js.lower = {j.lower};
             js.upper = {j.upper};
+            js.limited = opt.limits;
+            rep.limits_enforced += opt.limits ? 1 : 0;
         }
         rep.joints.push_back({j.name, type + " '" + js.name + "' (" + js.parent + " -> " + js.child + ")"});
     }
@@ -698,6 +802,9 @@ std::string Report::to_text() const {
     o << "  mass: file " << fmt(file_mass) << " kg, bodies " << fmt(imported_mass) << " kg";
     if (world_mass > 0) o << ", welded to the world " << fmt(world_mass) << " kg";
     if (regularised_mass > 0) o << " (including " << fmt(regularised_mass) << " kg of regularisation)";
+    o << "\n";
+    o << "  limits enforced: " << limits_enforced << " joint" << (limits_enforced == 1 ? "" : "s") << "; contacts: " << contacts;
+    if (lifted != 0) o << " (put on the ground: moved " << fmt(lifted) << " m up)";
     o << "\n";
     if (ignored.empty()) o << "  ignored: nothing\n";
     else {

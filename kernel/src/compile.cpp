@@ -534,7 +534,19 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     }
 
     compile_contacts(spec, body_ids, m, c);
-    for (const JointInfo& j : m.joints) m.limited_joints += j.limited ? 1 : 0;
+    for (const JointInfo& j : m.joints) {
+        if (!j.limited || !j.impl) continue;
+        ++m.limited_joints;
+        // A joint that starts outside its limits is refused (the step keeps limits, it does not restore them).
+        const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
+        double q = 0;
+        j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
+        q += j.offset[0];
+        if (!(q >= j.lower[0] - 1e-9 && q <= j.upper[0] + 1e-9))
+            c.error(j.origin, "joint '" + j.name + "': starts outside its limits: coordinate " + num(q) + " not in [" +
+                                  num(j.lower[0]) + ", " + num(j.upper[0]) +
+                                  "]; start it inside (an initial position) or leave the limits unenforced");
+    }
 
     // Block graph.
     if (joints_ok && !c.has_errors()) {

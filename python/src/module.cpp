@@ -523,7 +523,8 @@ PYBIND11_MODULE(_noether, mod) {
     mod.def(
         "import_urdf",
         [](const std::string& path, bool fixed_base, double dt, const std::string& integrator, std::vector<double> position,
-           std::map<std::string, double> positions, double damping, std::vector<double> gravity) {
+           std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
+           py::object contacts, double mu, bool on_ground) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
@@ -533,6 +534,12 @@ PYBIND11_MODULE(_noether, mod) {
             o.position = vec3(position, "position");
             o.positions = positions;
             o.damping = damping;
+            o.limits = limits;
+            o.mu = mu;
+            o.on_ground = on_ground;
+            if (py::isinstance<py::bool_>(contacts)) o.contacts_all = contacts.cast<bool>();
+            else if (!contacts.is_none()) o.contact_links = contacts.cast<std::vector<std::string>>();
+            if (!(mu >= 0) || !std::isfinite(mu)) raise(g_model_error, path + ": mu must be non-negative and finite, got " + std::to_string(mu));
             urdf::import(s, path, o);
             const AssemblyReport a = assemble(s);
             if (!a.converged)
@@ -542,6 +549,9 @@ PYBIND11_MODULE(_noether, mod) {
         },
         py::arg("path"), py::arg("fixed_base") = false, py::arg("dt") = 0.005, py::arg("integrator") = "vi-maximal",
         py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
-        py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81},
-        "Import a URDF robot (errors name the file and line), assemble it and compile it.");
+        py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81}, py::arg("limits") = true,
+        py::arg("contacts") = py::none(), py::arg("mu") = 1.0, py::arg("on_ground") = false,
+        "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
+        "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
+        "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).");
 }

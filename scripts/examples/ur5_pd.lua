@@ -2,10 +2,10 @@
 local noether = require("noether")
 local models = require("lib.models")
 
-local P = noether.params { dt = 0.002, duration = 4, integrator = "vi-maximal", solver = "auto", csv = "" }
+local P = noether.params { dt = 0.002, duration = 4, integrator = "vi-maximal", solver = "auto", csv = "", limits = true }
 
 local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integrator, solver = P.solver }
-local ur5 = w:urdf { file = models.path("example-robot-data/robots/ur_description/urdf/ur5_robot.urdf"), base = "fixed" }
+local ur5 = w:urdf { file = models.path("example-robot-data/robots/ur_description/urdf/ur5_robot.urdf"), base = "fixed", limits = P.limits }
 
 local names = { "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint" }
 local target = { 0.5, -1.0, 1.2, -0.5, 0.3, 0.2 }

@@ -185,7 +185,7 @@ TEST_CASE("contact units: the units' own block and the gap rows' velocity Jacobi
     const double e = 1e-6;
     // ∂/∂y: block diagonal, unit_block.
     std::vector<double> D(static_cast<std::size_t>(f.q.m) * f.q.m, 0.0);
-    for (const Unit& u : f.q.units) unit_block(u, &y[u.off], &D[static_cast<std::size_t>(u.off) * f.q.m + u.off], f.q.m);
+    for (const Unit& u : f.q.units) unit_block(u, &y[u.off], &D[static_cast<std::size_t>(u.off) * f.q.m + u.off], f.q.m, false);
     double worst = 0;
     for (int c = 0; c < f.q.m; ++c) {
         std::vector<double> yp = y, ym = y;
@@ -260,7 +260,8 @@ TEST_CASE("contact units: the step to the cone boundary lands on it", "[contact]
         if (v.friction) y[v.off + 2] = y[v.off + 3] = y[v.off + 6] = y[v.off + 7] = 0;
     // Move (ψ, β) of one unit along −Δ = (−0.5, 1.5, 0.7): it leaves the cone.
     delta[u->off + 1] = 0.5, delta[u->off + 2] = -1.5, delta[u->off + 3] = -0.7;
-    const double a = step_to_boundary(f.q, y.data(), delta.data(), 1.0);
+    // A cone is approached to 0.995 of the way at most (an iterate on its boundary has no NT scaling).
+    const double a = step_to_boundary(f.q, y.data(), delta.data(), 1.0) / 0.995;
     REQUIRE(a < 1);
     const double psi = y[u->off + 1] - a * delta[u->off + 1];
     const double b1 = y[u->off + 2] - a * delta[u->off + 2], b2 = y[u->off + 3] - a * delta[u->off + 3];
@@ -270,4 +271,60 @@ TEST_CASE("contact units: the step to the cone boundary lands on it", "[contact]
     delta[u->off] = 2;  // γ = 1 − α 2
     CHECK(step_to_boundary(f.q, y.data(), delta.data(), 1.0) == Approx(0.5));
     CHECK(step_to_boundary(f.q, y.data(), delta.data(), 0.95) == Approx(0.475));
+}
+
+TEST_CASE("contact units: the NT scaling maps the cone pair to one point, and its block is the scaled rows' derivative",
+          "[contact][jacobian]") {
+    Fixture f;
+    testutil::Rng r(11);
+    for (double& v : f.q.y) v = r.uniform(0.1, 1);
+    for (const Unit& u : f.q.units)
+        if (u.friction) {  // inside the cones, one pair nearly on its boundary
+            double* y = &f.q.y[u.off];
+            y[2] = r.uniform(-0.5, 0.5), y[3] = r.uniform(-0.5, 0.5), y[1] = std::hypot(y[2], y[3]) + 1e-6;
+            y[6] = r.uniform(-1, 1), y[7] = r.uniform(-1, 1), y[5] = std::hypot(y[6], y[7]) + 0.3;
+        }
+    nt_scaling(f.q);
+    const double e = 1e-7;
+    double worst_map = 0, worst_block = 0;
+    for (const Unit& u : f.q.units) {
+        if (!u.friction) continue;
+        const double* x = &f.q.y[u.off + 1];
+        const double* z = &f.q.y[u.off + 5];
+        double wz[3], wix[3];
+        for (int i = 0; i < 3; ++i) {
+            wz[i] = wix[i] = 0;
+            for (int k = 0; k < 3; ++k) wz[i] += u.W[3 * i + k] * z[k], wix[i] += u.Wi[3 * i + k] * x[k];
+            worst_map = std::max(worst_map, std::fabs(wz[i] - wix[i]) + std::fabs(wz[i] - u.lam[i]));
+        }
+        // W W⁻¹ = I
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+                double p = 0;
+                for (int k = 0; k < 3; ++k) p += u.W[3 * i + k] * u.Wi[3 * k + j];
+                worst_map = std::max(worst_map, std::fabs(p - (i == j ? 1 : 0)));
+            }
+        // The block's cone rows: the derivative of (W⁻¹x)∘(Wz) with W held.
+        std::vector<double> D(64, 0.0);
+        unit_block(u, &f.q.y[u.off], D.data(), 8, true);
+        auto scaled = [&](const double* yv, double* out) {
+            double a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+            for (int i = 0; i < 3; ++i)
+                for (int k = 0; k < 3; ++k) a[i] += u.Wi[3 * i + k] * yv[1 + k], b[i] += u.W[3 * i + k] * yv[5 + k];
+            out[0] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+            out[1] = a[0] * b[1] + b[0] * a[1];
+            out[2] = a[0] * b[2] + b[0] * a[2];
+        };
+        for (int c = 0; c < 8; ++c) {
+            double yp[8], ym[8], fp[3], fm[3];
+            for (int k = 0; k < 8; ++k) yp[k] = ym[k] = f.q.y[u.off + k];
+            yp[c] += e, ym[c] -= e;
+            scaled(yp, fp);
+            scaled(ym, fm);
+            for (int rr = 0; rr < 3; ++rr)
+                worst_block = std::max(worst_block, std::fabs((fp[rr] - fm[rr]) / (2 * e) - D[8 * (5 + rr) + c]));
+        }
+    }
+    CHECK(worst_map < 1e-9);
+    CHECK(worst_block < 1e-6);
 }

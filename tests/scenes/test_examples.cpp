@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "scene_util.hpp"
 
@@ -263,9 +264,14 @@ TEST_CASE("every example scene runs with integrator=riqn, or is refused naming w
         {"planar_quadrangle", "joint 'cyl_23' (cylindrical, 2 degrees of freedom) gives no minimal-coordinate description"},
         {"slider_crank", "joint 'slide' closes a kinematic loop"},
     };
+    // The URDF scenes enforce their joint limits, which riqn does not take: run without them, and
+    // check the refusal with them.
+    const std::set<std::string> urdf = {"atlas_fall", "two_robots", "ur5_pd"};
     for (const std::string& name : runs) {
         INFO(name);
-        const auto r = run(example(name), {{"integrator", "riqn"}, {"duration", "1"}});
+        std::map<std::string, std::string> params = {{"integrator", "riqn"}, {"duration", "1"}};
+        if (urdf.count(name)) params["limits"] = "false";
+        const auto r = run(example(name), params);
         INFO(r.error);
         if (name == "atlas_fall" && r.exit_code != 0 && r.error.find("riqn") == std::string::npos) continue;  // no models
         REQUIRE(r.exit_code == 0);
@@ -281,6 +287,13 @@ TEST_CASE("every example scene runs with integrator=riqn, or is refused naming w
         CHECK(r.exit_code != 0);
         CHECK_THAT(r.error, Contains(message));
         CHECK_THAT(r.error, Contains("use the default integrator, vi-maximal, or another in maximal coordinates"));
+    }
+    {
+        const auto r = run(example("ur5_pd"), {{"integrator", "riqn"}, {"duration", "1"}});
+        if (r.error.find("no such file") == std::string::npos) {
+            CHECK(r.exit_code != 0);
+            CHECK_THAT(r.error, Contains("integrator 'riqn' does not enforce joint limits (integrators that do: vi-maximal"));
+        }
     }
     // The double pendulum at the riqn.md §9.8 numbers: bounded energy over 100 s at dt = 0.01.
     const auto& s = only(run(example("double_pendulum"), {{"integrator", "riqn"}, {"duration", "100"}}));
@@ -309,6 +322,7 @@ TEST_CASE("every example scene runs with integrator=vi-galerkin, or is refused n
             INFO(name << ", points " << points);
             noether::lua::ScriptOptions opt;
             opt.params = {{"integrator", "vi-galerkin"}, {"duration", "1"}};
+            if (name == "two_robots" || name == "ur5_pd") opt.params["limits"] = "false";  // vi-galerkin takes no limits
             opt.integrator_options = {{"points", points}};
             opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
             const auto r = noether::lua::run_script(example(name), opt);
@@ -322,7 +336,9 @@ TEST_CASE("every example scene runs with integrator=vi-galerkin, or is refused n
         }
     for (const auto& [name, message] : refused) {
         INFO(name);
-        const auto r = run(example(name), {{"integrator", "vi-galerkin"}, {"duration", "1"}});
+        std::map<std::string, std::string> params = {{"integrator", "vi-galerkin"}, {"duration", "1"}};
+        if (name == "atlas_fall") params["limits"] = "false";
+        const auto r = run(example(name), params);
         if (name == "atlas_fall" && r.error.find("vi-galerkin") == std::string::npos) continue;  // no models
         CHECK(r.exit_code != 0);
         CHECK_THAT(r.error, Contains(message));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 
 #include "noether/sdk/dense.hpp"
 
@@ -14,6 +15,8 @@ namespace vi_max {
 namespace {
 
 constexpr double kReferenceGravity = 9.81;  // scales of a scene without gravity
+// Fraction to a cone's boundary at most (never 1: an iterate on the boundary has no NT scaling).
+constexpr double kMaxConeTau = 0.995;
 
 double gravity_scale(const Model& m) {
     const double g = norm(m.gravity);
@@ -382,7 +385,7 @@ void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double
         }
 }
 
-void unit_block(const Unit& u, const double* y, double* D, int ld) {
+void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt) {
     auto S = [&](int r, int c) -> double& { return D[static_cast<std::size_t>(r) * ld + c]; };
     if (!u.friction) {
         S(0, 1) = 1;
@@ -393,15 +396,26 @@ void unit_block(const Unit& u, const double* y, double* D, int ld) {
     S(1, 0) = -u.mu, S(1, 1) = 1;
     S(2, 6) = 1, S(3, 7) = 1;
     S(4, 0) = y[4], S(4, 4) = y[0];
-    S(5, 1) = y[5], S(5, 2) = y[6], S(5, 3) = y[7];
-    S(5, 5) = y[1], S(5, 6) = y[2], S(5, 7) = y[3];
-    S(6, 1) = y[6], S(6, 2) = y[5], S(6, 5) = y[2], S(6, 6) = y[1];
-    S(7, 1) = y[7], S(7, 3) = y[5], S(7, 5) = y[3], S(7, 7) = y[1];
+    if (!nt) {  // the cone rows as they are: ∂/∂(ψ, β) = Arw(η, σ), ∂/∂(η, σ) = Arw(ψ, β)
+        S(5, 1) = y[5], S(5, 2) = y[6], S(5, 3) = y[7];
+        S(5, 5) = y[1], S(5, 6) = y[2], S(5, 7) = y[3];
+        S(6, 1) = y[6], S(6, 2) = y[5], S(6, 5) = y[2], S(6, 6) = y[1];
+        S(7, 1) = y[7], S(7, 3) = y[5], S(7, 5) = y[3], S(7, 7) = y[1];
+        return;
+    }
+    // NT-scaled (nt_scaling): ∂/∂(ψ, β) = Arw(λ) W⁻¹, ∂/∂(η, σ) = Arw(λ) W.
+    const double* l = u.lam;
+    const double arw[9] = {l[0], l[1], l[2], l[1], l[0], 0, l[2], 0, l[0]};
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            double a = 0, b = 0;
+            for (int k = 0; k < 3; ++k) a += arw[3 * r + k] * u.Wi[3 * k + c], b += arw[3 * r + k] * u.W[3 * k + c];
+            S(5 + r, 1 + c) = a;
+            S(5 + r, 5 + c) = b;
+        }
 }
 
-bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws, Inequalities& q,
-                  const double* s, double h) {
-    (void)A;
+void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h) {
     const std::size_t nt = static_cast<std::size_t>(g.total_size);
     gap_jacobians(g, q, s, h);
     // Z = F⁻¹ C, one tree solve per force column.
@@ -422,6 +436,10 @@ bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, Sol
             m.solver->solve(g, ws, z);
         }
     }
+}
+
+bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
+    const std::size_t nt = static_cast<std::size_t>(g.total_size);
     // S = D − R Z.
     const int M = q.m;
     std::fill(q.S.begin(), q.S.end(), 0.0);
@@ -429,7 +447,7 @@ bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, Sol
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
-        unit_block(u, &q.y[o], &S(o, o), M);
+        unit_block(u, &q.y[o], &S(o, o), M, nt_rows);
         // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction.
         const int rows = u.friction ? 3 : 1;
         for (int r = 0; r < rows; ++r) {
@@ -521,7 +539,7 @@ double step_to_boundary(const Inequalities& q, const double* y, const double* de
         if (!u.friction) continue;
         for (int first : {o + 1, o + 5}) {  // (ψ, β), (η, σ)
             const double d[3] = {-delta[first], -delta[first + 1], -delta[first + 2]};
-            alpha = std::min(alpha, tau * cone_step(y + first, d));
+            alpha = std::min(alpha, std::min(tau, kMaxConeTau) * cone_step(y + first, d));
         }
     }
     return alpha;
@@ -544,20 +562,79 @@ double mean_complementarity(const Inequalities& q, const double* y, const double
     return sum / q.pairs;
 }
 
-void corrector_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc) {
+namespace {
+
+// x ∘ y for cone vectors (x0, x1), (y0, y1): (xᵀy, x0 y1 + y0 x1).
+void jordan(const double* x, const double* y, double* out) {
+    out[0] = x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+    out[1] = x[0] * y[1] + y[0] * x[1];
+    out[2] = x[0] * y[2] + y[0] * x[2];
+}
+
+void mat3_vec(const double* M, const double* x, double* out) {
+    for (int r = 0; r < 3; ++r) out[r] = M[3 * r] * x[0] + M[3 * r + 1] * x[1] + M[3 * r + 2] * x[2];
+}
+
+}  // namespace
+
+void nt_scaling(Inequalities& q) {
+    for (int i : q.set) {
+        Unit& u = q.units[i];
+        if (!u.friction) continue;
+        const double* x = &q.y[u.off + 1];  // (ψ, β)
+        const double* z = &q.y[u.off + 5];  // (η, σ)
+        // x0² − ‖x1‖² as (x0 − ‖x1‖)(x0 + ‖x1‖): near the cone's boundary the difference of squares
+        // loses every digit.
+        const double x1 = std::hypot(x[1], x[2]), z1 = std::hypot(z[1], z[2]);
+        const double xJx = (x[0] - x1) * (x[0] + x1), zJz = (z[0] - z1) * (z[0] + z1);
+        const double nx = std::sqrt(std::max(xJx, 1e-300)), nz = std::sqrt(std::max(zJz, 1e-300));
+        const double xb[3] = {x[0] / nx, x[1] / nx, x[2] / nx}, zb[3] = {z[0] / nz, z[1] / nz, z[2] / nz};
+        const double g = std::sqrt(0.5 * (1 + xb[0] * zb[0] + xb[1] * zb[1] + xb[2] * zb[2]));
+        // w̄ = (x̄ + J z̄) / (2γ) = (a, b) with w̄ᵀJw̄ = 1; W = η [a, bᵀ; b, I + b bᵀ/(1 + a)] (a Lorentz
+        // boost), W⁻¹ = [a, −bᵀ; −b, I + b bᵀ/(1 + a)] / η, η = (xᵀJx / zᵀJz)^¼: then W z = W⁻¹ x.
+        const double a = (xb[0] + zb[0]) / (2 * g), bv[2] = {(xb[1] - zb[1]) / (2 * g), (xb[2] - zb[2]) / (2 * g)};
+        const double eta = std::sqrt(nx / nz);
+        const double M[9] = {a,     bv[0], bv[1], bv[0], 1 + bv[0] * bv[0] / (1 + a), bv[0] * bv[1] / (1 + a),
+                             bv[1], bv[1] * bv[0] / (1 + a), 1 + bv[1] * bv[1] / (1 + a)};
+        for (int k = 0; k < 9; ++k) {
+            u.W[k] = eta * M[k];
+            const bool flip = (k == 1 || k == 2 || k == 3 || k == 6);  // the first row and column off the diagonal
+            u.Wi[k] = (flip ? -M[k] : M[k]) / eta;
+        }
+        mat3_vec(u.W, z, u.lam);
+    }
+}
+
+void newton_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc, bool nt) {
     std::copy(fy, fy + q.m, fc);
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
         if (!u.friction) {
-            fc[o + 1] += dya[o + 1] * dya[o] - kappa;
+            fc[o + 1] += (dya ? dya[o + 1] * dya[o] : 0.0) - kappa;
             continue;
         }
-        fc[o + 4] += dya[o + 4] * dya[o] - kappa;
-        // (Δη, Δσ) ∘ (Δψ, Δβ)
-        fc[o + 5] += dya[o + 5] * dya[o + 1] + dya[o + 6] * dya[o + 2] + dya[o + 7] * dya[o + 3] - kappa;
-        fc[o + 6] += dya[o + 5] * dya[o + 2] + dya[o + 1] * dya[o + 6];
-        fc[o + 7] += dya[o + 5] * dya[o + 3] + dya[o + 1] * dya[o + 7];
+        fc[o + 4] += (dya ? dya[o + 4] * dya[o] : 0.0) - kappa;
+        if (!nt) {  // (η, σ)∘(ψ, β) − κ e [+ (Δη, Δσ)∘(Δψ, Δβ)]
+            double t[3] = {0, 0, 0};
+            if (dya) jordan(dya + o + 5, dya + o + 1, t);
+            fc[o + 5] += t[0] - kappa;
+            fc[o + 6] += t[1];
+            fc[o + 7] += t[2];
+            continue;
+        }
+        // The cone pair in the NT-scaled form: λ∘λ − κ e [+ (W⁻¹Δx_a)∘(W Δz_a)].
+        double r[3];
+        jordan(u.lam, u.lam, r);
+        r[0] -= kappa;
+        if (dya) {
+            double a[3], c[3], t[3];
+            mat3_vec(u.Wi, dya + o + 1, a);
+            mat3_vec(u.W, dya + o + 5, c);
+            jordan(a, c, t);
+            for (int k = 0; k < 3; ++k) r[k] += t[k];
+        }
+        for (int k = 0; k < 3; ++k) fc[o + 5 + k] = r[k];
     }
 }
 

@@ -50,6 +50,9 @@ struct Unit {
     double rate1 = 0;         // its rate at the last velocities (choosing the working set)
     double phi3 = 0;          // gap at configuration 3 [m or rad]
     double c3 = 0;            // limit: joint coordinate at configuration 3 (with offset)
+    // Friction: the Nesterov–Todd scaling of the cone pair at the current iterate (nt_scaling):
+    // W (η, σ) = W⁻¹ (ψ, β) = λ, 3×3 row-major.
+    double W[9] = {}, Wi[9] = {}, lam[3] = {};
 };
 
 // The working set: a step solves for the units it may reach — those whose gap is within kNear of
@@ -106,21 +109,30 @@ void neutral_start(Inequalities& q);
 // ∂r_φ/∂(v2, ω2) of every unit at the tree unknowns s (Unit::Rphi; needs G3 from unit_gaps).
 void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double h);
 // The unit's rows differentiated by its own unknowns y (u.n × u.n, row stride ld, into D; only the
-// nonzero entries are written).
-void unit_block(const Unit& u, const double* y, double* D, int ld);
-// Factor the full system at the current iterate: the tree (already assembled into A), the force
-// columns through the tree, the Schur complement. False if a factorisation fails.
-bool schur_factor(const Model& m, const BlockGraph& g, const BlockMatrix& A, SolverWorkspace& ws, Inequalities& q,
-                  const double* s, double h);
-// Solve F [dT; dY] = [fT; fY] with the factors of schur_factor.
+// nonzero entries are written); with nt, the cone rows in their NT-scaled form (nt_scaling).
+void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt);
+// The full system at the current iterate, the tree already factored: the gap rows' Jacobians and
+// the force columns through the tree (Z).
+void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h);
+// Its Schur complement S = D − R Z, factored (the cone rows plain or NT-scaled); false if singular.
+bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt);
+// Solve F [dT; dY] = [fT; fY] with the tree's factors and schur_complement's.
 void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
                  const double* fY, double* dT, double* dY);
 // Largest α <= 1 with y − α Δ strictly inside the orthants and cones, times τ.
 double step_to_boundary(const Inequalities& q, const double* y, const double* delta, double tau);
 // Mean complementarity of y − α Δ (Δ may be null: of y).
 double mean_complementarity(const Inequalities& q, const double* y, const double* delta, double alpha);
-// The corrector's right-hand side: fc = fy − κ on the bilinear rows + the second-order term of Δa.
-void corrector_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc);
+// The Nesterov–Todd scaling of every friction cone pair at the current unknowns (Unit::W, Wi,
+// lam). Newton on the plain cone complementarity (ψ, β)∘(η, σ) = κ e can jam when both pairs
+// reach their cones' boundaries out of alignment (measured: a quadruped's sliding feet); the
+// scaled form (W⁻¹(ψ, β))∘(W(η, σ)) = κ e has the same solutions and gives a direction that leaves
+// room to move. The step uses it when the plain direction's step to the boundary is short.
+void nt_scaling(Inequalities& q);
+// The right-hand side of a Newton solve from the rows fy at κ = 0: the bilinear rows less κ, plus
+// Mehrotra's second-order term of the direction dya (null: none); with nt the cone rows in their
+// NT-scaled form.
+void newton_rows(const Inequalities& q, const double* fy, const double* dya, double kappa, double* fc, bool nt);
 // After a committed substep: Data::contact and Data::limit_force from the solution, the limits'
 // coordinates carried to the next substep.
 void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3);

@@ -117,6 +117,8 @@ public:
     Monitors monitors(const Model& m, const Data& d) const override { return state_monitors(m, d, midpoint_); }
 
 private:
+    static constexpr double kCenteringStep = 0.1;  // interior point: a shorter step is retried NT-scaled
+    static constexpr double kMaxGrowth = 100;      // interior point: largest growth of a violation in one step
     static constexpr std::int32_t kHoldMax = 256;  // longest hold after failed halvings (× substep_hold)
     static constexpr std::int64_t kWindow = 16;    // a second need within this many steps starts a hold
 
@@ -199,6 +201,7 @@ private:
         const int nt = g.total_size;
         Attempt out;
         neutral_start(q);
+        int stalls = 0;
         double rvio, bvio, ovio;
         ip_residual(m, d, st, h, st.s, q.y, st.f, q.fy, rvio, bvio, ovio);
         for (int it = 1; it <= m.options.max_iterations; ++it) {
@@ -209,24 +212,47 @@ private:
             }
             assemble(m, d, st, h);
             unit_gaps(m, d, st.pose3.data(), q, true);
-            if (!m.solver->factor(g, st.A, *st.ws) || !schur_factor(m, g, st.A, *st.ws, q, st.s.data(), h)) {
+            if (!m.solver->factor(g, st.A, *st.ws)) {
                 out.status = StepStatus::singular;
                 out.worst_node = st.ws->failed_node;
                 break;
             }
-            // Predictor: the affine direction (κ = 0) and the centring it calls for.
-            schur_solve(m, g, *st.ws, q, st.f.data(), q.fy.data(), st.dx.data(), q.dya.data());
-            const double alpha_a = step_to_boundary(q, q.y.data(), q.dya.data(), 0.95);
-            const double nu = mean_complementarity(q, q.y.data(), nullptr, 0);
-            const double nu_a = mean_complementarity(q, q.y.data(), q.dya.data(), alpha_a);
-            const double ratio = nu > 0 ? std::min(1.0, std::max(0.0, nu_a / nu)) : 0.0;
-            const double kappa = nu * ratio * ratio * ratio;
-            // Corrector.
-            corrector_rows(q, q.fy.data(), q.dya.data(), kappa, q.fc.data());
-            schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), st.dx.data(), q.dy.data());
+            schur_columns(m, g, *st.ws, q, st.s.data(), h);
             const double worst = std::max(rvio, bvio);
             const double tau = std::max(0.95, 1 - worst * worst);
-            double alpha = step_to_boundary(q, q.y.data(), q.dy.data(), tau);
+            const double nu = mean_complementarity(q, q.y.data(), nullptr, 0);
+            // The Mehrotra direction with the cone rows as they are; if its step to the boundary is
+            // short, the one with the NT-scaled cone rows, when that goes further.
+            double alpha = -1;
+            for (bool nt : {false, true}) {
+                if (nt && (alpha >= kCenteringStep || q.pairs == 0)) break;
+                if (nt) nt_scaling(q);
+                if (!schur_complement(g, q, nt)) continue;
+                double* dx = alpha < 0 ? st.dx.data() : st.s_try.data();
+                double* dy = alpha < 0 ? q.dy.data() : q.y_try.data();
+                // Predictor: the affine direction (κ = 0) and the centring it calls for.
+                newton_rows(q, q.fy.data(), nullptr, 0.0, q.fc.data(), nt);
+                schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), dx, q.dya.data());
+                const double alpha_a = step_to_boundary(q, q.y.data(), q.dya.data(), 0.95);
+                const double nu_a = mean_complementarity(q, q.y.data(), q.dya.data(), alpha_a);
+                const double ratio = nu > 0 ? std::min(1.0, std::max(0.0, nu_a / nu)) : 0.0;
+                const double kappa = nu * ratio * ratio * ratio;
+                // Corrector.
+                newton_rows(q, q.fy.data(), q.dya.data(), kappa, q.fc.data(), nt);
+                schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), dx, dy);
+                const double a = step_to_boundary(q, q.y.data(), dy, tau);
+                if (alpha < 0) {
+                    alpha = a;
+                } else if (a > alpha) {
+                    alpha = a;
+                    std::swap(st.dx, st.s_try);
+                    std::swap(q.dy, q.y_try);
+                }
+            }
+            if (alpha < 0) {
+                out.status = StepStatus::singular;
+                break;
+            }
             // Line search: accept unless both violations grow; trials outside the rotation guard
             // are halved away; with none accepted the last admissible trial is taken.
             bool admissible = false;
@@ -238,7 +264,10 @@ private:
                 for (int i = 0; i < q.m; ++i) q.y_try[i] = q.y[i] - alpha * q.dy[i];
                 admissible = true;
                 ip_residual(m, d, st, h, st.s_try, q.y_try, st.f_try, q.fy_try, r_try, b_try, o_try);
-                if (!(r_try > rvio && b_try > bvio)) break;
+                // Accept unless both violations grow, or either grows a hundredfold (a direction
+                // that trades one for the other wholesale).
+                const double worst_try = std::max(r_try, b_try);
+                if (!(r_try > rvio && b_try > bvio) && worst_try <= kMaxGrowth * worst) break;
             }
             if (!admissible) {
                 out.status = StepStatus::rotation_limit;
@@ -252,6 +281,20 @@ private:
             if (rvio <= tol && bvio <= tol && ovio <= tol) {
                 out.residual = std::max(rvio, bvio);
                 return out;
+            }
+            // Stationary: the step to the boundary no longer moves the iterate (it sits on a cone's
+            // boundary to round-off). Within kFloorSlack of the tolerance that is the method's floor:
+            // accepted and reported (StepReport::at_floor); further off, more iterations repeat this one.
+            if (alpha < kStationary) {
+                if (std::max({rvio, bvio, ovio}) < kFloorSlack * tol) {
+                    out.at_floor = true;
+                    out.residual = std::max(rvio, bvio);
+                    out.worst_node = worst_node(g, st.f);
+                    return out;
+                }
+                if (++stalls >= kMaxStalls) break;
+            } else {
+                stalls = 0;
             }
         }
         out.residual = std::max(rvio, bvio);

@@ -29,6 +29,16 @@ struct NOETHER_API Options {
     std::map<std::string, double> positions;
     // Joint damping [N m s/rad or N s/m] for moving joints whose <dynamics> gives none (0: none).
     double damping = 0;
+    // Enforce the <limit lower upper> of revolute and prismatic joints (docs/contact.md); false
+    // keeps them in the model for output only.
+    bool limits = true;
+    // Contacts against the ground z = 0 (docs/contact.md) from the <collision> primitives (sphere,
+    // box, capsule) of these links, or of every link with contacts_all; friction coefficient mu.
+    std::vector<std::string> contact_links;
+    bool contacts_all = false;
+    double mu = 1.0;
+    // Move the robot vertically so that its lowest contact touches the ground (needs contacts).
+    bool on_ground = false;
 };
 
 // A URDF link kept as a frame of a body (after lumping): its pose in the body frame.
@@ -53,6 +63,9 @@ struct NOETHER_API Report {
     double regularised_mass = 0;   // mass added to massless links that move (see docs)
     double imported_mass = 0;      // total mass of the bodies added
     double world_mass = 0;         // mass of links welded to a fixed base (part of the world)
+    int limits_enforced = 0;       // joints whose limits are enforced
+    int contacts = 0;              // contact shapes added (a box counts once)
+    double lifted = 0;             // on_ground: how far the robot was moved up [m] (negative: down)
     bool root_is_world = false;    // the root link is named "world" (ROS fixed-base idiom)
     std::string to_text() const;
 };
