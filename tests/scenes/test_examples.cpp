@@ -431,3 +431,45 @@ TEST_CASE("sphere_stack.lua: each contact carries the weight above it and the st
     CHECK(std::fabs(c.column("s5.position.z").back() - 0.9) < 1e-8);
     CHECK(s.penetration_max < 1e-9);
 }
+
+TEST_CASE("a1_standing.lua: the A1 stands 10 s on its feet: their forces carry its weight, they do not slip", "[scenes][contact]") {
+    const std::string csv = out_path("a1_standing.csv");
+    const auto r = run(example("a1_standing"), {{"csv", csv}});
+    if (r.exit_code != 0 && r.error.find("not found in") != std::string::npos) return;  // no shared models
+    const auto& s = only(r);
+    CHECK(s.failed_steps == 0);
+    CHECK(s.contacts == 4);
+    CHECK(s.limited_joints == 12);
+    CHECK(s.penetration_max < 1e-9);
+    INFO("Newton/IP iterations mean " << s.newton_mean << ", max " << s.newton_max << "; " << s.us_per_step << " us/step");
+    CHECK(s.newton_max <= 10);
+    const Csv c = read_csv(csv);
+    const double weight = 12.453 * 9.81;  // the file's mass (MANIFEST)
+    CHECK(std::fabs(c.column("contact_force").back() - weight) <= 1e-9 * weight);
+    // Foot slip over the last 5 s (rows every 10 steps of 0.005 s: t = 5 s is row 100).
+    double slip = 0;
+    for (const char* foot : {"FR_foot", "FL_foot", "RR_foot", "RL_foot"}) {
+        const auto x = c.column(std::string(foot) + ".point.x"), y = c.column(std::string(foot) + ".point.y");
+        REQUIRE(x.size() == 201);
+        for (std::size_t i = 100; i < x.size(); ++i) slip = std::max(slip, std::hypot(x[i] - x[100], y[i] - y[100]));
+    }
+    CHECK(slip < 1e-8);
+}
+
+TEST_CASE("arm_limits.lua: the UR5 driven past its limits stops exactly at them and presses on them", "[scenes][contact]") {
+    const std::string csv = out_path("arm_limits.csv");
+    const auto r = run(example("arm_limits"), {{"csv", csv}});
+    if (r.exit_code != 0 && r.error.find("not found in") != std::string::npos) return;  // no shared models
+    const auto& s = only(r);
+    CHECK(s.failed_steps == 0);
+    CHECK(s.limited_joints == 6);
+    const Csv c = read_csv(csv);
+    const auto elbow = c.column("elbow_joint.coord"), wrist = c.column("wrist_1_joint.coord");
+    CHECK(max_of(elbow) <= M_PI + 1e-9);
+    CHECK(elbow.back() == Approx(M_PI).margin(1e-9));
+    CHECK(min_of(wrist) >= -2 * M_PI - 1e-9);
+    CHECK(wrist.back() == Approx(-2 * M_PI).margin(1e-9));
+    // Pressing: the upper stop pushes the elbow down, the lower one the wrist up.
+    CHECK(c.column("elbow_joint.limit_force").back() < -10);
+    CHECK(c.column("wrist_1_joint.limit_force").back() > 10);
+}
