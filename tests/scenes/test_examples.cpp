@@ -362,7 +362,7 @@ TEST_CASE("double_pendulum.lua with vi-galerkin, points = 2, 600 s: energy withi
 
 // ---- contacts and limits (docs/contact.md) ------------------------------------------------------
 
-TEST_CASE("box_drop_slide.lua: the drop lands flat without sinking; the slide stops at the discrete distance", "[scenes][contact]") {
+TEST_CASE("box_drop_slide.lua: the drop lands flat without sinking, the slide stops at the discrete distance", "[scenes][contact]") {
     const std::string csv = out_path("box_drop.csv");
     const auto& s = only(run(example("box_drop_slide"), {{"csv", csv}}));
     CHECK(s.contacts == 8);
@@ -384,7 +384,7 @@ TEST_CASE("box_drop_slide.lua: the drop lands flat without sinking; the slide st
     CHECK(d.column("corner/1.normal_force")[10] == Approx(0.5 * 9.81 / 4).margin(1e-8));
 }
 
-TEST_CASE("slope.lua: a box sticks below atan(mu) and slides above it; a ball rolls", "[scenes][contact]") {
+TEST_CASE("slope.lua: a box sticks below atan(mu) and slides above it, a ball rolls", "[scenes][contact]") {
     const std::string csv = out_path("slope.csv");
     only(run(example("slope"), {{"csv", csv}}));
     Csv c = read_csv(csv);

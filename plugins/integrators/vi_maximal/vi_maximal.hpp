@@ -1,0 +1,656 @@
+// vi-maximal and vi-midpoint: the integrator class (docs/design/maximal-vi.md, midpoint-vi.md; the
+// method and the source layout: the top of vi_maximal.cpp). Its Newton path is defined here, in the
+// class, and compiled as one piece by vi_maximal.cpp; the interior-point step for contacts and
+// limits is in interior_point.cpp.
+#pragma once
+
+#include "state.hpp"
+
+namespace noether {
+namespace vi_max {
+
+class VIMaximal final : public Integrator {
+public:
+    explicit VIMaximal(bool midpoint) : midpoint_(midpoint) {}
+    Scheme scheme() const override { return Scheme::implicit_fixed; }
+
+    std::vector<std::string> option_names() const override {
+        if (midpoint_) return {"max_turn", "substep_hold", "predictor"};
+        return {"max_turn", "substep_hold", "predictor", "contact_tolerance"};
+    }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override { check_options(m, name(), out); }
+
+    // Contacts and limits: vi-maximal (contact.hpp); vi-midpoint's scaled rows and Legendre start
+    // are not carried over yet.
+    bool takes_inequalities() const override { return !midpoint_; }
+
+    std::unique_ptr<IntegratorState> create_state(const Model& m) const override { return make_state(m, midpoint_); }
+
+    StepReport advance(const Model& m, Data& d) const override {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double dt = m.options.dt;
+        // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the
+        // fastest body of the last interval below max_turn radians per substep.
+        int k0 = 1;
+        if (st.max_turn > 0) {
+            double wmax = 0;
+            for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
+            while (k0 < m.options.max_substeps && wmax * dt / k0 > st.max_turn) k0 *= 2;
+        }
+        // Remembered subdivision: start where the last steps needed to be, or one halving below
+        // once the hold is over.
+        int first = k0;
+        if (st.hold_k > k0) first = std::min(m.options.max_substeps, st.hold_left > 0 ? st.hold_k : std::max(k0, st.hold_k / 2));
+        // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
+        StepReport report = subdivide(
+            m, d, first, k0, [&](int, double) { st.first_substep = true; },
+            [&](double h) {
+                const Attempt a = substep(m, d, st, h);
+                st.first_substep = false;
+                return a;
+            },
+            [](int, double) {});
+        if (report.status == StepStatus::ok && st.hold > 0) remember(st, d.step, k0, first, report.substeps);
+        report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
+        report.redundant_joints = &st.ws->redundant_joints;
+        return report;
+    }
+
+    bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double h = m.options.dt;
+        set_scaling(st, h);
+        prepare(m, d, st, h);
+        std::copy(s, s + st.G->total_size, st.s.begin());
+        residual(m, d, st, h, st.s, st.f);
+        std::copy(st.f.begin(), st.f.end(), f);
+        if (A) {
+            assemble(m, d, st, h);
+            *A = st.A;
+        }
+        return true;
+    }
+
+    const BlockGraph& system_graph(const Model& m, const Data& d) const override {
+        (void)m;
+        return *static_cast<const State&>(*d.integrator_state).G;
+    }
+
+    Monitors monitors(const Model& m, const Data& d) const override { return state_monitors(m, d, midpoint_); }
+
+private:
+    static constexpr double kCenteringStep = 0.1;  // interior point: a shorter step is retried NT-scaled
+    static constexpr double kMaxGrowth = 100;      // interior point: largest growth of a violation in one step
+    static constexpr std::int32_t kHoldMax = 256;  // longest hold after failed halvings (× substep_hold)
+    static constexpr std::int64_t kWindow = 16;    // a second need within this many steps starts a hold
+
+    // After committed step `step` took k substeps, starting at `first` (k0: what max_turn asks).
+    // A lone subdivision is not held (the scene steps exactly as without the option).
+    static void remember(State& st, std::int64_t step, int k0, int first, int k) {
+        const std::int32_t kHold = st.hold;
+        if (k > first) {
+            const bool recent = step - st.last_needed <= kWindow;
+            st.last_needed = step;
+            if (!recent && st.hold_k <= k0) return;
+        }
+        if (k <= k0) {  // back at the plain step
+            st.hold_k = 1, st.hold_left = 0, st.hold_len = 0;
+            return;
+        }
+        if (k > first) {  // Newton needed more substeps than tried: hold them, longer after a failed halving
+            const bool halving_failed = st.hold_k > first && st.hold_left == 0;
+            st.hold_len = halving_failed ? std::min(kHoldMax * kHold, 2 * std::max(kHold, st.hold_len)) : kHold;
+            st.hold_k = k;
+            st.hold_left = st.hold_len;
+        } else if (k < st.hold_k) {  // a halving held: keep it for a fresh hold
+            st.hold_k = k;
+            st.hold_left = st.hold_len = kHold;
+        } else if (st.hold_left > 0) {
+            --st.hold_left;
+        }
+    }
+
+    // One variational step of length h from the committed state; commits on success.
+    Attempt substep(const Model& m, Data& d, State& st, double h) const {
+        set_scaling(st, h);
+        prepare(m, d, st, h);
+        warm_start(m, d, st, h);
+        Attempt out;
+        if (st.ineq.any) {
+            // Contacts and limits: the working set near closing by the interior-point method (none:
+            // the plain Newton step); units found closed at the end join it and the step is redone.
+            Inequalities& q = st.ineq;
+            prepare_units(m, d, q, st.first_substep);
+            select_units(q, h);
+            int work = 0;
+            for (;;) {
+                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h);
+                if (out.status != StepStatus::ok || !admit_violated(m, st.pose3.data(), q)) break;
+                work += out.iterations;
+                warm_start(m, d, st, h);
+            }
+            out.iterations += work;
+        } else {
+            out = newton(m, d, st, h);
+        }
+        if (out.status == StepStatus::ok) {
+            commit(m, d, st, h);
+            if (st.ineq.any) commit_units(m, d, st.ineq, st.pose3.data());
+        }
+        return out;
+    }
+
+    // f = [f_T; f_Λ] at (s, y) for κ = 0, and its violations; leaves pose3 and the gaps of s
+    // (interior_point.cpp).
+    void ip_residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
+                     const std::vector<double>& y, std::vector<double>& fT, std::vector<double>& fy, double& rvio,
+                     double& bvio, double& ovio) const;
+    // Stage, with contacts or limits: the interior-point iteration (interior_point.cpp).
+    Attempt interior_point(const Model& m, const Data& d, State& st, double h) const;
+
+    // Does Data still hold the velocities of the last commit? Within a step after its first
+    // substep always; at its start unless a host changed the state (the kernel's test); before
+    // the first commit of all, if every body starts at rest (the predictor's pair starts at 0).
+    static bool velocities_kept(const Data& d, const State& st) {
+        if (!st.committed) {
+            for (const Twist& t : d.twist_guess)
+                for (double x : {t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z})
+                    if (x != 0 || std::signbit(x)) return false;
+            return true;
+        }
+        return !st.first_substep || !d.host_changed();
+    }
+
+    // Stage: the unknowns start at the previous velocities (kept inside the rotation guard)
+    // and multipliers.
+    static void warm_start(const Model& m, const Data& d, State& st, double h) {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        const double limit = kBranch / h;
+        // Linear extrapolation from the last two steps when they and this one have the same length
+        // and nobody changed the velocities since.
+        const bool extrapolate = st.predict && st.h_pred == h && st.dt_prev == h && velocities_kept(d, st);
+        for (int b = 0; b < nb; ++b) {
+            double* sb = &st.s[g.node_offset[b]];
+            Twist t = d.twist_guess[b];
+            if (extrapolate) t = {2.0 * t.v - st.v_prev[b].v, 2.0 * t.w - st.v_prev[b].w};
+            const double w = norm(t.w);
+            if (w >= limit) t.w = t.w * (0.5 * limit / w);
+            sb[0] = t.v.x, sb[1] = t.v.y, sb[2] = t.v.z, sb[3] = t.w.x, sb[4] = t.w.y, sb[5] = t.w.z;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            for (int r = 0; r < ji.rows; ++r) {
+                const int i = ji.row_offset + r;
+                st.s[g.node_offset[nb + j] + r] = (extrapolate ? 2.0 * d.lambda[i] - st.lam_prev[i] : d.lambda[i]) / st.lam;
+            }
+            if (st.implicit[j])
+                for (int k = 0; k < ji.dofs; ++k) st.s[g.node_offset[nb + j] + ji.rows + k] = st.u[ji.dof_offset + k] / st.lam;
+        }
+    }
+
+    // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
+    // st.pose3 its next configuration.
+    Attempt newton(const Model& m, const Data& d, State& st, double h) const {
+        const BlockGraph& g = *st.G;
+        const double eps = m.options.tolerance;
+        Attempt out;
+        double fn = residual(m, d, st, h, st.s, st.f);
+        int stalls = 0;
+        for (int it = 1; it <= m.options.max_iterations; ++it) {
+            out.iterations = it;
+            if (!std::isfinite(fn)) {
+                out.status = StepStatus::non_finite;
+                break;
+            }
+            assemble(m, d, st, h);
+            if (!m.solver->factor(g, st.A, *st.ws)) {
+                out.status = StepStatus::singular;
+                out.worst_node = st.ws->failed_node;
+                break;
+            }
+            st.dx = st.f;
+            m.solver->solve(g, *st.ws, st.dx.data());
+            double alpha = 1, fn_try = fn;
+            if (!line_search(m, d, st, h, fn, alpha, fn_try, out.halvings)) {
+                out.status = StepStatus::rotation_limit;
+                break;
+            }
+            const bool stalled = !(fn_try <= 0.5 * fn);
+            std::swap(st.s, st.s_try);  // the last evaluated trial is taken even if not accepted
+            std::swap(st.f, st.f_try);
+            fn = fn_try;
+            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return done(out, fn);
+            // At the round-off floor of large terms: accepted only if the joints themselves meet the
+            // tolerance (a stalled step is never committed with its constraints violated).
+            if (stalled && fn < kFloor * round_off_scale(m, d, st, h, st.s) && joints_within(m, st, eps)) return done(out, fn);
+            if (stalled && fn >= eps && alpha * vnorm(st.dx) <= kStationary * std::max(1.0, vnorm(st.s))) {
+                if (fn < kFloorSlack * eps) {
+                    out.at_floor = true;
+                    out.worst_node = worst_node(*st.G, st.f);
+                    return done(out, fn);
+                }
+                break;  // stationary far above the tolerance: more iterations repeat this one
+            }
+            stalls = stalled && fn >= eps ? stalls + 1 : 0;
+            if (stalls >= kMaxStalls) break;
+            if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {
+                out.iterations = it + 1;
+                return done(out, fn);
+            }
+        }
+        out.residual = fn;
+        if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
+        if (out.worst_node < 0) out.worst_node = worst_node(*st.G, st.f);
+        return out;
+    }
+
+    // Every constraint row of the last evaluated residual within eps (in units of g).
+    static bool joints_within(const Model& m, const State& st, double eps) {
+        const BlockGraph& g = *st.G;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const double* fj = &st.f[g.node_offset[m.nbodies() + j]];
+            for (int r = 0; r < m.joints[j].rows; ++r)
+                if (!(std::fabs(fj[r]) < eps * st.rhoJ)) return false;
+        }
+        return true;
+    }
+
+    static Attempt done(Attempt out, double fn) {
+        out.residual = fn;
+        return out;
+    }
+
+    // Stage: backtracking line search on ‖f‖ along −dx; trials that break the rotation guard
+    // are halved away. Leaves the last evaluated trial in s_try/f_try; false if none was
+    // admissible.
+    bool line_search(const Model& m, const Data& d, State& st, double h, double fn, double& alpha, double& fn_try,
+                     int& halvings) const {
+        const BlockGraph& g = *st.G;
+        const double limit = kBranch / h;
+        bool admissible = false;
+        for (int hv = 0; hv <= m.options.max_halvings; ++hv, alpha *= 0.5) {
+            if (hv > 0) ++halvings;
+            for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - alpha * st.dx[i];
+            if (!within_guard(m, st.s_try, limit)) continue;
+            admissible = true;
+            fn_try = residual(m, d, st, h, st.s_try, st.f_try);
+            if (fn_try < fn || fn_try < m.options.tolerance) break;
+        }
+        return admissible;
+    }
+
+    // Stage: the residual is converged but the step that got there was not yet small, so the
+    // next Newton step only confirms. Take it as a chord step with the current factorisation
+    // (no assembly, no factorisation). True (and s, f, fn updated) if it confirms; otherwise
+    // the current iterate is evaluated again (pose3, J3) and Newton goes on as usual.
+    bool chord_confirms(const Model& m, const Data& d, State& st, double h, double& fn) const {
+        const BlockGraph& g = *st.G;
+        const double eps = m.options.tolerance;
+        st.dx = st.f;
+        m.solver->solve(g, *st.ws, st.dx.data());
+        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
+        if (!within_guard(m, st.s_try, kBranch / h)) return false;
+        const double fc = residual(m, d, st, h, st.s_try, st.f_try);
+        if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
+            std::swap(st.s, st.s_try);
+            std::swap(st.f, st.f_try);
+            fn = fc;
+            return true;
+        }
+        residual(m, d, st, h, st.s, st.f);
+        return false;
+    }
+
+    // Stage: write the accepted solution into Data (pose3 holds the configuration of the
+    // accepted s, the last one evaluated).
+    void commit(const Model& m, Data& d, State& st, double h) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        // The predictor's pair: the velocities and multipliers this step started from, if they
+        // were the previous commit's (else no pair).
+        st.h_pred = velocities_kept(d, st) ? st.dt_prev : 0;
+        std::copy(d.twist_guess.begin(), d.twist_guess.end(), st.v_prev.begin());
+        std::copy(d.lambda.begin(), d.lambda.end(), st.lam_prev.begin());
+        for (int b = 0; b < nb; ++b) {
+            const double* sb = &st.s[g.node_offset[b]];
+            d.pose[b] = {st.pose3[b].x, qnormalized(st.pose3[b].q)};
+            d.twist[b] = {{sb[0], sb[1], sb[2]}, {sb[3], sb[4], sb[5]}};
+            d.twist_guess[b] = d.twist[b];
+        }
+        st.committed = true;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            for (int r = 0; r < ji.rows; ++r) d.lambda[ji.row_offset + r] = st.s[g.node_offset[nb + j] + r] * st.lam;
+            if (!st.implicit[j]) continue;
+            for (int k = 0; k < ji.dofs; ++k) {  // c3 is that of the accepted s, the last evaluated
+                const int i = ji.dof_offset + k;
+                st.u[i] = st.s[g.node_offset[nb + j] + ji.rows + k] * st.lam;
+                st.c1[i] = st.c2[i];
+                st.c2[i] = st.c3[i];
+            }
+        }
+        st.dt_prev = h;
+        if (midpoint_) {  // this interval's input values become the previous ones
+            st.started = true;
+            st.prev_force = d.applied_force;
+            st.prev_torque = d.applied_torque;
+            st.prev_u = d.actuation;
+        }
+    }
+
+    // Row scaling and the start flag of a substep of length h.
+    void set_scaling(State& st, double h) const {
+        if (midpoint_) {
+            st.rhoT = h, st.rhoR = 0.5 * h, st.rhoJ = 1.0 / h, st.lam = 1.0 / h, st.rhoZ = h;
+            st.start = !st.started;
+        } else {
+            st.rhoT = st.rhoR = st.rhoJ = st.lam = st.rhoZ = 1.0;
+            st.start = false;
+        }
+    }
+
+    // Stage: prepare a step: forcing and config-2 Jacobians (constant during the Newton
+    // iterations), written into the force-mapping blocks F[b, j] = −[∂g/∂xᵀ; 2 ∂g/∂θᵀ].
+    void prepare(const Model& m, const Data& d, State& st, double h) const {
+        Inputs avg = d.inputs();
+        if (midpoint_ && !st.start) {
+            // Midpoint sampling: the node gets the average of the two adjacent intervals' input
+            // values, mapped at its own configuration.
+            for (int b = 0; b < m.nbodies(); ++b) {
+                st.cur_force[b] = 0.5 * (st.prev_force[b] + d.applied_force[b]);
+                st.cur_torque[b] = 0.5 * (st.prev_torque[b] + d.applied_torque[b]);
+            }
+            for (int k = 0; k < m.total_dofs; ++k) st.cur_u[k] = 0.5 * (st.prev_u[k] + d.actuation[k]);
+            avg = Inputs{st.cur_u.data(), st.cur_force.data(), st.cur_torque.data()};
+        }
+        if (st.any_implicit) {
+            // Springs and dampers are unknowns of the step: only the inputs act explicitly.
+            input_wrenches(m, avg, d.pose.data(), st.wrench.data());
+            if (!st.coords) {
+                // The first step: the current coordinates are the Data's; the previous node lies
+                // one interval back along the current rates.
+                for (int i = 0; i < m.total_dofs; ++i) {
+                    st.c2[i] = d.coord[i];
+                    st.c1[i] = d.coord[i] - st.dt_prev * d.rate[i];
+                }
+                st.coords = true;
+            }
+        } else {
+            applied_wrenches(m, d, avg, d.pose.data(), d.twist.data(), st.wrench.data());
+        }
+        if (st.start)  // the start node receives half of the first interval's impulse
+            for (Wrench& w : st.wrench) w.force = 0.5 * w.force, w.torque = 0.5 * w.torque;
+        const BlockGraph& g = *st.G;
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
+            ji.impl->constraint(a, d.pose[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J2a[o] : nullptr, &st.J2b[o]);
+            const int mj = ji.rows, nj = g.node_size[m.nbodies() + j];
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+            if (st.implicit[j]) implicit_terms(m, d, st, h, j);
+            for (int side = 0; side < 2; ++side) {
+                double* B = st.A.bj(j, side);
+                if (!B) continue;
+                const double* J = side == 0 ? &st.J2a[o] : &st.J2b[o];
+                for (int r = 0; r < 6; ++r) {
+                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
+                    for (int c = 0; c < mj; ++c) B[r * nj + c] = sc * J[c * 6 + r];
+                }
+                if (!st.implicit[j]) continue;
+                const double* C = side == 0 ? &st.C2a[oc] : &st.C2b[oc];  // the force through Cᵀ, like an actuation
+                for (int r = 0; r < 6; ++r) {
+                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
+                    for (int k = 0; k < ji.dofs; ++k) B[r * nj + mj + k] = sc * C[k * 6 + r];
+                }
+            }
+        }
+    }
+
+    // The implicit force of joint j for a step of length h: the Jacobians of its current
+    // coordinates, and u(c3) = alpha − kappa c3 (see the top of the file).
+    void implicit_terms(const Model& m, const Data& d, State& st, double h, int j) const {
+        const JointInfo& ji = m.joints[j];
+        const Pose a = ji.a >= 0 ? d.pose[ji.a] : Pose{};
+        const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+        ji.impl->coordinate_jacobian(a, d.pose[ji.b], ji.a >= 0 ? &st.C2a[oc] : nullptr, &st.C2b[oc]);
+        const double ratio = st.dt_prev / h;
+        for (int k = 0; k < ji.dofs; ++k) {
+            const int i = ji.dof_offset + k;
+            const double dmp = ji.damping[k], K = ji.stiffness[k], r = ji.rest[k];
+            const double c1 = st.c1[i], c2 = st.c2[i];
+            // spring: −K [ (ratio/2)((c1 + c2)/2 − r) + ½((c2 + c3)/2 − r) ], the first part only
+            // after the start of vi-midpoint (which takes half of the first interval alone)
+            const double spring_known = st.start ? -0.5 * K * (0.5 * c2 - r)
+                                                 : -K * (0.5 * ratio * (0.5 * (c1 + c2) - r) + 0.5 * (0.5 * c2 - r));
+            // damper: −(d/2h)(c3 − c1), the mean of the two intervals' rates (at the start of
+            // vi-midpoint half of the first interval's: −(d/2h)(c3 − c2))
+            const double damp_alpha = 0.5 * dmp * (st.start ? c2 : c1) / h, damp_kappa = 0.5 * dmp / h;
+            st.alpha[i] = spring_known + damp_alpha;
+            st.kappa[i] = 0.25 * K + damp_kappa;
+        }
+    }
+
+    // The terms of body b's rows of f(s) that depend on its velocities (sb: its unknowns), shared by
+    // residual() and round_off_scale().
+    struct BodyTerms {
+        Vec3 v2, w2, Jw2, in_R;  // new velocities, J ω2, incoming angular momentum
+        double s2;
+    };
+    static BodyTerms body_terms(const Model& m, const Data& d, const State& st, double h, const double* sb, int b) {
+        const BodyInfo& body = m.bodies[b];
+        const Vec3& w1 = d.twist[b].w;
+        BodyTerms t;
+        t.v2 = {sb[0], sb[1], sb[2]};
+        t.w2 = {sb[3], sb[4], sb[5]};
+        t.s2 = s_of(t.w2, h);
+        t.Jw2 = body.inertia * t.w2;
+        const Vec3 Jw1 = body.inertia * w1;
+        // Incoming momentum: the last interval's (first-order units), or at the Legendre start the
+        // continuous one (with half of gravity's impulse, in residual()).
+        t.in_R = st.start ? (2.0 / h) * Jw1 : (st.dt_prev / h) * (s_of(w1, st.dt_prev) * Jw1 - cross(w1, Jw1));
+        return t;
+    }
+
+    // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3.
+    double residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
+                    std::vector<double>& f) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
+            const Vec3 &v2 = t.v2, &w2 = t.w2;
+            st.pose3[b].x = d.pose[b].x + h * v2;
+            st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * t.s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
+            const Wrench& F = st.wrench[b];
+            const double cg = st.start ? 0.5 : 1.0;
+            const Vec3 dT = (body.mass / h) * (v2 - d.twist[b].v) - cg * body.mass * m.gravity - F.force;
+            const Vec3 dR = t.s2 * t.Jw2 + cross(w2, t.Jw2) - t.in_R - 2.0 * F.torque;
+            double* fb = &f[g.node_offset[b]];
+            fb[0] = st.rhoT * dT.x, fb[1] = st.rhoT * dT.y, fb[2] = st.rhoT * dT.z;
+            fb[3] = st.rhoR * dR.x, fb[4] = st.rhoR * dR.y, fb[5] = st.rhoR * dR.z;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const double* lam = &s[g.node_offset[nb + j]];
+            const int mj = ji.rows, nj = g.node_size[nb + j];
+            for (int side = 0; side < 2; ++side) {
+                const double* B = st.A.bj(j, side);
+                if (!B) continue;
+                add_block_times(nj, B, lam, &f[g.node_offset[side == 0 ? ji.a : ji.b]]);
+            }
+            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
+            double* fj = &f[g.node_offset[nb + j]];
+            // The value only: the Jacobians are needed when the matrix is rebuilt at this iterate
+            // (assemble()), not for line-search trials or the confirming step.
+            ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
+            if (st.rhoJ != 1.0)
+                for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
+            if (!st.implicit[j]) continue;
+            // Force rows: ρ_Z (z·lam − u(c3)), c3 unwrapped against c2.
+            double prev[kMaxJointDofs], c3[kMaxJointDofs];
+            for (int k = 0; k < ji.dofs; ++k) prev[k] = st.c2[ji.dof_offset + k] - ji.offset[k];
+            ji.impl->coordinates(a, st.pose3[ji.b], prev, c3);
+            for (int k = 0; k < ji.dofs; ++k) {
+                const int i = ji.dof_offset + k;
+                st.c3[i] = c3[k] + ji.offset[k];
+                const double zl = lam[mj + k] * st.lam, u = st.alpha[i] - st.kappa[i] * st.c3[i];
+                fj[mj + k] = st.rhoZ * (zl - u);
+            }
+        }
+        return vnorm(f);
+    }
+
+    // The size of the terms that make up f(s), for the round-off floor: the norm of their summed
+    // magnitudes, term by term as in residual(). Only asked for when Newton stalls; s must be the
+    // last evaluated iterate (st.c3 is its coordinates).
+    double round_off_scale(const Model& m, const Data& d, const State& st, double h, const std::vector<double>& s) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        double scale2 = 0;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
+            const Wrench& F = st.wrench[b];
+            const double tT =
+                st.rhoT * (body.mass / h * (norm(t.v2) + norm(d.twist[b].v)) + body.mass * norm(m.gravity) + norm(F.force));
+            const double tR = st.rhoR * (t.s2 * norm(t.Jw2) + norm(t.w2) * norm(t.Jw2) + norm(t.in_R) + 2.0 * norm(F.torque));
+            scale2 += tT * tT + tR * tR;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const double* lam = &s[g.node_offset[nb + j]];
+            const int mj = ji.rows, nj = g.node_size[nb + j];
+            for (int side = 0; side < 2; ++side) {
+                const double* B = st.A.bj(j, side);
+                if (!B) continue;
+                for (int r = 0; r < 6; ++r) {
+                    double mag = 0;
+                    for (int c = 0; c < nj; ++c) mag += std::fabs(B[r * nj + c] * lam[c]);
+                    scale2 += mag * mag;
+                }
+            }
+            if (!st.implicit[j]) continue;
+            for (int k = 0; k < ji.dofs; ++k) {
+                const int i = ji.dof_offset + k;
+                const double zl = lam[mj + k] * st.lam;
+                const double t = st.rhoZ * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
+                scale2 += t * t;
+            }
+        }
+        return std::sqrt(scale2);
+    }
+
+    // fb += B lam for a body's 6 × nj block of the matrix (the joint's reaction on the body); each
+    // entry sums its terms in column order. The row counts of the shipped joints call the body
+    // with a constant nj, where its loops unroll.
+    static inline __attribute__((always_inline)) void add_block_times_n(int nj, const double* B, const double* lam,
+                                                                        double* fb) {
+        for (int r = 0; r < 6; ++r) {
+            double acc = 0;
+            for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
+            fb[r] += acc;
+        }
+    }
+    static void add_block_times(int nj, const double* B, const double* lam, double* fb) {
+        switch (nj) {
+            case 1: return add_block_times_n(1, B, lam, fb);
+            case 2: return add_block_times_n(2, B, lam, fb);
+            case 3: return add_block_times_n(3, B, lam, fb);
+            case 4: return add_block_times_n(4, B, lam, fb);
+            case 5: return add_block_times_n(5, B, lam, fb);
+            case 6: return add_block_times_n(6, B, lam, fb);
+            default: return add_block_times_n(nj, B, lam, fb);
+        }
+    }
+
+    // Newton matrix at the current s (whose next configuration is in st.pose3).
+    void assemble(const Model& m, const Data& d, State& st, double h) const {
+        (void)d;
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        for (int b = 0; b < nb; ++b) {
+            const BodyInfo& body = m.bodies[b];
+            const double* sb = &st.s[g.node_offset[b]];
+            const Vec3 w{sb[3], sb[4], sb[5]};
+            const double s2 = s_of(w, h);
+            const Vec3 Jw = body.inertia * w;
+            // D_R = (s2 I + [ω]×) J − [Jω]× − (Jω) ωᵀ / s2
+            const Mat3 DR = (s2 * Mat3::identity() + skew(w)) * body.inertia - skew(Jw) - (1.0 / s2) * outer(Jw, w);
+            double* D = st.A.diag(b);
+            std::memset(D, 0, sizeof(double) * 36);
+            for (int i = 0; i < 3; ++i) {
+                D[i * 6 + i] = st.rhoT * body.mass / h;
+                for (int k = 0; k < 3; ++k) D[(3 + i) * 6 + 3 + k] = st.rhoR * DR.m[i][k];
+            }
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            // Jacobians at the next configuration of s (pose3, left by the last residual()); the
+            // value goes to scratch.
+            const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+            const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
+            const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
+            ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            if (st.implicit[j])
+                ji.impl->coordinate_jacobian(a, st.pose3[ji.b], ji.a >= 0 ? &st.C3a[oc] : nullptr, &st.C3b[oc]);
+            const int nj = g.node_size[nb + j];
+            if (st.implicit[j]) {  // ∂(force rows)/∂z = ρ_Z lam I; constraint rows have no diagonal
+                double* D = st.A.diag(nb + j);
+                std::memset(D, 0, sizeof(double) * nj * nj);
+                for (int k = ji.rows; k < nj; ++k) D[k * nj + k] = st.rhoZ * st.lam;
+            }
+            for (int side = 0; side < 2; ++side) {
+                double* H = st.A.jb(j, side);  // m_j × 6: [h ∂g/∂x, ∂g/∂θ K(ω2)]
+                if (!H) continue;
+                const int b = side == 0 ? ji.a : ji.b;
+                const double* sb = &st.s[g.node_offset[b]];
+                const Vec3 w{sb[3], sb[4], sb[5]};
+                const double s2 = s_of(w, h);
+                const Mat3 K = (0.5 * h * h) * (s2 * Mat3::identity() - skew(w) + (1.0 / s2) * outer(w, w));
+                const double* J = side == 0 ? &st.J3a[o] : &st.J3b[o];
+                for (int r = 0; r < ji.rows; ++r) {
+                    const double* Jr = J + 6 * r;
+                    double* Hr = H + 6 * r;
+                    for (int k = 0; k < 3; ++k) {
+                        Hr[k] = st.rhoJ * h * Jr[k];
+                        Hr[3 + k] = st.rhoJ * (Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k]);
+                    }
+                }
+                if (!st.implicit[j]) continue;
+                // Force rows: ∂(−ρ_Z u(c3))/∂s = ρ_Z κ ∂c3/∂s = ρ_Z κ C3 [h I, K(ω2)]
+                const double* C = side == 0 ? &st.C3a[oc] : &st.C3b[oc];
+                for (int q = 0; q < ji.dofs; ++q) {
+                    const double* Cr = C + 6 * q;
+                    double* Hr = H + 6 * (ji.rows + q);
+                    const double sc = st.rhoZ * st.kappa[ji.dof_offset + q];
+                    for (int k = 0; k < 3; ++k) {
+                        Hr[k] = sc * h * Cr[k];
+                        Hr[3 + k] = sc * (Cr[3] * K.m[0][k] + Cr[4] * K.m[1][k] + Cr[5] * K.m[2][k]);
+                    }
+                }
+            }
+        }
+    }
+
+    const char* name() const { return midpoint_ ? "vi-midpoint" : "vi-maximal"; }
+
+    static int worst_node(const BlockGraph& g, const std::vector<double>& f) {
+        int worst = -1;
+        double wv = -1;
+        for (int n = 0; n < g.nnodes(); ++n) {
+            double s = 0;
+            for (int i = 0; i < g.node_size[n]; ++i) s += f[g.node_offset[n] + i] * f[g.node_offset[n] + i];
+            if (!(s <= wv)) wv = s, worst = n;
+        }
+        return worst;
+    }
+
+    bool midpoint_;
+};
+
+}  // namespace vi_max
+}  // namespace noether
