@@ -40,9 +40,11 @@
 // 2, 4, 8, … substeps (maximal-vi.md §7.1); the interval length of the last substep is
 // remembered (dt_prev), because the momentum arriving at the current configuration depends on it.
 //
-// Source layout (plugins/integrators/vi_maximal/): vi_maximal.cpp the step (one translation unit,
-// so that the Newton path compiles as one piece), state.hpp its state and constants, setup.cpp
-// the options, their checks, the state's creation and serialisation and the monitors.
+// Source layout (plugins/integrators/vi_maximal/): vi_maximal.hpp the class with the step's Newton
+// path inline (compiled as one piece), vi_maximal.cpp the plugin entry, interior_point.cpp the step
+// with contacts and limits, contact.hpp/.cpp their units, rows and Schur complement, state.hpp the
+// state and constants, setup.cpp the options, their checks, the state's creation and serialisation
+// and the monitors.
 #pragma once
 
 #include <algorithm>
