@@ -48,6 +48,18 @@ NOETHER_API int noether_spec_set_body_velocity(noether_spec* s, const char* name
  * configuration (either may be NULL). */
 NOETHER_API int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, const char* parent,
                            const char* child, const double anchor[3], const double axis[3]);
+/* Enforced limits of a joint of one degree of freedom added before (docs/contact.md); -INFINITY or
+ * INFINITY leaves that side free. Checked when the spec is compiled (lower <= upper, start inside). */
+NOETHER_API int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double lower, double upper);
+/* A contact (docs/contact.md) on `body`: shape "point", "sphere" (size[0] radius), "capsule"
+ * (size[0] radius, size[1] length along the shape's z) or "box" (size: edge lengths); position and
+ * quat: the shape's frame in the body frame (NULL: origin, identity); mu: friction (0: none). It
+ * touches the half-space normal . y >= offset (normal NULL: the ground z >= 0), or with `other` a
+ * body, that body's sphere of radius other_radius at other_position (its frame). name may be NULL. */
+NOETHER_API int noether_spec_add_contact(noether_spec* s, const char* name, const char* body, const char* shape,
+                                         const double size[3], const double position[3], const double quat[4], double mu,
+                                         const double normal[3], double offset, const char* other, double other_radius,
+                                         const double other_position[3]);
 
 /* ---- model ---- */
 /* NULL on invalid input (noether_last_error() lists every problem). */
@@ -80,6 +92,15 @@ NOETHER_API int noether_monitors(const noether_data* d, double energy[3], double
 /* Velocity of a body: its CoM's linear velocity and its angular velocity, both in the world frame
  * (either may be NULL). */
 NOETHER_API int noether_body_velocity(const noether_data* d, int body, double v[3], double w[3]);
+/* Contact points (a box is 8, a capsule 2) and what the last step found at point k (any output may
+ * be NULL): the point and unit normal (world), the gap [m], the normal force [N], the friction force
+ * on the body (world) and 1 if it carries load. */
+NOETHER_API int noether_ncontacts(const noether_model* m);
+NOETHER_API const char* noether_contact_name(const noether_model* m, int k);
+NOETHER_API int noether_contact(const noether_data* d, int k, double point[3], double normal[3], double* gap,
+                                double* normal_force, double friction[3], int* active);
+/* The limit force of a joint's degrees of freedom (N m or N; > 0 pushes away from the lower limit). */
+NOETHER_API int noether_limit_force(const noether_data* d, int joint, double* force, int n);
 /* A force at the body's CoM and a torque, world frame, held for the coming steps until changed
  * (NULL leaves that part as it is). */
 NOETHER_API int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]);

@@ -137,6 +137,53 @@ int noether_spec_add_joint(noether_spec* s, const char* name, const char* type, 
     return NOETHER_OK;
 }
 
+int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double lower, double upper) {
+    clear_error();
+    if (!s || !joint) return fail(NOETHER_USAGE, "noether_spec_set_joint_limits: spec and joint are required");
+    for (noether::JointSpec& j : s->spec.joints)
+        if (j.name == joint) {
+            j.lower = {lower};
+            j.upper = {upper};
+            j.limited = true;
+            return NOETHER_OK;
+        }
+    return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_joint_limits: no joint named '") + joint + "' (add it first)");
+}
+
+int noether_spec_add_contact(noether_spec* s, const char* name, const char* body, const char* shape, const double size[3],
+                             const double position[3], const double quat[4], double mu, const double normal[3],
+                             double offset, const char* other, double other_radius, const double other_position[3]) {
+    clear_error();
+    if (!s || !body) return fail(NOETHER_USAGE, "noether_spec_add_contact: spec and body are required");
+    noether::ContactSpec c;
+    const std::string type = shape ? shape : "point";
+    if (type == "point") c.type = noether::ContactSpec::Type::point;
+    else if (type == "sphere") c.type = noether::ContactSpec::Type::sphere;
+    else if (type == "capsule") c.type = noether::ContactSpec::Type::capsule;
+    else if (type == "box") c.type = noether::ContactSpec::Type::box;
+    else
+        return fail(NOETHER_BAD_INPUT, "noether_spec_add_contact: shape must be \"point\", \"sphere\", \"capsule\" or \"box\", got \"" +
+                                           type + "\"");
+    if (c.type != noether::ContactSpec::Type::point && !size)
+        return fail(NOETHER_USAGE, "noether_spec_add_contact: a " + type + " needs its size");
+    if (name) c.name = name;
+    c.body = body;
+    if (size) c.size = v3(size);
+    if (position) c.pose.x = v3(position);
+    if (quat) c.pose.q = {quat[0], quat[1], quat[2], quat[3]};
+    c.mu = mu;
+    if (normal) c.normal = v3(normal);
+    c.offset = offset;
+    if (other) {
+        c.other = other;
+        c.other_radius = other_radius;
+        if (other_position) c.other_position = v3(other_position);
+    }
+    c.origin.element = "noether_spec_add_contact";
+    s->spec.contacts.push_back(c);
+    return NOETHER_OK;
+}
+
 noether_model* noether_compile(const noether_spec* s) {
     clear_error();
     if (!s) {
@@ -227,6 +274,47 @@ int noether_body_velocity(const noether_data* d, int body, double v[3], double w
     const noether::Vec3 ww = noether::rotate(d->data->pose[body].q, t.w);  // body frame → world
     if (v) v[0] = t.v.x, v[1] = t.v.y, v[2] = t.v.z;
     if (w) w[0] = ww.x, w[1] = ww.y, w[2] = ww.z;
+    return NOETHER_OK;
+}
+
+int noether_ncontacts(const noether_model* m) {
+    clear_error();
+    return m ? static_cast<int>(m->model->contacts.size()) : 0;
+}
+
+const char* noether_contact_name(const noether_model* m, int k) {
+    clear_error();
+    return m && k >= 0 && k < static_cast<int>(m->model->contacts.size()) ? m->model->contacts[k].name.c_str() : nullptr;
+}
+
+int noether_contact(const noether_data* d, int k, double point[3], double normal[3], double* gap, double* normal_force,
+                    double friction[3], int* active) {
+    clear_error();
+    if (!d) return fail(NOETHER_USAGE, "noether_contact: data is NULL");
+    if (k < 0 || k >= static_cast<int>(d->data->contact.size()))
+        return fail(NOETHER_BAD_INPUT, "noether_contact: contact index " + std::to_string(k) + " out of range (" +
+                                           std::to_string(d->data->contact.size()) + " contact points)");
+    const noether::ContactResult& r = d->data->contact[k];
+    if (point) point[0] = r.point.x, point[1] = r.point.y, point[2] = r.point.z;
+    if (normal) normal[0] = r.normal.x, normal[1] = r.normal.y, normal[2] = r.normal.z;
+    if (gap) *gap = r.gap;
+    if (normal_force) *normal_force = r.normal_force;
+    if (friction) friction[0] = r.friction.x, friction[1] = r.friction.y, friction[2] = r.friction.z;
+    if (active) *active = r.active ? 1 : 0;
+    return NOETHER_OK;
+}
+
+int noether_limit_force(const noether_data* d, int joint, double* force, int n) {
+    clear_error();
+    if (!d || !force) return fail(NOETHER_USAGE, "noether_limit_force: data and force are required");
+    const noether::Model& m = d->data->model();
+    if (joint < 0 || joint >= m.njoints())
+        return fail(NOETHER_BAD_INPUT, "noether_limit_force: joint index " + std::to_string(joint) + " out of range");
+    const noether::JointInfo& j = m.joints[joint];
+    if (n != j.dofs)
+        return fail(NOETHER_BAD_INPUT, "noether_limit_force: joint '" + j.name + "' has " + std::to_string(j.dofs) +
+                                           " degrees of freedom, got room for " + std::to_string(n));
+    for (int i = 0; i < n; ++i) force[i] = d->data->limit_force[j.dof_offset + i];
     return NOETHER_OK;
 }
 

@@ -322,19 +322,62 @@ PYBIND11_MODULE(_noether, mod) {
         .def("joint",
              [](Spec& s, const std::string& name, const std::string& type, const std::string& parent, const std::string& child,
                 std::optional<std::vector<double>> anchor, std::optional<std::vector<double>> axis,
-                std::optional<std::vector<double>> axis2, std::vector<double> stiffness, std::vector<double> damping) {
+                std::optional<std::vector<double>> axis2, std::vector<double> stiffness, std::vector<double> damping,
+                std::vector<double> lower, std::vector<double> upper) {
                  JointSpec& j = s.add_joint(name, type, parent, child);
                  if (anchor) j.anchor = vec3(*anchor, "anchor");
                  if (axis) j.axis = vec3(*axis, "axis");
                  if (axis2) j.axis2 = vec3(*axis2, "axis2");
                  j.stiffness = stiffness;
                  j.damping = damping;
+                 j.lower = lower;
+                 j.upper = upper;
+                 j.limited = !lower.empty() || !upper.empty();
                  j.origin = {"python", 0, ""};
              },
              py::arg("name"), py::arg("type"), py::arg("parent"), py::arg("child"), py::arg("anchor") = py::none(),
              py::arg("axis") = py::none(), py::arg("axis2") = py::none(), py::arg("stiffness") = std::vector<double>{},
-             py::arg("damping") = std::vector<double>{},
-             "Add a joint (parent: a body name or 'world'); anchor and axis in world coordinates at the initial poses.")
+             py::arg("damping") = std::vector<double>{}, py::arg("lower") = std::vector<double>{},
+             py::arg("upper") = std::vector<double>{},
+             "Add a joint (parent: a body name or 'world'); anchor and axis in world coordinates at the initial poses;\n"
+             "lower/upper: enforced limits (docs/contact.md).")
+        .def("contact",
+             [](Spec& s, const std::string& body, const std::string& shape, double radius, double length,
+                std::optional<std::vector<double>> size, std::vector<double> position, std::vector<double> orientation,
+                double mu, std::vector<double> normal, double offset, const std::string& other, double other_radius,
+                std::vector<double> other_position, const std::string& name) {
+                 ContactSpec c;
+                 if (shape == "point") c.type = ContactSpec::Type::point;
+                 else if (shape == "sphere") c.type = ContactSpec::Type::sphere, c.size.x = radius;
+                 else if (shape == "capsule") c.type = ContactSpec::Type::capsule, c.size = {radius, length, 0};
+                 else if (shape == "box") {
+                     if (!size) raise(g_usage_error, "contact on body '" + body + "': a box needs size (edge lengths)");
+                     c.type = ContactSpec::Type::box;
+                     c.size = vec3(*size, "size");
+                 } else {
+                     raise(g_usage_error, "contact on body '" + body + "': shape must be 'point', 'sphere', 'capsule' or "
+                                          "'box', got '" + shape + "'");
+                 }
+                 c.name = name;
+                 c.body = body;
+                 c.pose.x = vec3(position, "position");
+                 c.pose.q = quat(orientation, "orientation");
+                 c.mu = mu;
+                 c.normal = vec3(normal, "normal");
+                 c.offset = offset;
+                 c.other = other;
+                 c.other_radius = other_radius;
+                 c.other_position = vec3(other_position, "other_position");
+                 c.origin = {"python", 0, ""};
+                 s.contacts.push_back(c);
+             },
+             py::arg("body"), py::arg("shape") = "point", py::arg("radius") = 0.0, py::arg("length") = 0.0,
+             py::arg("size") = py::none(), py::arg("position") = std::vector<double>{0, 0, 0},
+             py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("mu") = 0.0,
+             py::arg("normal") = std::vector<double>{0, 0, 1}, py::arg("offset") = 0.0, py::arg("other") = "",
+             py::arg("other_radius") = 0.0, py::arg("other_position") = std::vector<double>{0, 0, 0}, py::arg("name") = "",
+             "Add a contact (docs/contact.md): a point, sphere, capsule or box on a body against the half-space\n"
+             "normal . y >= offset (the ground by default), or a sphere against the sphere of body `other`.")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },
@@ -416,6 +459,33 @@ PYBIND11_MODULE(_noether, mod) {
                  return d;
              })
         .def("summary", [](World& w) { return summary_dict(w.run().summary()); })
+        .def("contacts",
+             [](World& w) {
+                 const Model& m = w.model();
+                 const Data& d = w.data();
+                 py::list out;
+                 auto v3 = [](const Vec3& v) { return std::vector<double>{v.x, v.y, v.z}; };
+                 for (std::size_t k = 0; k < m.contacts.size(); ++k) {
+                     const ContactInfo& ci = m.contacts[k];
+                     const ContactResult& r = d.contact[k];
+                     py::dict c;
+                     c["name"] = ci.name;
+                     c["body"] = m.bodies[ci.body].name;
+                     c["other"] = ci.other >= 0 ? m.bodies[ci.other].name : std::string("world");
+                     c["point"] = v3(r.point);
+                     c["normal"] = v3(r.normal);
+                     c["gap"] = r.gap;
+                     c["normal_force"] = r.normal_force;
+                     c["friction"] = v3(r.friction);
+                     c["active"] = r.active;
+                     out.append(c);
+                 }
+                 return out;
+             },
+             "What the last step found at every contact point (docs/contact.md): name, body, other, point, normal, "
+             "gap, normal_force, friction, active.")
+        .def_property_readonly("limit_force", dof_view(&Data::limit_force, false),
+                               "joint limit forces per DOF, read-only view (ndofs; > 0 pushes away from the lower limit)")
         .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")
         .def("restore",
              [](World& w, const py::bytes& b) { w.data().restore(std::string(b)); },

@@ -172,3 +172,63 @@ TEST_CASE("C API: joint state and the linearisation of a vi-galerkin step agains
     noether_model_free(m);
     noether_spec_free(s);
 }
+
+TEST_CASE("C API: a box dropped on the ground rests on its corners, a pendulum stops at its limit", "[c-api][contact]") {
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {1.0 / 6, 0, 0, 0, 1.0 / 6, 0, 0, 0, 1.0 / 6};
+    const double pos[3] = {0, 0, 1.5}, size[3] = {1, 1, 1};
+    REQUIRE(noether_spec_add_body(s, "box", 1.0, I, pos, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_add_contact(s, "corner", "box", "box", size, nullptr, nullptr, 0.5, nullptr, 0, nullptr, 0,
+                                     nullptr) == NOETHER_OK);
+    CHECK(noether_spec_add_contact(s, nullptr, "box", "cone", size, nullptr, nullptr, 0.5, nullptr, 0, nullptr, 0,
+                                   nullptr) == NOETHER_BAD_INPUT);
+    CHECK_THAT(std::string(noether_last_error()), Contains("shape must be"));
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    REQUIRE(noether_ncontacts(m) == 8);
+    CHECK(std::string(noether_contact_name(m, 0)) == "corner/1");
+    noether_data* d = noether_data_new(m);
+    for (int i = 0; i < 150; ++i) REQUIRE(noether_step(d) == NOETHER_OK);
+    double total = 0, point[3], normal[3], gap, fn, fr[3];
+    int active = 0, nactive = 0;
+    for (int k = 0; k < 8; ++k) {
+        REQUIRE(noether_contact(d, k, point, normal, &gap, &fn, fr, &active) == NOETHER_OK);
+        total += fn;
+        nactive += active;
+        CHECK(gap >= -1e-9);
+        CHECK(normal[2] == 1.0);
+    }
+    CHECK(total == Approx(9.81).epsilon(1e-9));
+    CHECK(nactive == 4);
+    CHECK(noether_contact(d, 8, point, normal, &gap, &fn, fr, &active) == NOETHER_BAD_INPUT);
+    noether_data_free(d);
+    noether_model_free(m);
+    noether_spec_free(s);
+
+    // A pendulum into a limit: the hinge stops at 0.5 rad.
+    s = noether_spec_new();
+    const double Ib[9] = {1.0 / 12, 0, 0, 0, 1.0 / 12, 0, 0, 0, 0.01 / 6};
+    const double bob[3] = {0, 0, -0.5}, origin[3] = {0, 0, 0}, axis[3] = {0, 1, 0}, w[3] = {0, 4, 0}, v[3] = {-2, 0, 0};
+    REQUIRE(noether_spec_add_body(s, "bob", 1.0, Ib, bob, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_set_body_velocity(s, "bob", v, w) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", origin, axis) == NOETHER_OK);
+    CHECK(noether_spec_set_joint_limits(s, "nope", -1, 1) == NOETHER_BAD_INPUT);
+    REQUIRE(noether_spec_set_joint_limits(s, "hinge", -0.5, 0.5) == NOETHER_OK);
+    m = noether_compile(s);
+    REQUIRE(m);
+    d = noether_data_new(m);
+    double q, qd, hi = -1, force = 0, fmin = 0;
+    for (int i = 0; i < 100; ++i) {
+        REQUIRE(noether_step(d) == NOETHER_OK);
+        REQUIRE(noether_joint_state(d, &q, &qd) == NOETHER_OK);
+        hi = std::max(hi, q);
+        REQUIRE(noether_limit_force(d, 0, &force, 1) == NOETHER_OK);
+        fmin = std::min(fmin, force);
+    }
+    CHECK(hi <= 0.5 + 1e-9);
+    CHECK(hi > 0.5 - 1e-9);
+    CHECK(fmin < -1);  // the upper stop pushed back
+    noether_data_free(d);
+    noether_model_free(m);
+    noether_spec_free(s);
+}

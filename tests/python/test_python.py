@@ -350,3 +350,35 @@ def test_kernel_suggestions_are_worded_in_python():
         w.linearize()
     assert "integrators with one: vi-galerkin (integrator=...)" in str(e.value)
     assert "option '" not in str(e.value)
+
+
+def test_contacts_and_limits_from_python():
+    # A cube dropped on the ground (docs/contact.md): it rests on its 4 bottom corners carrying m g.
+    s = noether.Spec(dt=0.01)
+    s.body("box", mass=1, inertia=[1 / 6, 1 / 6, 1 / 6], position=[0, 0, 1.5])
+    s.contact("box", shape="box", size=[1, 1, 1], mu=0.5, name="corner")
+    w = s.compile()
+    w.run(duration=1.5)
+    c = w.contacts()
+    assert len(c) == 8 and c[0]["name"] == "corner/1"
+    assert abs(sum(x["normal_force"] for x in c) - 9.81) < 1e-8
+    assert sum(x["active"] for x in c) == 4 and min(x["gap"] for x in c) > -1e-9
+    assert w.summary()["contacts"] == 8
+    # A pendulum into a +-0.5 rad limit stops there.
+    p = noether.Spec(dt=0.01)
+    p.body("bob", mass=1, inertia=[1 / 12, 1 / 12, 0.01 / 6], position=[0, 0, -0.5], velocity=[-2, 0, 0],
+           angular_velocity=[0, 4, 0])
+    p.joint("hinge", "revolute", "world", "bob", anchor=[0, 0, 0], axis=[0, 1, 0], lower=[-0.5], upper=[0.5])
+    w = p.compile()
+    hi, push = -1.0, 0.0
+    for _ in range(100):
+        w.step()
+        hi = max(hi, w.q[0])
+        push = min(push, w.limit_force[0])
+    assert 0.5 - 1e-9 < hi <= 0.5 + 1e-9 and push < -1
+    # riqn takes no limits: refused, naming the joint and who can.
+    p2 = noether.Spec(dt=0.01, integrator="riqn")
+    p2.body("bob", mass=1, inertia=[1 / 12, 1 / 12, 0.01 / 6], position=[0, 0, -0.5])
+    p2.joint("hinge", "revolute", "world", "bob", anchor=[0, 0, 0], axis=[0, 1, 0], lower=[-0.5], upper=[0.5])
+    with pytest.raises(noether.ModelError, match="does not enforce joint limits"):
+        p2.compile()
