@@ -15,7 +15,7 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 MODELS_DIR   ?= $(or $(NOETHER_MODELS_DIR),../shared/models)
 
-.PHONY: run test deps configure build test-asan bench bench-peers clean install fuzz
+.PHONY: run test deps configure build test-asan bench bench-peers bench-contact clean install fuzz
 
 run: build
 	./$(BUILD)/bin/noether run $(SCENE)
@@ -86,6 +86,13 @@ bench-peers:
 	$(MAKE) build
 	test -x $(BUILD)/bin/peers || { echo "bench-peers: build/bin/peers was not built (see cmake's 'peer benchmarks' line)"; exit 1; }
 	$(PEER_PYTHON) bench/peers/report.py --peers $(BUILD)/bin/peers --out docs/benchmarks.md $(PEER_ARGS)
+
+# Contacts, friction and limits against MuJoCo: bench/contact_peers.cpp (docs/contact.md, "Against MuJoCo").
+bench-contact:
+	@dpkg -s libmujoco-dev >/dev/null 2>&1 || { echo "installing libmujoco-dev"; $(SUDO) apt-get install -y libmujoco-dev; }
+	$(MAKE) configure build
+	test -x $(BUILD)/bin/contact_peers || { echo "bench-contact: build/bin/contact_peers was not built (libmujoco-dev not found by cmake)"; exit 1; }
+	$(BUILD)/bin/contact_peers --rounds 3 --out bench/results/contact_peers_ci-2core.jsonl
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
