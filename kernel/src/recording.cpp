@@ -85,11 +85,28 @@ std::string recording_header(const Model& m, int every, const std::string& origi
              std::to_string(ji.a) + ",\"child\":" + std::to_string(ji.b) + ",\"anchor\":" + vec(ji.anchor_b) +
              ",\"axis\":" + vec(ji.axis_b) + ",\"loop\":" + (ji.loop ? "true" : "false") + "}";
     }
-    h += "]}";
+    h += "]";
+    // Contact points (docs/contact.md): their body and what they touch; each frame holds their point
+    // and the force on the body (normal + friction, world) after the bodies' poses.
+    if (!m.contacts.empty()) {
+        h += ",\"contacts\":[";
+        for (std::size_t k = 0; k < m.contacts.size(); ++k) {
+            const ContactInfo& ci = m.contacts[k];
+            h += k ? ",{" : "{";
+            h += "\"name\":" + json_quote(ci.name) + ",\"body\":" + std::to_string(ci.body);
+            if (ci.other >= 0) h += ",\"other\":" + std::to_string(ci.other);
+            else h += ",\"normal\":" + vec(ci.normal) + ",\"offset\":" + num(ci.offset);
+            h += "}";
+        }
+        h += "]";
+    }
+    h += "}";
     return h;
 }
 
-int recording_frame_floats(const Model& m) { return 3 + 7 * m.nbodies(); }
+int recording_frame_floats(const Model& m) {
+    return 3 + 7 * m.nbodies() + kRecordingContactFloats * static_cast<int>(m.contacts.size());
+}
 
 void recording_frame(const Model& m, const Data& d, const Monitors& mon, float* out) {
     out[0] = static_cast<float>(d.time);
@@ -101,6 +118,13 @@ void recording_frame(const Model& m, const Data& d, const Monitors& mon, float* 
         o[0] = static_cast<float>(p.x.x), o[1] = static_cast<float>(p.x.y), o[2] = static_cast<float>(p.x.z);
         o[3] = static_cast<float>(p.q.w), o[4] = static_cast<float>(p.q.x), o[5] = static_cast<float>(p.q.y);
         o[6] = static_cast<float>(p.q.z);
+    }
+    float* c = out + 3 + 7 * m.nbodies();
+    for (std::size_t k = 0; k < m.contacts.size(); ++k, c += kRecordingContactFloats) {
+        const ContactResult& r = d.contact[k];
+        const Vec3 f = r.normal_force * r.normal + r.friction;
+        c[0] = static_cast<float>(r.point.x), c[1] = static_cast<float>(r.point.y), c[2] = static_cast<float>(r.point.z);
+        c[3] = static_cast<float>(f.x), c[4] = static_cast<float>(f.y), c[5] = static_cast<float>(f.z);
     }
 }
 

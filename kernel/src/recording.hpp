@@ -4,7 +4,9 @@
 //   H bytes     the header: JSON (bodies with shapes, joints, dt, ...), padded with spaces so that
 //               the frames start at a multiple of 4
 //   frames      frame_floats float32 (little-endian) each: time, energy, violation, then per
-//               body position x y z and orientation w x y z (world)
+//               body position x y z and orientation w x y z (world), then per contact point (the
+//               header's optional "contacts") its point x y z and the force on its body x y z
+//               (normal + friction, world)
 #pragma once
 
 #include <cstdio>
@@ -18,6 +20,7 @@ struct Model;
 namespace detail {
 
 constexpr char kRecordingMagic[9] = "NOETHREC";
+constexpr int kRecordingContactFloats = 6;  // per contact point: point, force
 
 
 std::string recording_header(const Model& m, int every, const std::string& origin);

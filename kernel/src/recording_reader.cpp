@@ -75,10 +75,25 @@ RecordingContents read_recording_checked(const std::string& rec) {
     if (ff == h.end() || !ff->is_number_integer())
         bad("the header's \"frame_floats\" must be an integer, got " + (ff == h.end() ? "nothing" : shorten(ff->dump())));
     out.frame_floats = ff->get<long long>();
-    if (out.frame_floats != 3 + 7 * out.bodies)
+    const auto contacts = h.find("contacts");
+    if (contacts != h.end()) {
+        if (!contacts->is_array()) bad("the header's \"contacts\" must be an array, got " + shorten(contacts->dump()));
+        out.contacts = static_cast<long long>(contacts->size());
+        for (std::size_t k = 0; k < contacts->size(); ++k) {
+            const Json& c = (*contacts)[k];
+            const std::string where = "contact " + std::to_string(k);
+            if (!c.is_object() || !c.contains("body") || !c["body"].is_number_integer() || c["body"].get<long long>() < 0 ||
+                c["body"].get<long long>() >= out.bodies)
+                bad(where + " of the header has no \"body\" index of one of its " + std::to_string(out.bodies) + " bodies");
+            if (c.contains("normal")) numbers(c, "normal", 3, where);
+        }
+    }
+    const long long need = 3 + 7 * out.bodies + 6 * out.contacts;
+    if (out.frame_floats != need)
         bad("the header's \"frame_floats\" is " + std::to_string(out.frame_floats) + " but its " +
-            std::to_string(out.bodies) + " bodies need 3 + 7 x " + std::to_string(out.bodies) + " = " +
-            std::to_string(3 + 7 * out.bodies));
+            std::to_string(out.bodies) + " bodies" + (out.contacts ? " and " + std::to_string(out.contacts) + " contacts" : std::string()) +
+            " need 3 + 7 x " + std::to_string(out.bodies) + (out.contacts ? " + 6 x " + std::to_string(out.contacts) : std::string()) +
+            " = " + std::to_string(need));
     for (std::size_t b = 0; b < bodies->size(); ++b) {
         const Json& body = (*bodies)[b];
         const std::string where = "body " + std::to_string(b);
@@ -126,7 +141,8 @@ RecordingContents read_recording_checked(const std::string& rec) {
             std::memcpy(&v, &bits, 4);
             if (std::isfinite(v)) continue;
             const std::string what = k < 3 ? std::string(k == 0 ? "time" : k == 1 ? "energy" : "violation")
-                                           : "body " + std::to_string((k - 3) / 7) + " pose";
+                                     : k < 3 + 7 * out.bodies ? "body " + std::to_string((k - 3) / 7) + " pose"
+                                                              : "contact " + std::to_string((k - 3 - 7 * out.bodies) / 6) + " value";
             if (f == 0) bad("its first frame has a non-finite " + what);
             out.warnings.push_back("frame " + std::to_string(f) + " has a non-finite " + what + "; the " +
                                    std::to_string(f) + " frames before it are shown");

@@ -150,6 +150,11 @@ def main():
         fail("%d bodies / %d meshes drawn, the recording has %d bodies" % (status["bodies"], status["meshes"], nbodies))
     if status["nonblank"] < 500:
         fail("the 3-D view is blank (%d pixels differ from the background)" % status["nonblank"])
+    ncontacts = len(header.get("contacts", []))
+    if status.get("contacts", 0) != ncontacts:
+        fail("%d contact markers drawn, the recording has %d contact points" % (status.get("contacts", 0), ncontacts))
+    if ncontacts and status.get("planes", 0) < 1:
+        fail("the recording has ground contacts but no plane was drawn")
 
     png = os.path.join(a.work, safe + ".png")
     if os.path.exists(png):
