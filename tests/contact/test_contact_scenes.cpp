@@ -528,3 +528,66 @@ TEST_CASE("scene 15: the same relative answers from a 45 g, 8 mm cube to a 175 k
         }
     }
 }
+
+TEST_CASE("a multi-turn limit: a wheel spun past several turns stops at +10 rad, not a turn early", "[contact][limits]") {
+    Spec s;
+    s.gravity = {0, 0, 0};
+    BodySpec& b = s.add_body("wheel");
+    b.mass = 1;
+    b.inertia = Mat3::diag(0.1, 0.1, 0.2);
+    b.angular_velocity = {0, 0, 20};
+    JointSpec& j = s.add_joint("axle", "revolute", "world", "wheel");
+    j.anchor = Vec3{0, 0, 0};
+    j.axis = Vec3{0, 0, 1};
+    j.lower = {-10}, j.upper = {10}, j.limited = true;
+    s.options.dt = 0.005;
+    Sim sim(s);
+    double hi = -HUGE_VAL;
+    int first = -1;
+    for (int i = 0; i < 300; ++i) {
+        sim.step();
+        hi = std::max(hi, sim.d->coord[0]);
+        if (first < 0 && std::fabs(sim.d->limit_force[0]) > 1e-6) first = i + 1;
+    }
+    CHECK(hi <= 10 + 1e-9);
+    CHECK(sim.d->coord[0] == Approx(10).margin(1e-9));  // inelastic: it stays at the stop
+    CHECK(first == 100);  // 10 rad at 20 rad/s: the 100th step of 0.005 s reaches it
+}
+
+TEST_CASE("a limit and ground contacts on one chain: the double pendulum falls onto the ground with its elbow limited",
+          "[contact][limits]") {
+    std::vector<double> traj[2];
+    const char* solvers[2] = {"sparse-ldu", "dense-lu"};
+    for (int k = 0; k < 2; ++k) {
+        Spec s = testutil::double_pendulum_spec(solvers[k]);
+        for (BodySpec& b : s.bodies) b.position.z += 1.5;
+        for (JointSpec& j : s.joints) j.anchor->z += 1.5;
+        s.joints[1].lower = {-0.3}, s.joints[1].upper = {0.3}, s.joints[1].limited = true;
+        for (auto [body, x] : {std::pair<const char*, double>{"link1", 0.5}, {"link2", -0.5}, {"link2", 0.5}}) {
+            ContactSpec c;
+            c.body = body;
+            c.pose.x = {x, 0, 0};
+            c.mu = 0.5;
+            s.contacts.push_back(c);
+        }
+        Sim sim(s);
+        double lo = HUGE_VAL, hi = -HUGE_VAL, min_gap = HUGE_VAL;
+        int both = 0;
+        for (int i = 0; i < 300; ++i) {
+            sim.step();
+            lo = std::min(lo, sim.d->coord[1]);
+            hi = std::max(hi, sim.d->coord[1]);
+            double f = 0;
+            for (const ContactResult& c : sim.d->contact) min_gap = std::min(min_gap, c.gap), f += c.normal_force;
+            both += f > 1e-6 && std::fabs(sim.d->limit_force[1]) > 1e-6;
+            traj[k].push_back(sim.d->coord[0]), traj[k].push_back(sim.d->coord[1]);
+        }
+        CHECK(hi <= 0.3 + 1e-12);
+        CHECK(lo >= -0.3 - 1e-12);
+        CHECK(min_gap >= -1e-9);
+        CHECK(both > 0);  // steps with the limit and a contact loaded at once
+    }
+    double diff = 0;
+    for (std::size_t i = 0; i < traj[0].size(); ++i) diff = std::max(diff, std::fabs(traj[0][i] - traj[1][i]));
+    CHECK(diff < 1e-9);
+}

@@ -293,3 +293,38 @@ TEST_CASE("building and compiling a chain scales linearly: 10,000 and 100,000 li
     INFO("10,000 links: " << small << " s, 100,000 links: " << large << " s, ratio " << large / small);
     CHECK(large / small < 40);
 }
+
+TEST_CASE("bad contacts and limits: file:line, the element, the rule and the value (docs/contact.md)", "[lua][contact]") {
+    // bob hangs at (1, 0, 0) (header): the ground z >= 0 is 0 below its centre.
+    CHECK_THAT(error_of("k1.lua", "w:contact{ body = b, shape = 'sphere', radius = 0.1, position = {0, 0, 1}, mu = -0.2 }\n"
+                                  "w:run{ steps = 1 }\n"),
+               Contains("k1.lua:4: contact 'bob/contact1': friction coefficient mu must be non-negative and finite, got -0.2"));
+    CHECK_THAT(error_of("k2.lua", "w:contact{ body = b, shape = 'sphere', radius = 0, position = {0, 0, 1} }\nw:run{ steps = 1 }\n"),
+               Contains("k2.lua:4: contact 'bob/contact1': a sphere needs a radius > 0, got 0"));
+    CHECK_THAT(error_of("k3.lua", "w:contact{ body = b, normal = {0, 0, 0}, offset = -1 }\nw:run{ steps = 1 }\n"),
+               Contains("k3.lua:4: contact 'bob/contact1': the half-space normal must not be zero, got (0, 0, 0)"));
+    CHECK_THAT(error_of("k4.lua", "w:contact{ body = 'ghost' }\n"),
+               Contains("k4.lua:4: contact on body 'ghost': field 'body': no body named 'ghost'"));
+    CHECK_THAT(error_of("k5.lua", "w:joint{ name = 'h', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0},"
+                                  " axis = {0, 1, 0}, lower = 0.5, upper = -0.5 }\nw:run{ steps = 1 }\n"),
+               Contains("k5.lua:4: joint 'h': limits must satisfy lower <= upper, got [0.5, -0.5]"));
+    CHECK_THAT(error_of("k6.lua", "w:contact{ name = 'foot', body = b, shape = 'sphere', radius = 0.1, position = {0, 0, -0.05} }\n"
+                                  "w:run{ steps = 1 }\n"),
+               Contains("k6.lua:4: contact 'foot': starts in penetration: foot is 0.15 m inside (gap -0.15 m)"));
+    CHECK_THAT(error_of("k7.lua", "w:joint{ name = 'h', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0},"
+                                  " axis = {0, 1, 0}, lower = 0.2, upper = 0.5 }\nw:run{ steps = 1 }\n"),
+               Contains("k7.lua:4: joint 'h': starts outside its limits: coordinate 0 not in [0.2, 0.5]"));
+    CHECK_THAT(error_of("k8.lua", "w:joint{ name = 'ball', type = 'spherical', parent = w.world, child = b, anchor = {0, 0, 0},"
+                                  " lower = -1, upper = 1 }\nw:run{ steps = 1 }\n"),
+               Contains("k8.lua:4: joint 'ball': limits are enforced on joints of one degree of freedom"));
+    CHECK_THAT(error_of("k9.lua", "w:contact{ body = b, shape = 'cone' }\n"),
+               Contains("k9.lua:4: contact on body 'bob': field 'shape' must be \"point\", \"sphere\", \"capsule\" or \"box\", got \"cone\""));
+    // An integrator that cannot take them refuses the scene, naming the element and who can.
+    const auto r = run(write_script("k10.lua", "local noether = require('noether')\n"
+                                               "local w = noether.world{ dt = 0.01, integrator = 'rk4' }\n"
+                                               "local b = w:body{ name = 'bob', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {0, 0, 1} }\n"
+                                               "w:contact{ body = b, shape = 'sphere', radius = 0.1, mu = 0.5 }\n"
+                                               "w:run{ steps = 1 }\n"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.error, Contains("k10.lua:4: contact 'bob/contact1': integrator 'rk4' does not take contacts (integrators that do: vi-maximal)"));
+}
