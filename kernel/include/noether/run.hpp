@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -182,6 +183,7 @@ private:
         long long window_start = 0;   // step and subdivided count at the start of the window
         long long window_subdivided = 0;
         double last_share = 0;        // subdivided share of the previous window
+        double e_ref = std::nan("");  // reference of the energy test: E0, with contacts or limits the lowest seen
     };
     Watch watch_;
 
