@@ -598,3 +598,105 @@ TEST_CASE("the run's energy watch: dissipation by contacts is no warning, a gain
     for (const Warning& w : run.data().warnings) warned = warned || w.message.find("energy grew from 4.9") != std::string::npos;
     CHECK(warned);
 }
+
+namespace {
+
+// The classical Painlevé rod in the x-z plane: a uniform rod (mass 1, half-length l) whose lower
+// end slides on z = 0 with Coulomb friction mu; angle th of the rod from +x (counter-clockwise
+// towards +z). State (x_end, th, xdot_end... ) integrated as (xc, zc, th) with the contact holding:
+//   N = m (g − l th'² sin th) / (1 + 3 cos th (cos th + mu s sin th)),  s = sign of the end's slip,
+//   m xc'' = −mu s N,  m zc'' = N − m g,  I th'' = −l N cos th − l mu s N sin th,  I = m l²/3.
+struct Rod {
+    double xc, zc, th, vx, vz, w;
+};
+
+Rod rod_rate(const Rod& r, double mu, double l, double& N) {
+    const double xe_dot = r.vx + l * std::sin(r.th) * r.w;  // the end: xc − l cos th
+    const double s = xe_dot > 0 ? 1 : -1;
+    const double c = std::cos(r.th), sn = std::sin(r.th);
+    N = (kG - l * r.w * r.w * sn) / (1 + 3 * c * (c + mu * s * sn));
+    const double F = -mu * s * N;
+    const double I = l * l / 3;
+    return {r.vx, r.vz, r.w, F, N - kG, (-l * N * c + l * F * sn) / I};
+}
+
+}  // namespace
+
+TEST_CASE("scene 13: the Painleve rod with mu 0.5 agrees with the classical ODE at order 1", "[contact]") {
+    const double mu = 0.5, l = 0.5, th0 = M_PI - std::atan(2.0), T = 0.2;
+    // The ODE, RK4 at 1e-5 s; the contact holds and slides throughout (N > 0, the end's slip never 0).
+    Rod r{-l * std::cos(M_PI - th0), l * std::sin(th0), th0, 2, 0, 0};
+    r.xc = l * std::cos(th0);  // the end at the origin
+    const double h = 1e-5;
+    double N, Nmin = HUGE_VAL;
+    for (int i = 0; i < static_cast<int>(std::lround(T / h)); ++i) {
+        auto add = [](const Rod& a, const Rod& k, double f) {
+            return Rod{a.xc + f * k.xc, a.zc + f * k.zc, a.th + f * k.th, a.vx + f * k.vx, a.vz + f * k.vz, a.w + f * k.w};
+        };
+        const Rod k1 = rod_rate(r, mu, l, N);
+        Nmin = std::min(Nmin, N);
+        const Rod k2 = rod_rate(add(r, k1, h / 2), mu, l, N), k3 = rod_rate(add(r, k2, h / 2), mu, l, N);
+        const Rod k4 = rod_rate(add(r, k3, h), mu, l, N);
+        r = {r.xc + h / 6 * (k1.xc + 2 * k2.xc + 2 * k3.xc + k4.xc), r.zc + h / 6 * (k1.zc + 2 * k2.zc + 2 * k3.zc + k4.zc),
+             r.th + h / 6 * (k1.th + 2 * k2.th + 2 * k3.th + k4.th), r.vx + h / 6 * (k1.vx + 2 * k2.vx + 2 * k3.vx + k4.vx),
+             r.vz + h / 6 * (k1.vz + 2 * k2.vz + 2 * k3.vz + k4.vz), r.w + h / 6 * (k1.w + 2 * k2.w + 2 * k3.w + k4.w)};
+    }
+    REQUIRE(Nmin > 0);
+    REQUIRE(r.vx + l * std::sin(r.th) * r.w > 0.1);  // still sliding
+    double err[3];
+    const double dts[3] = {0.01, 0.005, 0.0025};
+    for (int k = 0; k < 3; ++k) {
+        Spec s;
+        s.options.dt = dts[k];
+        BodySpec& b = s.add_body("rod");
+        b.mass = 1;
+        b.inertia = box_inertia(1, 1e-3, 1e-3, 2 * l);  // a thin rod along body z
+        // body z along the rod's direction (cos th0, 0, sin th0): a turn about y by pi/2 − th0
+        b.orientation = quat_from_axis_angle({0, 1, 0}, M_PI / 2 - th0);
+        b.position = rotate(b.orientation, Vec3{0, 0, l});
+        b.velocity = {2, 0, 0};
+        ContactSpec c;
+        c.body = "rod";
+        c.pose.x = {0, 0, -l};
+        c.mu = mu;
+        s.contacts.push_back(c);
+        Sim sim(s);
+        for (int i = 0; i < static_cast<int>(std::lround(T / dts[k])); ++i) sim.step();
+        const Vec3 dir = rotate(sim.d->pose[0].q, Vec3{0, 0, 1});
+        const double th = std::atan2(dir.z, dir.x);
+        err[k] = std::max({std::fabs(sim.d->pose[0].x.x - r.xc), std::fabs(sim.d->pose[0].x.z - r.zc), l * std::fabs(th - r.th)});
+        INFO("dt " << dts[k] << ": error " << err[k]);
+        CHECK(err[k] < 0.05);
+    }
+    INFO("errors " << err[0] << " " << err[1] << " " << err[2]);
+    CHECK(err[0] / err[1] == Approx(2).epsilon(0.25));  // order 1
+    CHECK(err[1] / err[2] == Approx(2).epsilon(0.25));
+}
+
+TEST_CASE("scene 7: the rolling sphere's speed converges to 5/7 g sin t at order 1 or better", "[contact]") {
+    const double th = 0.3, r = 0.2;
+    double err[2];
+    for (int k = 0; k < 2; ++k) {
+        Spec s;
+        s.options.dt = k == 0 ? 0.01 : 0.005;
+        s.gravity = tilted(th);
+        BodySpec& b = s.add_body("ball");
+        b.mass = 1;
+        b.inertia = Mat3::diag(0.4 * r * r, 0.4 * r * r, 0.4 * r * r);
+        b.position = {0, 0, r};
+        ContactSpec c;
+        c.body = "ball";
+        c.type = ContactSpec::Type::sphere;
+        c.size = {r, 0, 0};
+        c.mu = 1;
+        s.contacts.push_back(c);
+        Sim sim(s);
+        for (int i = 0; i < (k == 0 ? 100 : 200); ++i) sim.step();
+        err[k] = std::fabs(-sim.d->twist[0].v.x - 5.0 / 7 * kG * std::sin(th));
+    }
+    INFO("v(1 s) errors " << err[0] << ", " << err[1]);
+    CHECK(err[0] < 1e-3 * 5.0 / 7 * kG * std::sin(th));
+    // contact-ip.md expects order 1 from the configuration-2 force map; measured here: 4.0 for a
+    // halved step (order 2 for this quantity). Demand at least order 1.
+    CHECK(err[0] / err[1] > 1.8);
+}
