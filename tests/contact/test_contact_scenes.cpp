@@ -700,3 +700,22 @@ TEST_CASE("scene 7: the rolling sphere's speed converges to 5/7 g sin t at order
     // halved step (order 2 for this quantity). Demand at least order 1.
     CHECK(err[0] / err[1] > 1.8);
 }
+
+TEST_CASE("bodies that nothing connects are separate blocks: boxes sliding side by side match each alone", "[contact]") {
+    // Two cubes far apart in one scene step as each does alone, to the tolerance (the Schur
+    // complement is block-diagonal by group, each block the one-cube system; the steps' iteration
+    // counts are shared, so the bits differ).
+    Spec both = cube(0.5, {2, 0, 0}, 0.5);
+    Spec other = cube(0.5, {1, 0.5, 0}, 0.5);
+    other.bodies[0].name = "box2";
+    other.bodies[0].position.y = 5;
+    other.contacts[0].body = "box2";
+    both.bodies.push_back(other.bodies[0]);
+    both.contacts.push_back(other.contacts[0]);
+    Sim pair(both), one(cube(0.5, {2, 0, 0}, 0.5)), two(other);
+    for (int i = 0; i < 60; ++i) pair.step(), one.step(), two.step();
+    CHECK(pair.d->pose[0].x.x == Approx(one.d->pose[0].x.x).margin(1e-9));
+    CHECK(pair.d->pose[1].x.x == Approx(two.d->pose[0].x.x).margin(1e-9));
+    CHECK(pair.d->pose[1].x.y == Approx(two.d->pose[0].x.y).margin(1e-9));
+    CHECK(pair.d->pose[0].x.x == Approx(0.39779).margin(1e-12));  // the discrete slide distance
+}

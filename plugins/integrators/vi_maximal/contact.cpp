@@ -92,6 +92,18 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     };
     for (const JointInfo& j : m.joints)
         if (j.a >= 0) root[find(j.a)] = find(j.b);
+    // Groups of the Schur complement's blocks: joints and body-body contacts join bodies.
+    std::vector<int> group(nb);
+    {
+        std::vector<int> g2(root);
+        auto find2 = [&](int b) {
+            while (g2[b] != b) b = g2[b] = g2[g2[b]];
+            return b;
+        };
+        for (const ContactInfo& ci : m.contacts)
+            if (ci.other >= 0) g2[find2(ci.body)] = find2(ci.other);
+        for (int b = 0; b < nb; ++b) group[b] = find2(b);
+    }
     std::vector<double> mass(nb, 0.0);
     std::vector<int> contacts(nb, 0);
     for (int b = 0; b < nb; ++b) mass[find(b)] += m.bodies[b].mass;
@@ -106,6 +118,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
         u.mu = ci.mu;
         u.body[0] = ci.body;
         u.body[1] = ci.other;
+        u.comp = group[ci.body];
         const int r = find(ci.body);
         u.F = mass[r] * g0 / contacts[r];
         u.L = std::max(body_length(m.bodies[ci.body]), ci.radius);
@@ -127,6 +140,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
             u.bound = bound;
             u.body[0] = ji.a;
             u.body[1] = ji.b;
+            u.comp = group[ji.b];
             u.L = angle ? 1.0 : lb;
             u.F = mass[find(ji.b)] * g0 * (angle ? lb : 1.0);
             u.V = g0 * m.options.dt;
@@ -137,6 +151,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) q.set.push_back(i);  // sizes the workspaces
     q.in_set.assign(q.units.size(), 1);
     q.col_var.reserve(3 * q.units.size());
+    q.blocks.reserve(q.units.size());
     layout(q);
     q.any = !q.units.empty();
     const std::size_t mm = static_cast<std::size_t>(q.m), nt = static_cast<std::size_t>(g.total_size);
@@ -156,10 +171,29 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
 }
 
 void layout(Inequalities& q) {
+    // Group by group (insertion sort: the set is small and nearly ordered; no allocation).
+    for (std::size_t a = 1; a < q.set.size(); ++a)
+        for (std::size_t b = a; b > 0; --b) {
+            const Unit &x = q.units[q.set[b - 1]], &y = q.units[q.set[b]];
+            if (x.comp < y.comp || (x.comp == y.comp && q.set[b - 1] < q.set[b])) break;
+            std::swap(q.set[b - 1], q.set[b]);
+        }
     q.m = q.ncols = q.pairs = 0;
     q.col_var.clear();
-    for (int i : q.set) {
-        Unit& u = q.units[i];
+    q.blocks.clear();
+    std::size_t s_off = 0;
+    for (std::size_t k = 0; k < q.set.size(); ++k) {
+        Unit& u = q.units[q.set[k]];
+        if (k == 0 || u.comp != q.units[q.set[k - 1]].comp) {
+            if (!q.blocks.empty()) {
+                Inequalities::Block& last = q.blocks.back();
+                last.n = q.m - last.off, last.col_end = q.ncols;
+                s_off += static_cast<std::size_t>(last.n) * last.n;
+            }
+            Inequalities::Block b;
+            b.off = q.m, b.col_begin = q.ncols, b.s_off = s_off;
+            q.blocks.push_back(b);
+        }
         u.off = q.m;
         u.col = q.ncols;
         q.m += u.n;
@@ -168,6 +202,7 @@ void layout(Inequalities& q) {
         q.ncols = static_cast<int>(q.col_var.size());
         q.pairs += u.friction ? 2 : 1;
     }
+    if (!q.blocks.empty()) q.blocks.back().n = q.m - q.blocks.back().off, q.blocks.back().col_end = q.ncols;
 }
 
 void select_units(Inequalities& q, double h) {
@@ -440,33 +475,38 @@ void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Ine
 
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
     const std::size_t nt = static_cast<std::size_t>(g.total_size);
-    // S = D − R Z.
-    const int M = q.m;
-    std::fill(q.S.begin(), q.S.end(), 0.0);
-    auto S = [&](int r, int c) -> double& { return q.S[static_cast<std::size_t>(r) * M + c]; };
-    for (int i : q.set) {
-        const Unit& u = q.units[i];
-        const int o = u.off;
-        unit_block(u, &q.y[o], &S(o, o), M, nt_rows);
-        // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction.
-        const int rows = u.friction ? 3 : 1;
-        for (int r = 0; r < rows; ++r) {
-            const int row = r == 0 ? o : o + 1 + r;  // r_φ, r_σ1 (o + 2), r_σ2 (o + 3)
-            for (int c = 0; c < q.ncols; ++c) {
-                const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
-                double acc = 0;
-                for (int side = 0; side < 2; ++side) {
-                    const int b = u.body[side];
-                    if (b < 0) continue;
-                    const double* zb = z + g.node_offset[b];
-                    if (r == 0) acc += dot6(u.Rphi[side], zb);
-                    else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
+    // S = D − R Z, block by block (units of different groups do not couple).
+    std::size_t next = 0;  // position in the set
+    for (const Inequalities::Block& blk : q.blocks) {
+        const int M = blk.n;
+        double* Sb = &q.S[blk.s_off];
+        std::fill(Sb, Sb + static_cast<std::size_t>(M) * M, 0.0);
+        auto S = [&](int r, int c) -> double& { return Sb[static_cast<std::size_t>(r - blk.off) * M + (c - blk.off)]; };
+        for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {
+            const Unit& u = q.units[q.set[next]];
+            const int o = u.off;
+            unit_block(u, &q.y[o], &S(o, o), M, nt_rows);
+            // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction.
+            const int rows = u.friction ? 3 : 1;
+            for (int r = 0; r < rows; ++r) {
+                const int row = r == 0 ? o : o + 1 + r;  // r_φ, r_σ1 (o + 2), r_σ2 (o + 3)
+                for (int c = blk.col_begin; c < blk.col_end; ++c) {
+                    const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
+                    double acc = 0;
+                    for (int side = 0; side < 2; ++side) {
+                        const int b = u.body[side];
+                        if (b < 0) continue;
+                        const double* zb = z + g.node_offset[b];
+                        if (r == 0) acc += dot6(u.Rphi[side], zb);
+                        else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
+                    }
+                    S(row, q.col_var[c]) -= acc;
                 }
-                S(row, q.col_var[c]) -= acc;
             }
         }
+        if (!dense::lu_factor(M, Sb, &q.piv[blk.off])) return false;
     }
-    return dense::lu_factor(M, q.S.data(), q.piv.data());
+    return true;
 }
 
 void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
@@ -491,7 +531,7 @@ void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequ
             dY[row] -= acc;
         }
     }
-    dense::lu_solve(q.m, q.S.data(), q.piv.data(), dY);
+    for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.n, &q.S[blk.s_off], &q.piv[blk.off], dY + blk.off);
     std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
     for (int c = 0; c < q.ncols; ++c) {
         const double a = dY[q.col_var[c]];

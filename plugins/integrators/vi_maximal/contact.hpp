@@ -37,6 +37,7 @@ struct Unit {
     double sign = 1;        // limit: +1 lower side (c − lower), −1 upper side (upper − c)
     double bound = 0;       // limit: the bound
     bool friction = false;  // contact with μ > 0: 8 unknowns, else 2
+    int comp = 0;           // the group of bodies it couples (joints and body-body contacts join them)
     int off = 0, n = 2;     // offset of the unit's unknowns in the unit vector, their count
     int col = 0;            // first force column of Z (γ; with friction β1, β2 follow)
     int body[2] = {-1, -1}; // side 0: the contact's body / the joint's parent; side 1: other / child
@@ -70,6 +71,14 @@ struct Inequalities {
     int ncols = 0;   // force columns (tree solves per iteration)
     int pairs = 0;   // complementarity pairs (orthant and cone)
     std::vector<int> col_var;  // per force column: its unknown in the unit vector
+    // The Schur complement is block-diagonal: units on bodies no joint or contact connects do not
+    // couple. One block per group, its units contiguous (layout() orders the set by group), its
+    // columns [col_begin, col_end), its factors at s_off in S (row-major n × n).
+    struct Block {
+        int off = 0, n = 0, col_begin = 0, col_end = 0;
+        std::size_t s_off = 0;
+    };
+    std::vector<Block> blocks;
     std::vector<double> y, y_try, fy, fy_try, dy, dya, fc;  // unknowns, rows, directions (m)
     std::vector<double> Z;                // ncols × (tree unknowns): F⁻¹ C, column by column
     std::vector<double> S;                // m × m Schur complement, LU in place
@@ -83,7 +92,7 @@ struct Inequalities {
 
 // Units and workspaces for the Model (graph: the step's block graph).
 void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q);
-// Offsets and columns of the working set.
+// Offsets, columns and blocks of the working set (ordered by group, then by unit).
 void layout(Inequalities& q);
 // The working set of a step of length h (needs prepare_units).
 void select_units(Inequalities& q, double h);
