@@ -140,6 +140,24 @@ std::string graph_text(const Model& m) {
         o << "  " << j.name << "  " << j.type << "  " << (j.a < 0 ? std::string("world") : m.bodies[j.a].name) << " -> "
           << m.bodies[j.b].name << "  (" << j.rows << " rows, " << j.dofs << " DOF)" << (j.loop ? "  [loop closure]" : "")
           << "\n";
+    if (m.limited_joints > 0) {
+        o << "enforced limits (" << m.limited_joints << "):";
+        for (const JointInfo& j : m.joints)
+            if (j.limited) o << " " << j.name << " [" << j.lower[0] << ", " << j.upper[0] << "]";
+        o << "\n";
+    }
+    if (!m.contacts.empty()) {
+        o << "contact points (" << m.contacts.size() << "):\n";
+        for (const ContactInfo& c : m.contacts) {
+            o << "  " << c.name << "  on " << m.bodies[c.body].name << ", ";
+            if (c.radius > 0) o << "sphere r " << c.radius;
+            else o << "point";
+            o << " at (" << c.point.x << ", " << c.point.y << ", " << c.point.z << ") against ";
+            if (c.other >= 0) o << m.bodies[c.other].name << "'s sphere r " << c.other_radius;
+            else o << "n.y >= " << c.offset << ", n = (" << c.normal.x << ", " << c.normal.y << ", " << c.normal.z << ")";
+            o << ", mu " << c.mu << "\n";
+        }
+    }
     o << "loop closures (" << g.loop_joints.size() << "):";
     for (int j : g.loop_joints) o << " " << m.joints[j].name;
     o << "\nelimination order:";

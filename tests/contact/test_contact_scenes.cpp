@@ -719,3 +719,11 @@ TEST_CASE("bodies that nothing connects are separate blocks: boxes sliding side 
     CHECK(pair.d->pose[1].x.y == Approx(two.d->pose[0].x.y).margin(1e-9));
     CHECK(pair.d->pose[0].x.x == Approx(0.39779).margin(1e-12));  // the discrete slide distance
 }
+
+TEST_CASE("the graph report (noether check) lists the contact points and the enforced limits", "[contact]") {
+    const std::string c = Run(compile(cube(0.5, {}, 0.5))).graph_report();
+    CHECK_THAT(c, Catch::Matchers::Contains("contact points (8):") &&
+                      Catch::Matchers::Contains("box/contact1/1  on box, point at (-0.5, -0.5, -0.5) against n.y >= 0, n = (0, 0, 1), mu 0.5"));
+    const std::string l = Run(compile(limited_pendulum(-0.5, 0.5))).graph_report();
+    CHECK_THAT(l, Catch::Matchers::Contains("enforced limits (1): hinge [-0.5, 0.5]"));
+}
