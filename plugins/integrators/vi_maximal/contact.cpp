@@ -102,7 +102,27 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
         };
         for (const ContactInfo& ci : m.contacts)
             if (ci.other >= 0) g2[find2(ci.body)] = find2(ci.other);
-        for (int b = 0; b < nb; ++b) group[b] = find2(b);
+        // Groups numbered 0, 1, ... in order of their first body.
+        std::vector<int> number(nb, -1);
+        int groups = 0;
+        for (int b = 0; b < nb; ++b) {
+            const int r = find2(b);
+            if (number[r] < 0) number[r] = groups++;
+            group[b] = number[r];
+        }
+        // Each group's tree entries: its bodies' (6 each), then its joints' rows.
+        q.g_off.assign(groups + 1, 0);
+        q.b_pos.assign(nb, 0);
+        std::vector<int> count(groups, 0);
+        for (int b = 0; b < nb; ++b) q.b_pos[b] = count[group[b]], count[group[b]] += 6;
+        for (int j = 0; j < m.njoints(); ++j) count[group[m.joints[j].b]] += g.node_size[nb + j];
+        for (int k = 0; k < groups; ++k) q.g_off[k + 1] = q.g_off[k] + count[k];
+        q.g_idx.assign(q.g_off[groups], 0);
+        std::vector<int> fill(q.g_off.begin(), q.g_off.end() - 1);
+        for (int b = 0; b < nb; ++b)
+            for (int k = 0; k < 6; ++k) q.g_idx[fill[group[b]]++] = g.node_offset[b] + k;
+        for (int j = 0; j < m.njoints(); ++j)
+            for (int k = 0; k < g.node_size[nb + j]; ++k) q.g_idx[fill[group[m.joints[j].b]]++] = g.node_offset[nb + j] + k;
     }
     std::vector<double> mass(nb, 0.0);
     std::vector<int> contacts(nb, 0);
@@ -156,7 +176,11 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     q.any = !q.units.empty();
     const std::size_t mm = static_cast<std::size_t>(q.m), nt = static_cast<std::size_t>(g.total_size);
     for (auto* v : {&q.y, &q.y_try, &q.fy, &q.fy_try, &q.dy, &q.dya, &q.fc}) v->assign(mm, 0.0);
-    q.Z.assign(static_cast<std::size_t>(q.ncols) * nt, 0.0);
+    std::size_t zsize = 0;  // every unit in the set: the most Z can hold
+    for (const Unit& u : q.units) zsize += static_cast<std::size_t>(u.friction ? 3 : 1) * (q.g_off[u.comp + 1] - q.g_off[u.comp]);
+    q.Z.assign(zsize, 0.0);
+    q.z_off.assign(q.ncols + 1, 0);
+    layout(q);  // again, now with Z's offsets
     q.S.assign(mm * mm, 0.0);
     q.piv.assign(mm, 0);
     for (auto* v : {&q.t1, &q.t2, &q.t3}) v->assign(nt, 0.0);
@@ -203,6 +227,15 @@ void layout(Inequalities& q) {
         q.pairs += u.friction ? 2 : 1;
     }
     if (!q.blocks.empty()) q.blocks.back().n = q.m - q.blocks.back().off, q.blocks.back().col_end = q.ncols;
+    // Z's columns, each the length of its group's entries.
+    if (q.z_off.size() < static_cast<std::size_t>(q.ncols) + 1) return;  // during setup: sized after
+    std::size_t z = 0;
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const std::size_t len = static_cast<std::size_t>(q.g_off[u.comp + 1] - q.g_off[u.comp]);
+        for (int c = 0; c < (u.friction ? 3 : 1); ++c) q.z_off[u.col + c] = z, z += len;
+    }
+    q.z_off[q.ncols] = z;
 }
 
 void select_units(Inequalities& q, double h) {
@@ -453,28 +486,32 @@ void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt) {
 void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h) {
     const std::size_t nt = static_cast<std::size_t>(g.total_size);
     gap_jacobians(g, q, s, h);
-    // Z = F⁻¹ C, one tree solve per force column.
+    // Z = F⁻¹ C, one tree solve per force column, kept on the column's group.
+    double* t = q.t2.data();
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int cols = u.friction ? 3 : 1;
+        const int* idx = &q.g_idx[q.g_off[u.comp]];
+        const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
         for (int c = 0; c < cols; ++c) {
-            double* z = &q.Z[static_cast<std::size_t>(u.col + c) * nt];
-            std::fill(z, z + nt, 0.0);
+            std::fill(t, t + nt, 0.0);
             for (int side = 0; side < 2; ++side) {
                 const int b = u.body[side];
                 if (b < 0) continue;
                 const double* src = c == 0 ? u.G2[side] : u.Jt[side][c - 1];
-                double* zb = z + g.node_offset[b];
+                double* zb = t + g.node_offset[b];
                 for (int k = 0; k < 3; ++k) zb[k] = -u.F * src[k];
                 for (int k = 3; k < 6; ++k) zb[k] = -2.0 * u.F * src[k];
             }
-            m.solver->solve(g, ws, z);
+            m.solver->solve(g, ws, t);
+            double* z = &q.Z[q.z_off[u.col + c]];
+            for (int e = 0; e < len; ++e) z[e] = t[idx[e]];
         }
     }
 }
 
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
-    const std::size_t nt = static_cast<std::size_t>(g.total_size);
+    (void)g;
     // S = D − R Z, block by block (units of different groups do not couple).
     std::size_t next = 0;  // position in the set
     for (const Inequalities::Block& blk : q.blocks) {
@@ -491,12 +528,12 @@ bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
             for (int r = 0; r < rows; ++r) {
                 const int row = r == 0 ? o : o + 1 + r;  // r_φ, r_σ1 (o + 2), r_σ2 (o + 3)
                 for (int c = blk.col_begin; c < blk.col_end; ++c) {
-                    const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
+                    const double* z = &q.Z[q.z_off[c]];
                     double acc = 0;
                     for (int side = 0; side < 2; ++side) {
                         const int b = u.body[side];
                         if (b < 0) continue;
-                        const double* zb = z + g.node_offset[b];
+                        const double* zb = z + q.b_pos[b];
                         if (r == 0) acc += dot6(u.Rphi[side], zb);
                         else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
                     }
@@ -533,11 +570,16 @@ void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequ
     }
     for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.n, &q.S[blk.s_off], &q.piv[blk.off], dY + blk.off);
     std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
-    for (int c = 0; c < q.ncols; ++c) {
-        const double a = dY[q.col_var[c]];
-        if (a == 0) continue;
-        const double* z = &q.Z[static_cast<std::size_t>(c) * nt];
-        for (std::size_t i = 0; i < nt; ++i) dT[i] -= a * z[i];
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const int* idx = &q.g_idx[q.g_off[u.comp]];
+        const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
+        for (int c = u.col; c < u.col + (u.friction ? 3 : 1); ++c) {
+            const double a = dY[q.col_var[c]];
+            if (a == 0) continue;
+            const double* z = &q.Z[q.z_off[c]];
+            for (int e = 0; e < len; ++e) dT[idx[e]] -= a * z[e];
+        }
     }
 }
 

@@ -37,7 +37,7 @@ struct Unit {
     double sign = 1;        // limit: +1 lower side (c − lower), −1 upper side (upper − c)
     double bound = 0;       // limit: the bound
     bool friction = false;  // contact with μ > 0: 8 unknowns, else 2
-    int comp = 0;           // the group of bodies it couples (joints and body-body contacts join them)
+    int comp = 0;           // the group of bodies it couples (joints and body-body contacts join them), 0 ..
     int off = 0, n = 2;     // offset of the unit's unknowns in the unit vector, their count
     int col = 0;            // first force column of Z (γ; with friction β1, β2 follow)
     int body[2] = {-1, -1}; // side 0: the contact's body / the joint's parent; side 1: other / child
@@ -80,7 +80,13 @@ struct Inequalities {
     };
     std::vector<Block> blocks;
     std::vector<double> y, y_try, fy, fy_try, dy, dya, fc;  // unknowns, rows, directions (m)
-    std::vector<double> Z;                // ncols × (tree unknowns): F⁻¹ C, column by column
+    // Z = F⁻¹ C, column by column, each column only on the tree entries of its group (the bodies and
+    // joints that the column's unit can move: the tree solve is zero elsewhere): column c at z_off[c],
+    // group g's entries listed in g_idx[g_off[g] .. g_off[g + 1]) (a body's six first, in order),
+    // body b's first entry at b_pos[b] within its group's list.
+    std::vector<double> Z;
+    std::vector<std::size_t> z_off;
+    std::vector<int> g_idx, g_off, b_pos;
     std::vector<double> S;                // m × m Schur complement, LU in place
     std::vector<int> piv;
     std::vector<double> t1, t2, t3;       // tree-size scratch
