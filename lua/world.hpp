@@ -28,9 +28,10 @@ namespace lua {
 // spent seconds in the C++ copies and indexes of every later call.
 constexpr std::size_t kMaxStringField = 4096;
 // The sandbox's budget for what lives on the C++ heap, outside its Lua memory limit, summed over
-// the whole script: ensemble members and bodies.
+// the whole script: ensemble members, bodies and contact points (a box is 8).
 constexpr long long kSandboxMembers = 4096;
 constexpr long long kSandboxBodies = 100000;
+constexpr long long kSandboxContactPoints = 100000;
 
 // An error raised inside the binding; converted to a Lua error at the C-function boundary.
 struct LuaFail : std::runtime_error {
@@ -92,6 +93,7 @@ struct Context {
     std::vector<std::string> used_params;
     long long members_made = 0;  // ensemble members made so far (the sandbox's budget)
     long long bodies_made = 0;   // bodies added to the script's worlds so far (the same)
+    long long contact_points_made = 0;  // contact points declared so far (the same)
     SweepPlan sweep;                // noether.sweep{}
     std::vector<Recorded> records;  // noether.record()
 };

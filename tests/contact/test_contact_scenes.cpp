@@ -727,3 +727,14 @@ TEST_CASE("the graph report (noether check) lists the contact points and the enf
     const std::string l = Run(compile(limited_pendulum(-0.5, 0.5))).graph_report();
     CHECK_THAT(l, Catch::Matchers::Contains("enforced limits (1): hinge [-0.5, 0.5]"));
 }
+
+TEST_CASE("a mechanism with more contact points than one dense system can take is refused at compile time", "[contact]") {
+    Spec s = cube(2, {}, 0.5);
+    for (int k = 0; k < 128; ++k) s.contacts.push_back(s.contacts[0]);  // 129 boxes of 8 points with friction
+    for (std::size_t k = 1; k < s.contacts.size(); ++k) s.contacts[k].name = "c" + std::to_string(k);
+    const std::string e = testutil::error_of([&] { compile(s); });
+    CHECK_THAT(e, Catch::Matchers::Contains("body 'box': the contact points and joint limits of its mechanism need 8256 "
+                                            "unknowns in one dense system; vi-maximal takes at most 8192"));
+    s.contacts.resize(128);  // 1024 points: accepted
+    CHECK_NOTHROW(compile(s));
+}

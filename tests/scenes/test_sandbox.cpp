@@ -240,6 +240,11 @@ TEST_CASE("sandbox: a budget for members and bodies, the time limit checked in e
     CHECK_THAT(refused("sb_bodies.lua", "local noether = require('noether')\nlocal w = noether.world{}\n"
                                         "for i = 1, 100001 do w:body{ name = 'b' .. i, mass = 1, inertia = {1, 1, 1} } end\n"),
                Contains("sb_bodies.lua:3: sandbox: 100000 bodies exist and 1 more would pass the script's budget"));
+    // Contact points too (issue 33): a box is 8 of them.
+    CHECK_THAT(refused("sb_contacts.lua", "local noether = require('noether')\nlocal w = noether.world{}\n"
+                                          "local b = w:body{ name = 'b', mass = 1, inertia = {1, 1, 1}, position = {0, 0, 5} }\n"
+                                          "for i = 1, 12501 do w:contact{ body = b, shape = 'box', size = {1, 1, 1} } end\n"),
+               Contains("sb_contacts.lua:4: sandbox: 100000 contact points exist and 8 more would pass the script's budget"));
     CHECK_THAT(refused("sb_name.lua", "local noether = require('noether')\nlocal w = noether.world{}\n"
                                       "w:body{ name = string.rep('x', 5000), mass = 1, inertia = {1, 1, 1} }\n"),
                Contains("sb_name.lua:3: body: field 'name' is a string of 5000 bytes; the most a name takes is 4096"));

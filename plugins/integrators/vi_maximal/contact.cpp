@@ -80,6 +80,28 @@ double limit_coordinate(const JointInfo& j, const Pose* pose, double prev, doubl
 
 }  // namespace
 
+long long largest_group_unknowns(const Model& m, int* body) {
+    const int nb = m.nbodies();
+    std::vector<int> root(nb);
+    for (int b = 0; b < nb; ++b) root[b] = b;
+    auto find = [&](int b) {
+        while (root[b] != b) b = root[b] = root[root[b]];
+        return b;
+    };
+    for (const JointInfo& j : m.joints)
+        if (j.a >= 0) root[find(j.a)] = find(j.b);
+    for (const ContactInfo& ci : m.contacts)
+        if (ci.other >= 0) root[find(ci.body)] = find(ci.other);
+    std::vector<long long> n(nb, 0);
+    for (const ContactInfo& ci : m.contacts) n[find(ci.body)] += ci.mu > 0 ? 8 : 2;
+    for (const JointInfo& j : m.joints)
+        if (j.limited) n[find(j.b)] += 2 * ((std::isfinite(j.lower[0]) ? 1 : 0) + (std::isfinite(j.upper[0]) ? 1 : 0));
+    long long best = 0;
+    for (int b = 0; b < nb; ++b)
+        if (n[b] > best) best = n[b], *body = b;
+    return best;
+}
+
 void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     const int nb = m.nbodies();
     const double g0 = gravity_scale(m);

@@ -96,6 +96,11 @@ struct Inequalities {
     bool any = false;
 };
 
+// The largest group's unit unknowns (all its contact points and limit sides): the size of the
+// dense system its steps may factor. vi-maximal refuses a Model above kMaxGroupUnknowns (the
+// factors alone would take 512 MB), naming the group's first body.
+constexpr long long kMaxGroupUnknowns = 8192;
+long long largest_group_unknowns(const Model& m, int* body);
 // Units and workspaces for the Model (graph: the step's block graph).
 void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q);
 // Offsets, columns and blocks of the working set (ordered by group, then by unit).

@@ -106,6 +106,15 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
     }
     if (m.options.extra.count("contact_tolerance"))
         check_positive_option(m, name, "contact_tolerance", contact_tolerance(m), out);
+    if (m.has_inequalities()) {
+        int body = 0;
+        const long long n = largest_group_unknowns(m, &body);
+        if (n > kMaxGroupUnknowns)
+            out.push_back({Severity::error, m.bodies[body].origin,
+                           "body '" + m.bodies[body].name + "': the contact points and joint limits of its mechanism need " +
+                               std::to_string(n) + " unknowns in one dense system; " + name + " takes at most " +
+                               std::to_string(kMaxGroupUnknowns) + " (1024 points with friction) per mechanism"});
+    }
     const double limit = kBranch / m.options.dt;
     for (const BodyInfo& b : m.bodies) {
         const double w = norm(b.twist0.w);
