@@ -11,6 +11,7 @@
 #include "noether/graph.hpp"
 #include "noether/limits.hpp"
 #include "noether/linearize.hpp"
+#include "noether/queries.hpp"
 #include "noether/math.hpp"
 #include "noether/model.hpp"
 #include "noether/output_file.hpp"
