@@ -70,6 +70,7 @@ struct World {
     std::shared_ptr<const Model> model;        // set by the first compile
     std::unique_ptr<Run> run;
     Data* data = nullptr;  // run->data() once compiled
+    std::unique_ptr<Kinematics> kinematics;  // the queries (queries.cpp), made at the first one
 };
 
 // The object behind w:ensemble{}: K members of one world's Model stepped in parallel.
@@ -281,6 +282,16 @@ int world_state(lua_State* L, World& w) {
 // lookup of method `key_idx` in it (nil for other keys).
 void new_metatable(lua_State* L, const char* name, lua_CFunction index, lua_CFunction gc, const luaL_Reg* methods);
 int push_method(lua_State* L, const char* meta, int key_idx);
+
+// queries.cpp: kinematics and dynamics at the current state (docs/queries.md)
+int l_jacobian(lua_State* L, World& w);
+int l_mass_matrix(lua_State* L, World& w);
+int l_inverse_dynamics(lua_State* L, World& w);
+int l_bias_forces(lua_State* L, World& w);
+int l_gravity_forces(lua_State* L, World& w);
+int l_forward_dynamics(lua_State* L, World& w);
+int l_center_of_mass(lua_State* L, World& w);
+int l_com_jacobian(lua_State* L, World& w);
 
 // scene.cpp
 int l_world(lua_State* L);

@@ -129,11 +129,30 @@ public:
     void check_open() const {
         if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
     }
+    // The kinematics and dynamics queries (docs/queries.md), made at the first one.
+    Kinematics& kinematics() {
+        check_idle();
+        if (!kin_) kin_ = std::make_unique<Kinematics>(run_->model_ptr());
+        return *kin_;
+    }
 
 private:
     std::unique_ptr<Run> run_;
     double duration_;
+    std::unique_ptr<Kinematics> kin_;
 };
+
+// Queries at a world's current state (docs/queries.md): n-vectors and row-major matrices as numpy.
+py::array_t<double> dof_array(Kinematics& k, py::array_t<double, py::array::c_style | py::array::forcecast> v,
+                              const char* what) {
+    if (v.ndim() != 1 || v.shape(0) != k.n())
+        raise(g_usage_error, std::string(what) + " must have " + std::to_string(k.n()) +
+                                 " numbers (one per joint coordinate), got shape (" +
+                                 (v.ndim() ? std::to_string(v.shape(0)) : std::string()) + (v.ndim() > 1 ? ", ..." : "") + ")");
+    for (py::ssize_t i = 0; i < v.shape(0); ++i)
+        if (!std::isfinite(v.at(i))) raise(g_usage_error, std::string(what) + "[" + std::to_string(i) + "] is not finite");
+    return v;
+}
 
 void ensemble_idle(const Ensemble& e) { check_idle(&e, "Ensemble"); }
 
@@ -484,6 +503,80 @@ PYBIND11_MODULE(_noether, mod) {
              },
              "What the last step found at every contact point (docs/contact.md): name, body, other, point, normal, "
              "gap, normal_force, friction, active.")
+        .def("jacobian",
+             [](World& w, const std::string& body, std::optional<std::vector<double>> point) {
+                 Kinematics& k = w.kinematics();
+                 const int b = w.model().body_index(body);
+                 if (b < 0) raise(g_usage_error, "jacobian: no body named '" + body + "'");
+                 const int n = k.n();
+                 if (!point) {
+                     py::array_t<double> J({6, n});
+                     k.body_jacobian(w.data().coord.data(), b, J.mutable_data());
+                     return J;
+                 }
+                 py::array_t<double> J({3, n});
+                 k.point_jacobian(w.data().coord.data(), b, vec3(*point, "point"), J.mutable_data());
+                 return J;
+             },
+             py::arg("body"), py::arg("point") = py::none(),
+             "The body's 6 x n Jacobian (rows: angular velocity, then its CoM's velocity; world), or with point\n"
+             "(body frame) that point's 3 x n Jacobian, at the current state (docs/queries.md).")
+        .def("mass_matrix",
+             [](World& w) {
+                 Kinematics& k = w.kinematics();
+                 py::array_t<double> M({k.n(), k.n()});
+                 k.mass_matrix(w.data().coord.data(), M.mutable_data());
+                 return M;
+             },
+             "The joint-space mass matrix M(q) at the current state.")
+        .def("inverse_dynamics",
+             [](World& w, py::array_t<double, py::array::c_style | py::array::forcecast> qdd) {
+                 Kinematics& k = w.kinematics();
+                 auto a = dof_array(k, qdd, "qdd");
+                 py::array_t<double> tau(k.n());
+                 k.inverse_dynamics(w.data().coord.data(), w.data().rate.data(), a.data(), tau.mutable_data());
+                 return tau;
+             },
+             py::arg("qdd"), "The joint forces M q̈ + C q̇ + g at the current state (gravity only; no springs, inputs, contacts).")
+        .def("bias_forces",
+             [](World& w) {
+                 Kinematics& k = w.kinematics();
+                 py::array_t<double> b(k.n());
+                 k.bias_forces(w.data().coord.data(), w.data().rate.data(), b.mutable_data());
+                 return b;
+             },
+             "C(q, q̇) q̇ + g(q) at the current state.")
+        .def("gravity_forces",
+             [](World& w) {
+                 Kinematics& k = w.kinematics();
+                 py::array_t<double> g(k.n());
+                 k.gravity_forces(w.data().coord.data(), g.mutable_data());
+                 return g;
+             },
+             "g(q) at the current state.")
+        .def("forward_dynamics",
+             [](World& w, py::array_t<double, py::array::c_style | py::array::forcecast> tau) {
+                 Kinematics& k = w.kinematics();
+                 auto a = dof_array(k, tau, "tau");
+                 py::array_t<double> qdd(k.n());
+                 k.forward_dynamics(w.data().coord.data(), w.data().rate.data(), a.data(), qdd.mutable_data());
+                 return qdd;
+             },
+             py::arg("tau"), "q̈ = M⁻¹ (τ − C q̇ − g) at the current state.")
+        .def("center_of_mass",
+             [](World& w) {
+                 const Vec3 c = w.kinematics().center_of_mass(w.data().coord.data());
+                 return std::vector<double>{c.x, c.y, c.z};
+             },
+             "The centre of mass of all bodies (world).")
+        .def("com_jacobian",
+             [](World& w) {
+                 Kinematics& k = w.kinematics();
+                 py::array_t<double> J({3, k.n()});
+                 k.com_jacobian(w.data().coord.data(), J.mutable_data());
+                 return J;
+             },
+             "The centre of mass's 3 x n Jacobian at the current state.")
         .def_property_readonly("limit_force", dof_view(&Data::limit_force, false),
                                "joint limit forces per DOF, read-only view (ndofs; > 0 pushes away from the lower limit)")
         .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")

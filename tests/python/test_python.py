@@ -382,3 +382,32 @@ def test_contacts_and_limits_from_python():
     p2.joint("hinge", "revolute", "world", "bob", anchor=[0, 0, 0], axis=[0, 1, 0], lower=[-0.5], upper=[0.5])
     with pytest.raises(noether.ModelError, match="does not enforce joint limits"):
         p2.compile()
+
+
+def test_kinematics_and_dynamics_queries():
+    # docs/queries.md: at the world's current state, numpy arrays.
+    w = double_pendulum_spec().compile()
+    w.set_joint_state([0.4, -0.3], [0.2, 0.1])
+    J = w.jacobian("link2")
+    assert J.shape == (6, 2)
+    M = w.mass_matrix()
+    assert M.shape == (2, 2) and abs(M[0, 1] - M[1, 0]) < 1e-14
+    qd = np.array([0.2, 0.1])
+    tau = np.array([0.5, -0.25])
+    qdd = w.forward_dynamics(tau)
+    assert np.allclose(w.inverse_dynamics(qdd), tau, atol=1e-12)
+    assert np.allclose(w.inverse_dynamics(np.zeros(2)), w.bias_forces(), atol=1e-14)
+    # The tip's point Jacobian maps the joint rates to its velocity; it moves in the x-z plane.
+    Jp = w.jacobian("link2", [0.5, 0, 0])
+    assert Jp.shape == (3, 2) and abs(Jp[1] @ qd) < 1e-14
+    assert w.com_jacobian().shape == (3, 2) and len(w.center_of_mass()) == 3
+    # set_joint_state set the bodies' velocities from q̇: their kinetic energy is ½ q̇ᵀ M q̇
+    assert abs(0.5 * qd @ M @ qd - w.monitors()["kinetic"]) < 1e-12
+    with pytest.raises(noether.UsageError, match="qdd must have 2 numbers"):
+        w.inverse_dynamics([1.0, 2.0, 3.0])
+    with pytest.raises(noether.UsageError, match="no body named 'ghost'"):
+        w.jacobian("ghost")
+    free = noether.Spec()
+    free.body("free", mass=1, inertia=[1, 1, 1])
+    with pytest.raises(noether.UsageError, match="floats free"):
+        free.compile().mass_matrix()

@@ -328,3 +328,40 @@ TEST_CASE("bad contacts and limits: file:line, the element, the rule and the val
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.error, Contains("k10.lua:4: contact 'bob/contact1': integrator 'rk4' does not take contacts (integrators that do: vi-maximal)"));
 }
+
+TEST_CASE("queries from Lua: Jacobians, mass matrix and dynamics at the current state (docs/queries.md)", "[lua][queries]") {
+    const auto r = run(write_script("q1.lua", R"(
+local noether = require('noether')
+local w = noether.world{ dt = 0.01 }
+local box = noether.inertia.box(1, 1, 0.1, 0.1)
+local a = w:body{ name = 'a', mass = 1, inertia = box, position = {0.5, 0, 0} }
+local b = w:body{ name = 'b', mass = 1, inertia = box, position = {1.5, 0, 0} }
+w:joint{ name = 'j1', type = 'revolute', parent = w.world, child = a, anchor = {0, 0, 0}, axis = {0, 1, 0} }
+w:joint{ name = 'j2', type = 'revolute', parent = a, child = b, anchor = {1, 0, 0}, axis = {0, 1, 0} }
+w:step(5)
+local J = w:jacobian(b)
+assert(#J == 6 and #J[1] == 2, 'a 6 x 2 Jacobian')
+local M = w:mass_matrix()
+assert(math.abs(M[1][2] - M[2][1]) < 1e-14, 'symmetric')
+local qdd = w:forward_dynamics({0.3, -0.2})
+local tau = w:inverse_dynamics(qdd)
+assert(math.abs(tau[1] - 0.3) < 1e-10 and math.abs(tau[2] + 0.2) < 1e-10, 'inverse undoes forward')
+-- The tip's Jacobian times the joint rates is the tip's velocity (both hinges about y).
+local Jp = w:jacobian(b, {0.5, 0, 0})
+local q, qd = w:joint_state()
+local v = { Jp[1][1] * qd[1] + Jp[1][2] * qd[2], Jp[3][1] * qd[1] + Jp[3][2] * qd[2] }
+assert(math.abs(Jp[2][1]) < 1e-14, 'no motion along y')
+local g = w:gravity_forces()
+local c = w:center_of_mass()
+local Jc = w:com_jacobian()
+assert(#Jc == 3 and #g == 2 and #c == 3)
+print(string.format('ok %.6f %.6f', M[1][1], tau[1]))
+)"));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(error_of("q2.lua", "w:joint{ name = 'h', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0},"
+                                  " axis = {0, 1, 0} }\nw:inverse_dynamics({1, 2})\n"),
+               Contains("q2.lua:5: inverse_dynamics: qdd must have 1 numbers (one per joint coordinate), got 2"));
+    CHECK_THAT(error_of("q3.lua", "w:jacobian(b)\n"), Contains("q3.lua:4: jacobian: the kinematics queries take trees of 1-DOF joints "
+                                                              "on a fixed base; body 'bob' floats free"));
+}
