@@ -101,6 +101,25 @@ NOETHER_API int noether_contact(const noether_data* d, int k, double point[3], d
                                 double* normal_force, double friction[3], int* active);
 /* The limit force of a joint's degrees of freedom (N m or N; > 0 pushes away from the lower limit). */
 NOETHER_API int noether_limit_force(const noether_data* d, int joint, double* force, int n);
+
+/* ---- kinematics and dynamics queries (docs/queries.md) ----
+ * At joint coordinates q (noether_ndofs of them, the layout of noether_joint_state); matrices
+ * row-major, world frame. Trees of 1-DOF joints on a fixed base (else NULL, noether_last_error
+ * names the element). The queries object owns workspaces: one thread at a time. */
+typedef struct noether_kinematics noether_kinematics;
+NOETHER_API noether_kinematics* noether_kinematics_new(const noether_model* m);
+NOETHER_API void noether_kinematics_free(noether_kinematics* k);
+/* 6 x n: rows angular velocity, then the velocity of the body's CoM; with point (body frame, not
+ * NULL) the 3 x n Jacobian of that point instead. */
+NOETHER_API int noether_jacobian(noether_kinematics* k, const double* q, int body, const double point[3], double* J);
+NOETHER_API int noether_mass_matrix(noether_kinematics* k, const double* q, double* M);
+/* tau = M(q) qdd + C(q, qd) qd + g(q); with qd and qdd NULL: g(q); with qdd NULL: the bias forces. */
+NOETHER_API int noether_inverse_dynamics(noether_kinematics* k, const double* q, const double* qd, const double* qdd,
+                                         double* tau);
+NOETHER_API int noether_forward_dynamics(noether_kinematics* k, const double* q, const double* qd, const double* tau,
+                                         double* qdd);
+/* The centre of mass (com, 3) and its 3 x n Jacobian (J may be NULL). */
+NOETHER_API int noether_center_of_mass(noether_kinematics* k, const double* q, double com[3], double* J);
 /* A force at the body's CoM and a torque, world frame, held for the coming steps until changed
  * (NULL leaves that part as it is). */
 NOETHER_API int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]);

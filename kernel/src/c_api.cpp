@@ -318,6 +318,78 @@ int noether_limit_force(const noether_data* d, int joint, double* force, int n) 
     return NOETHER_OK;
 }
 
+struct noether_kinematics {
+    std::unique_ptr<noether::Kinematics> k;
+};
+
+noether_kinematics* noether_kinematics_new(const noether_model* m) {
+    clear_error();
+    if (!m) {
+        fail(NOETHER_USAGE, "noether_kinematics_new: model is NULL");
+        return nullptr;
+    }
+    noether_kinematics* out = nullptr;
+    guarded([&] {
+        out = new noether_kinematics{std::make_unique<noether::Kinematics>(m->model)};
+        return NOETHER_OK;
+    });
+    return out;
+}
+
+void noether_kinematics_free(noether_kinematics* k) {
+    clear_error();
+    delete k;
+}
+
+int noether_jacobian(noether_kinematics* k, const double* q, int body, const double point[3], double* J) {
+    clear_error();
+    if (!k || !q || !J) return fail(NOETHER_USAGE, "noether_jacobian: kinematics, q and J are required");
+    return guarded([&] {
+        if (point) k->k->point_jacobian(q, body, v3(point), J);
+        else k->k->body_jacobian(q, body, J);
+        return NOETHER_OK;
+    });
+}
+
+int noether_mass_matrix(noether_kinematics* k, const double* q, double* M) {
+    clear_error();
+    if (!k || !q || !M) return fail(NOETHER_USAGE, "noether_mass_matrix: kinematics, q and M are required");
+    return guarded([&] {
+        k->k->mass_matrix(q, M);
+        return NOETHER_OK;
+    });
+}
+
+int noether_inverse_dynamics(noether_kinematics* k, const double* q, const double* qd, const double* qdd, double* tau) {
+    clear_error();
+    if (!k || !q || !tau) return fail(NOETHER_USAGE, "noether_inverse_dynamics: kinematics, q and tau are required");
+    return guarded([&] {
+        k->k->inverse_dynamics(q, qd, qdd, tau);
+        return NOETHER_OK;
+    });
+}
+
+int noether_forward_dynamics(noether_kinematics* k, const double* q, const double* qd, const double* tau, double* qdd) {
+    clear_error();
+    if (!k || !q || !qd || !tau || !qdd)
+        return fail(NOETHER_USAGE, "noether_forward_dynamics: kinematics, q, qd, tau and qdd are required");
+    return guarded([&] {
+        k->k->forward_dynamics(q, qd, tau, qdd);
+        return NOETHER_OK;
+    });
+}
+
+int noether_center_of_mass(noether_kinematics* k, const double* q, double com[3], double* J) {
+    clear_error();
+    if (!k || !q || !com) return fail(NOETHER_USAGE, "noether_center_of_mass: kinematics, q and com are required");
+    return guarded([&] {
+        const noether::Vec3 c = k->k->center_of_mass(q);
+        com[0] = c.x, com[1] = c.y, com[2] = c.z;
+        if (J) k->k->com_jacobian(q, J);
+        return NOETHER_OK;
+    });
+}
+
 int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]) {
     clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_set_body_force: data is NULL");

@@ -232,3 +232,48 @@ TEST_CASE("C API: a box dropped on the ground rests on its corners, a pendulum s
     noether_model_free(m);
     noether_spec_free(s);
 }
+
+TEST_CASE("C API: kinematics and dynamics queries (docs/queries.md)", "[c-api][queries]") {
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.01 / 6, 0, 0, 0, 1.01 / 12, 0, 0, 0, 1.01 / 12};
+    const double p1[3] = {0.5, 0, 0}, p2[3] = {1.5, 0, 0}, a1[3] = {0, 0, 0}, a2[3] = {1, 0, 0}, axis[3] = {0, 1, 0};
+    REQUIRE(noether_spec_add_body(s, "l1", 1, I, p1, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_add_body(s, "l2", 1, I, p2, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "j1", "revolute", "world", "l1", a1, axis) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "j2", "revolute", "l1", "l2", a2, axis) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    noether_kinematics* k = noether_kinematics_new(m);
+    REQUIRE(k);
+    const double q[2] = {0.4, -0.3}, qd[2] = {0.2, 0.1}, tau[2] = {0.5, -0.25};
+    double M[4], qdd[2], back[2], J[12], Jp[6], com[3], Jc[6];
+    REQUIRE(noether_mass_matrix(k, q, M) == NOETHER_OK);
+    CHECK(M[1] == Approx(M[2]).margin(1e-14));
+    CHECK(M[0] > M[3]);  // the first joint carries both links
+    REQUIRE(noether_forward_dynamics(k, q, qd, tau, qdd) == NOETHER_OK);
+    REQUIRE(noether_inverse_dynamics(k, q, qd, qdd, back) == NOETHER_OK);
+    CHECK(back[0] == Approx(tau[0]).margin(1e-12));
+    CHECK(back[1] == Approx(tau[1]).margin(1e-12));
+    REQUIRE(noether_jacobian(k, q, 1, nullptr, J) == NOETHER_OK);
+    CHECK(J[2] == Approx(1).margin(1e-14));  // row ω_y: both hinges turn link 2 about y
+    CHECK(J[3] == Approx(1).margin(1e-14));
+    const double tip[3] = {0.5, 0, 0};
+    REQUIRE(noether_jacobian(k, q, 1, tip, Jp) == NOETHER_OK);
+    CHECK(Jp[2] == 0.0);  // no velocity along y
+    REQUIRE(noether_center_of_mass(k, q, com, Jc) == NOETHER_OK);
+    CHECK(com[1] == Approx(0).margin(1e-14));
+    CHECK(noether_jacobian(k, q, 5, nullptr, J) != NOETHER_OK);
+    CHECK_THAT(std::string(noether_last_error()), Contains("body index 5 out of range"));
+    noether_kinematics_free(k);
+    noether_model_free(m);
+    noether_spec_free(s);
+    // A free body: refused, named.
+    s = noether_spec_new();
+    REQUIRE(noether_spec_add_body(s, "free", 1, I, p1, nullptr) == NOETHER_OK);
+    m = noether_compile(s);
+    REQUIRE(m);
+    CHECK(noether_kinematics_new(m) == nullptr);
+    CHECK_THAT(std::string(noether_last_error()), Contains("body 'free' floats free"));
+    noether_model_free(m);
+    noether_spec_free(s);
+}
