@@ -181,22 +181,32 @@ TEST_CASE("scene 6: an oblique slide keeps its heading exactly (circular cone)",
     CHECK(discrete == Approx(3.37209).margin(5e-6));
 }
 
+namespace {
+
+// A solid ball of 1 kg and radius r on the ground, gravity tilted by th (a slope).
+Spec ball_on_slope(double th, double r, double mu, double dt) {
+    Spec s;
+    s.options.dt = dt;
+    s.gravity = tilted(th);
+    BodySpec& b = s.add_body("ball");
+    b.mass = 1;
+    b.inertia = Mat3::diag(0.4 * r * r, 0.4 * r * r, 0.4 * r * r);
+    b.position = {0, 0, r};
+    ContactSpec c;
+    c.body = "ball";
+    c.type = ContactSpec::Type::sphere;
+    c.size = {r, 0, 0};
+    c.mu = mu;
+    s.contacts.push_back(c);
+    return s;
+}
+
+}  // namespace
+
 TEST_CASE("scene 7: a sphere on a slope rolls without slipping, or slides when mu is small", "[contact]") {
     const double th = 0.3, r = 0.2;
     for (double mu : {1.0, 0.05}) {
-        Spec s;
-        s.gravity = tilted(th);
-        BodySpec& b = s.add_body("ball");
-        b.mass = 1;
-        b.inertia = Mat3::diag(0.4 * r * r, 0.4 * r * r, 0.4 * r * r);
-        b.position = {0, 0, r};
-        ContactSpec c;
-        c.body = "ball";
-        c.type = ContactSpec::Type::sphere;
-        c.size = {r, 0, 0};
-        c.mu = mu;
-        s.contacts.push_back(c);
-        Sim sim(s);
+        Sim sim(ball_on_slope(th, r, mu, 0.01));
         for (int i = 0; i < 100; ++i) sim.step();
         const double v = -sim.d->twist[0].v.x;
         const double wr = -sim.d->twist[0].w.y * r;  // rolling down −x spins about −y
@@ -677,20 +687,7 @@ TEST_CASE("scene 7: the rolling sphere's speed converges to 5/7 g sin t at order
     const double th = 0.3, r = 0.2;
     double err[2];
     for (int k = 0; k < 2; ++k) {
-        Spec s;
-        s.options.dt = k == 0 ? 0.01 : 0.005;
-        s.gravity = tilted(th);
-        BodySpec& b = s.add_body("ball");
-        b.mass = 1;
-        b.inertia = Mat3::diag(0.4 * r * r, 0.4 * r * r, 0.4 * r * r);
-        b.position = {0, 0, r};
-        ContactSpec c;
-        c.body = "ball";
-        c.type = ContactSpec::Type::sphere;
-        c.size = {r, 0, 0};
-        c.mu = 1;
-        s.contacts.push_back(c);
-        Sim sim(s);
+        Sim sim(ball_on_slope(th, r, 1, k == 0 ? 0.01 : 0.005));
         for (int i = 0; i < (k == 0 ? 100 : 200); ++i) sim.step();
         err[k] = std::fabs(-sim.d->twist[0].v.x - 5.0 / 7 * kG * std::sin(th));
     }

@@ -80,7 +80,11 @@ double limit_coordinate(const JointInfo& j, const Pose* pose, double prev, doubl
 
 }  // namespace
 
-long long largest_group_unknowns(const Model& m, int* body) {
+namespace {
+
+// Per body, a representative of its set of bodies joined by joints (and, with body_contacts, by
+// body–body contacts): bodies with the same representative belong together.
+std::vector<int> joined_bodies(const Model& m, bool body_contacts) {
     const int nb = m.nbodies();
     std::vector<int> root(nb);
     for (int b = 0; b < nb; ++b) root[b] = b;
@@ -90,12 +94,22 @@ long long largest_group_unknowns(const Model& m, int* body) {
     };
     for (const JointInfo& j : m.joints)
         if (j.a >= 0) root[find(j.a)] = find(j.b);
-    for (const ContactInfo& ci : m.contacts)
-        if (ci.other >= 0) root[find(ci.body)] = find(ci.other);
+    if (body_contacts)
+        for (const ContactInfo& ci : m.contacts)
+            if (ci.other >= 0) root[find(ci.body)] = find(ci.other);
+    for (int b = 0; b < nb; ++b) root[b] = find(b);
+    return root;
+}
+
+}  // namespace
+
+long long largest_group_unknowns(const Model& m, int* body) {
+    const int nb = m.nbodies();
+    const std::vector<int> group = joined_bodies(m, true);
     std::vector<long long> n(nb, 0);
-    for (const ContactInfo& ci : m.contacts) n[find(ci.body)] += ci.mu > 0 ? 8 : 2;
+    for (const ContactInfo& ci : m.contacts) n[group[ci.body]] += ci.mu > 0 ? 8 : 2;
     for (const JointInfo& j : m.joints)
-        if (j.limited) n[find(j.b)] += 2 * ((std::isfinite(j.lower[0]) ? 1 : 0) + (std::isfinite(j.upper[0]) ? 1 : 0));
+        if (j.limited) n[group[j.b]] += 2 * ((std::isfinite(j.lower[0]) ? 1 : 0) + (std::isfinite(j.upper[0]) ? 1 : 0));
     long long best = 0;
     for (int b = 0; b < nb; ++b)
         if (n[b] > best) best = n[b], *body = b;
@@ -106,24 +120,13 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     const int nb = m.nbodies();
     const double g0 = gravity_scale(m);
     // Components (bodies joined by joints): their mass and contact count size the forces.
-    std::vector<int> root(nb);
-    for (int b = 0; b < nb; ++b) root[b] = b;
-    auto find = [&](int b) {
-        while (root[b] != b) b = root[b] = root[root[b]];
-        return b;
-    };
-    for (const JointInfo& j : m.joints)
-        if (j.a >= 0) root[find(j.a)] = find(j.b);
+    const std::vector<int> root = joined_bodies(m, false);
+    auto find = [&](int b) { return root[b]; };
     // Groups of the Schur complement's blocks: joints and body-body contacts join bodies.
     std::vector<int> group(nb);
     {
-        std::vector<int> g2(root);
-        auto find2 = [&](int b) {
-            while (g2[b] != b) b = g2[b] = g2[g2[b]];
-            return b;
-        };
-        for (const ContactInfo& ci : m.contacts)
-            if (ci.other >= 0) g2[find2(ci.body)] = find2(ci.other);
+        const std::vector<int> g2 = joined_bodies(m, true);
+        auto find2 = [&](int b) { return g2[b]; };
         // Groups numbered 0, 1, ... in order of their first body.
         std::vector<int> number(nb, -1);
         int groups = 0;
