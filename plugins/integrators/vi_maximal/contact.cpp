@@ -15,6 +15,12 @@ namespace vi_max {
 namespace {
 
 constexpr double kReferenceGravity = 9.81;  // scales of a scene without gravity
+// A contact's force scale: the weight of its mechanism shared by the few points it rests on — at
+// most this many, whatever the number of contact points declared. Shared by all of them, an A1
+// with every collision box a contact (76 points) had forces of 20 scales at its first step and
+// the iteration did not converge; on 4 it does (and the cube's drop takes 3.9 instead of 4.6
+// iterations per step).
+constexpr int kRestingPoints = 4;
 // Fraction to a cone's boundary at most (never 1: an iterate on the boundary has no NT scaling).
 constexpr double kMaxConeTau = 0.995;
 
@@ -165,7 +171,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
         u.body[1] = ci.other;
         u.comp = group[ci.body];
         const int r = find(ci.body);
-        u.F = mass[r] * g0 / contacts[r];
+        u.F = mass[r] * g0 / std::min(contacts[r], kRestingPoints);
         u.L = std::max(body_length(m.bodies[ci.body]), ci.radius);
         u.V = g0 * m.options.dt;
         q.units.push_back(u);
