@@ -94,9 +94,42 @@ auto released(const void* object, const char* kind, F&& f) {
 }
 
 // A simulation: one compiled Model and its Run (state, outputs, summary).
+class World;
+// The Worlds alive (GIL held), finished at the interpreter's exit by finish_live_worlds.
+std::set<World*> g_live;
+
+// Report notes about a world's outputs as RuntimeWarnings; never raises (a destructor, atexit).
+void warn_notes(const std::vector<std::string>& notes) {
+    for (const std::string& n : notes)
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, ("noether: " + n).c_str(), 1) < 0) PyErr_WriteUnraisable(nullptr);
+}
+
 class World {
 public:
-    World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_unique<Run>(std::move(model))), duration_(duration) {}
+    World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_unique<Run>(std::move(model))), duration_(duration) {
+        g_live.insert(this);
+    }
+    World(const World&) = delete;
+    World& operator=(const World&) = delete;
+    // Garbage-collected or deleted: the outputs are finished like close() (a file is never left
+    // as .part without a warning that says so).
+    ~World() {
+        g_live.erase(this);
+        if (run_->finished()) return;
+        std::vector<std::string> notes;
+        run_->finish(&notes);
+        warn_notes(notes);
+    }
+
+    // Finish the outputs (complete files get their names). With a reason, the run is stopped
+    // first: its outputs stay <file>.part and the notes say so.
+    std::vector<std::string> close(const std::string& abort_why = std::string()) {
+        check_idle();
+        std::vector<std::string> notes;
+        if (!abort_why.empty()) run_->abort(abort_why);
+        run_->finish(&notes);
+        return notes;
+    }
 
     std::string host_note;  // what the script would do while stepping that this world does not (load)
 
@@ -126,6 +159,7 @@ public:
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
     }
     void check_idle() const { ::check_idle(this, "World"); }
+    bool run_finished() const { return run_->finished(); }
     void check_open() const {
         if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
     }
@@ -155,6 +189,14 @@ py::array_t<double> dof_array(Kinematics& k, py::array_t<double, py::array::c_st
 }
 
 void ensemble_idle(const Ensemble& e) { check_idle(&e, "Ensemble"); }
+
+// atexit: every World still alive finishes its outputs, as if closed (a module-level World is
+// never garbage-collected before the interpreter ends).
+void finish_live_worlds() {
+    const std::vector<World*> live(g_live.begin(), g_live.end());
+    for (World* w : live)
+        if (!w->run_finished()) warn_notes(w->close());
+}
 
 // A numpy array over `count` records of `stride` bytes starting at `data`, `cols` doubles each,
 // kept alive by `owner`; read-only unless writable.
@@ -293,6 +335,7 @@ void translate(std::exception_ptr p) {
 PYBIND11_MODULE(_noether, mod) {
     mod.doc() = "noether: articulated rigid-body mechanisms with variational integrators (docs/python.md)";
     mod.attr("__version__") = noether::version();
+    py::module_::import("atexit").attr("register")(py::cpp_function(&finish_live_worlds));
 
     static py::exception<Error> error(mod, "Error");
     g_error = error.ptr();
@@ -599,13 +642,20 @@ PYBIND11_MODULE(_noether, mod) {
                  w.run().add_output(o);
              },
              py::arg("file"), py::arg("fps") = 60.0, "Record body poses for `noether view` (before the first step).")
-        .def("finish",
-             [](World& w) {
-                 std::vector<std::string> notes;
-                 w.run().finish(&notes);
-                 return notes;
-             },
+        .def("finish", [](World& w) { return w.close(); },
              "Close the outputs (complete files get their names); returns notes about partial files.")
+        .def("close", [](World& w) { return w.close(); },
+             "The same as finish(): close the outputs; returns notes about partial files. A World also\n"
+             "closes when used as a context manager, when garbage-collected and at interpreter exit.")
+        .def("__enter__", [](std::shared_ptr<World> w) { return w; })
+        .def("__exit__",
+             [](World& w, py::object type, py::object, py::object) {
+                 // An exception in the with-block stops the run: its outputs stay .part, and say so.
+                 std::string why;
+                 if (!type.is_none()) why = "the with-block raised " + py::str(type.attr("__name__")).cast<std::string>();
+                 warn_notes(w.close(why));
+                 return false;
+             })
         .def("linearize",
              [](World& w) {
                  Linearization lin;
@@ -687,10 +737,11 @@ PYBIND11_MODULE(_noether, mod) {
         "import_urdf",
         [](const std::string& path, bool fixed_base, double dt, const std::string& integrator, std::vector<double> position,
            std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
-           py::object contacts, double mu, bool on_ground) {
+           py::object contacts, double mu, bool on_ground, std::map<std::string, double> options) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
+            for (const auto& kv : options) s.options.extra[kv.first] = kv.second;  // checked by compile
             s.gravity = vec3(gravity, "gravity");
             urdf::Options o;
             o.fixed_base = fixed_base;
@@ -714,7 +765,9 @@ PYBIND11_MODULE(_noether, mod) {
         py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
         py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81}, py::arg("limits") = true,
         py::arg("contacts") = py::none(), py::arg("mu") = 1.0, py::arg("on_ground") = false,
+        py::arg("options") = std::map<std::string, double>{},
         "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
         "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
-        "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).");
+        "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).\n"
+        "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md).");
 }

@@ -6,6 +6,7 @@ Run by ctest: python3 -m pytest tests/python with PYTHONPATH=build/python.
 import json
 import os
 import subprocess
+import sys
 import threading
 import warnings
 
@@ -232,6 +233,58 @@ def test_outputs_and_recordings_from_python(tmp_path):
     assert rec.read_bytes()[:8] == b"NOETHREC"
     with pytest.raises(noether.UsageError, match="finished"):
         w.step()
+
+
+def test_outputs_are_finished_when_a_world_is_closed_collected_or_the_interpreter_exits(tmp_path):
+    """Before: a stepped world's outputs stayed X.csv.part after `del w` and at exit."""
+    def world(name):
+        w = double_pendulum_spec().compile()
+        w.output(str(tmp_path / name), ["time", "j1.coord"])
+        return w
+
+    w = world("gc.csv")
+    w.step(10)
+    del w
+    assert (tmp_path / "gc.csv").exists() and not (tmp_path / "gc.csv.part").exists()
+    assert len((tmp_path / "gc.csv").read_text().splitlines()) == 12
+    with world("with.csv") as w:
+        w.step(10)
+    assert (tmp_path / "with.csv").exists()
+    with pytest.raises(noether.UsageError, match="finished"):
+        w.step()
+    # An exception in the with-block stops the run: the partial file keeps its .part name, and says so.
+    with pytest.warns(RuntimeWarning, match=r"'.*raised.csv' is incomplete .* left as '.*raised.csv.part'"):
+        with pytest.raises(KeyError):
+            with world("raised.csv") as w:
+                w.step(10)
+                raise KeyError("controller")
+    assert (tmp_path / "raised.csv.part").exists() and not (tmp_path / "raised.csv").exists()
+    w = world("closed.csv")
+    w.step(3)
+    assert w.close() == [] and w.close() == []  # idempotent
+    assert len((tmp_path / "closed.csv").read_text().splitlines()) == 5
+    # A module-level world is finished at interpreter exit.
+    code = ("import noether\n"
+            "w = noether.load(%r, set={'csv': %r})\n"
+            "w.run(steps=20)\n") % (example("double_pendulum.lua"), str(tmp_path / "exit.csv"))
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+    assert len((tmp_path / "exit.csv").read_text().splitlines()) == 22
+    assert not (tmp_path / "exit.csv.part").exists()
+
+
+def test_import_urdf_takes_the_integrators_options():
+    """Before: import_urdf had no options argument, yet its warnings suggest options={'max_turn': 0.1}."""
+    ur5 = os.path.join(MODELS, "example-robot-data/robots/ur_description/urdf/ur5_robot.urdf")
+    if not os.path.exists(ur5):
+        pytest.skip("shared models not found")
+    w = noether.import_urdf(ur5, fixed_base=True, dt=0.05, positions={"shoulder_lift_joint": -1.0},
+                            options={"max_turn": 0.02})
+    s = w.run(steps=20)
+    plain = noether.import_urdf(ur5, fixed_base=True, dt=0.05, positions={"shoulder_lift_joint": -1.0})
+    p = plain.run(steps=20)
+    assert s["newton_mean"] > 3 * p["newton_mean"]  # the option reached it: substeps (not counted as subdivided)
+    with pytest.raises(noether.ModelError, match="'max_trun' is not an option of integrator 'vi-maximal'"):
+        noether.import_urdf(ur5, fixed_base=True, options={"max_trun": 0.1})
 
 
 def test_a_scene_whose_controller_is_lua_warns_when_loaded():
