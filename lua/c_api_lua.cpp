@@ -30,8 +30,6 @@ noether_run* noether_script_load(const char* path, int nset, const char* const* 
     };
     if (!path) return refuse(NOETHER_USAGE, "noether_script_load: path is NULL");
     noether::lua::ScriptOptions opt;
-    opt.check_only = true;
-    opt.keep_models = true;
     for (int i = 0; i < nset; ++i) {
         const std::string kv = set && set[i] ? set[i] : "";
         const std::size_t eq = kv.find('=');
@@ -41,24 +39,21 @@ noether_run* noether_script_load(const char* path, int nset, const char* const* 
         opt.params[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     noether::lua::ScriptResult r;
+    std::shared_ptr<noether::lua::Scene> scene;
     try {
-        r = noether::lua::run_script(path, opt);
+        scene = noether::lua::load_scene(path, opt, &r);
     } catch (const std::exception& e) {
         return refuse(NOETHER_BAD_INPUT, e.what());
     }
-    if (r.exit_code != 0) return refuse(NOETHER_BAD_INPUT, r.error);
-    if (world < 0 || static_cast<std::size_t>(world) >= r.models.size())
-        return refuse(NOETHER_BAD_INPUT, std::string(path) + ": the script makes " + std::to_string(r.models.size()) +
+    if (!scene) return refuse(NOETHER_BAD_INPUT, r.error);
+    if (world < 0 || world >= scene->worlds())
+        return refuse(NOETHER_BAD_INPUT, std::string(path) + ": the script makes " + std::to_string(scene->worlds()) +
                                              " world(s); there is no world " + std::to_string(world));
-    try {
-        auto run = std::make_unique<noether::Run>(r.models[world]);
-        for (const noether::OutputSpec& o : r.outputs[world]) run->add_output(o);
-        g_script_error = r.host_notes[world];  // not an error: what the host must do itself ("" if nothing)
-        set_error(NOETHER_OK, "");
-        return noether::c_bridge::wrap_run(std::move(run));
-    } catch (const noether::Error& e) {
-        return refuse(NOETHER_BAD_INPUT, e.what());
-    }
+    // The run stays the scene's (the pointer keeps the scene and its Lua state alive); its Lua
+    // callbacks run at noether_run_steps as under `noether run`.
+    g_script_error.clear();
+    set_error(NOETHER_OK, "");
+    return noether::c_bridge::wrap_hosted_run(scene->run(world), scene->hooks(world));
 }
 
 int noether_run_script_sandboxed(const char* path, int nset, const char* const* set, const char* sandbox_dir,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 
 #include "world.hpp"
 
@@ -12,8 +13,59 @@ namespace lua {
 
 namespace {
 
+// Runs one Lua callback of a loaded scene's world (Scene::hooks) at the host's steps.
+struct SceneHooks final : RunHooks {
+    lua_State* L;
+    World* w;
+    std::mutex* lock;
+    SceneHooks(lua_State* L_, World* w_, std::mutex* m) : L(L_), w(w_), lock(m) {}
+    void before_step(Run&) override {
+        if (w->on_step != LUA_NOREF) invoke(w->on_step);
+    }
+    void on_sample(Run&, int output) override {
+        if (w->output_callback[output] != LUA_NOREF) invoke(w->output_callback[output]);
+    }
+    void invoke(int ref) {
+        std::lock_guard<std::mutex> hold(*lock);
+        Context* ctx = context(L);
+        sandbox_start_clock(*ctx);  // each callback gets the script's time limit (if any) anew
+        const int top = lua_gettop(L);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, w->self_ref);
+        try {
+            call(L, 1);
+        } catch (const LuaFail& e) {
+            lua_settop(L, top);
+            throw ScriptError(e.what());
+        }
+    }
+};
+
+}  // namespace
+
+struct Scene::Impl {
+    lua_State* L = nullptr;
+    std::mutex lock;
+    std::vector<World*> worlds;
+    std::vector<std::unique_ptr<SceneHooks>> hooks;  // per world, null without callbacks
+    ~Impl() {
+        if (L) close_state(L);
+    }
+};
+
+Scene::Scene(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Scene::~Scene() = default;
+int Scene::worlds() const { return static_cast<int>(impl_->worlds.size()); }
+std::shared_ptr<Run> Scene::run(int i) { return std::shared_ptr<Run>(shared_from_this(), impl_->worlds.at(i)->run.get()); }
+RunHooks* Scene::hooks(int i) { return impl_->hooks.at(i).get(); }
+double Scene::duration(int i) const { return impl_->worlds.at(i)->duration; }
+bool Scene::has_callbacks(int i) const { return impl_->hooks.at(i) != nullptr; }
+
+namespace {
+
 ScriptResult run_chunk(const std::string* path, const std::string* code, const std::string& chunk_name,
-                       const std::string& dir, const ScriptOptions& options_in) {
+                       const std::string& dir, const ScriptOptions& options_in,
+                       std::shared_ptr<Scene>* scene_out = nullptr) {
     ScriptResult result;
     ScriptOptions options = options_in;
     // require() looks next to the script, in its parent (for lib.*) and in the shared scripts.
@@ -26,6 +78,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         return result;
     }
     open(L, options);
+    if (scene_out) context(L)->live = true;
     if (options.member >= 0) {
         // A sweep member shares the process with the other members: os.exit would end them all
         // (and tear down the thread pool under them). It raises an error instead.
@@ -162,6 +215,29 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
             if (lua_pcall(L, 2, 0, 0) != LUA_OK) return script_error();
         }
     }
+    if (scene_out) {
+        // A loaded scene: its worlds stay with their Lua state for the host to step.
+        auto impl = std::make_unique<Scene::Impl>();
+        for (const auto& w : ctx->worlds) {
+            if (!w->run) {
+                ++result.uncompiled;
+                continue;
+            }
+            RunSummary s = w->run->summary();
+            for (std::string& x : s.warnings) x = lua_wording(x);
+            result.worlds.push_back(std::move(s));
+            impl->worlds.push_back(w.get());
+            int callbacks = w->on_step != LUA_NOREF;
+            for (int c : w->output_callback) callbacks += c != LUA_NOREF;
+            impl->hooks.push_back(callbacks ? std::make_unique<SceneHooks>(L, w.get(), &impl->lock) : nullptr);
+        }
+        result.sweep = ctx->sweep;
+        result.records = ctx->records;
+        ctx->deadline = 0;  // the host's own steps have no time limit; callbacks set theirs
+        impl->L = L;
+        *scene_out = std::make_shared<Scene>(std::move(impl));
+        return result;
+    }
     collect(false);
     close_state(L);
     return result;
@@ -176,6 +252,18 @@ std::string dir_of(const std::string& path) {
 
 ScriptResult run_script(const std::string& path, const ScriptOptions& options) {
     return run_chunk(&path, nullptr, path, dir_of(path), options);
+}
+
+std::shared_ptr<Scene> load_scene(const std::string& path, const ScriptOptions& options_in, ScriptResult* result) {
+    ScriptOptions options = options_in;
+    options.check_only = true;
+    options.keep_models = false;
+    options.record.clear();
+    std::shared_ptr<Scene> scene;
+    ScriptResult r = run_chunk(&path, nullptr, path, dir_of(path), options, &scene);
+    if (r.exit_code != 0) scene.reset();
+    if (result) *result = std::move(r);
+    return scene;
 }
 
 ScriptResult run_source(const std::string& code, const std::string& chunk_name, const std::string& dir,

@@ -20,6 +20,10 @@ int l_world(lua_State* L) {
     World** ud = static_cast<World**>(lua_newuserdatauv(L, sizeof(World*), 1));
     *ud = w;
     luaL_setmetatable(L, kWorldMeta);
+    if (ctx->live) {  // the host's steps push it to its callbacks after the script has returned
+        lua_pushvalue(L, -1);
+        w->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
     w->spec.origin = where(L);
     Fields f{L, 1, "noether.world"};
     f.only({"gravity", "dt", "integrator", "solver", "tolerance", "max_iterations", "max_halvings", "max_substeps",

@@ -66,6 +66,7 @@ struct World {
     std::vector<OutputSpec> outputs;   // declared outputs (added to the run at compile)
     std::vector<int> output_callback;  // per output: Lua registry reference or LUA_NOREF
     int on_step = LUA_NOREF;
+    int self_ref = LUA_NOREF;  // a loaded scene's world (Context::live): registry reference to its userdata
     std::vector<std::string> import_warnings;  // from w:urdf, shown in the summary
     std::shared_ptr<const Model> model;        // set by the first compile
     std::unique_ptr<Run> run;
@@ -92,6 +93,7 @@ struct Context {
     bool recorded = false;  // ScriptOptions::record given to a world already
     std::vector<std::unique_ptr<EnsembleBox>> ensembles;  // every ensemble made, owned here
     std::vector<std::string> used_params;
+    bool live = false;  // loaded for a host that steps the worlds (load_scene): worlds keep a self reference
     long long members_made = 0;  // ensemble members made so far (the sandbox's budget)
     long long bodies_made = 0;   // bodies added to the script's worlds so far (the same)
     long long contact_points_made = 0;  // contact points declared so far (the same)

@@ -26,7 +26,8 @@ struct noether_data {
     noether::Linearization lin;  // noether_linearize's matrices, sized on first use
 };
 struct noether_run {
-    std::unique_ptr<noether::Run> run;
+    std::shared_ptr<noether::Run> run;
+    noether::RunHooks* hooks = nullptr;  // a loaded scene's Lua callbacks (c_bridge::wrap_hosted_run), or none
     noether_data data;  // a view of run->data()
     noether_model model;  // the run's model, for noether_run_model
 };
@@ -522,7 +523,7 @@ noether_run* noether_run_new(const noether_model* m) {
     noether_run* out = nullptr;
     guarded([&] {
         auto r = std::make_unique<noether_run>();
-        r->run = std::make_unique<noether::Run>(m->model);
+        r->run = std::make_shared<noether::Run>(m->model);
         r->data.data = &r->run->data();
         r->model.model = m->model;
         out = r.release();
@@ -582,7 +583,7 @@ int noether_run_steps(noether_run* r, long long n) {
     if (!r) return fail(NOETHER_USAGE, "noether_run_steps: run is NULL");
     if (n < 0) return fail(NOETHER_BAD_INPUT, "noether_run_steps: the number of steps must be non-negative, got " + std::to_string(n));
     return guarded([&] {
-        if (r->run->steps(n)) return static_cast<int>(NOETHER_OK);
+        if (r->run->steps(n, r->hooks)) return static_cast<int>(NOETHER_OK);
         return fail(NOETHER_STEP_FAILED, r->run->failure());
     });
 }
@@ -654,10 +655,13 @@ namespace c_bridge {
 
 noether_model* wrap_model(std::shared_ptr<const Model> model) { return new noether_model{std::move(model)}; }
 
-noether_run* wrap_run(std::unique_ptr<Run> run) {
+noether_run* wrap_run(std::unique_ptr<Run> run) { return wrap_hosted_run(std::shared_ptr<Run>(std::move(run)), nullptr); }
+
+noether_run* wrap_hosted_run(std::shared_ptr<Run> run, RunHooks* hooks) {
     auto r = std::make_unique<noether_run>();
     r->model.model = run->model_ptr();
     r->run = std::move(run);
+    r->hooks = hooks;
     r->data.data = &r->run->data();
     return r.release();
 }

@@ -20,11 +20,13 @@ NOETHER_API int noether_run_script_sandboxed(const char* path, int nset, const c
 /* Load a scene script without running it, for a host that steps the scene itself: world number
  * `world` (0: the first the script makes) compiled, in a run with the outputs the script declares
  * (w:output, w:record), at its initial state. `set` as for noether_run_script. Step it with
- * noether_run_steps (or noether_step on noether_run_data), read it through noether_run_data and
+ * noether_run_steps or noether_run_duration: the scene's Lua callbacks (its w:on_step controller,
+ * output callbacks) run at those steps exactly as under `noether run` (the script's Lua state
+ * stays open until the run is freed; noether_step on noether_run_data steps without them). A Lua
+ * error in a callback fails the call with NOETHER_BAD_INPUT and the script's file:line in
+ * noether_last_error(); the step is not taken. Read the world through noether_run_data and
  * noether_run_model, close it with noether_run_finish, free it with noether_run_free. NULL on
- * error: noether_script_error() and noether_last_error() give the message (script file:line).
- * On success noether_script_error() says what the script does while it steps the world itself
- * and this run does without (its w:on_step controller, output callbacks), or is "". */
+ * error: noether_script_error() and noether_last_error() give the message (script file:line). */
 NOETHER_API noether_run* noether_script_load(const char* path, int nset, const char* const* set, int world);
 /* The message of the last failed noether_run_script or noether_script_load on this thread. */
 NOETHER_API const char* noether_script_error(void);

@@ -11,7 +11,6 @@ Scenes come from Lua scripts (load), URDF files (import_urdf) or are built body 
 Errors raise noether.Error (ModelError, UsageError, ScriptError, StepError) with the engine's
 messages (file:line). docs/python.md.
 """
-import warnings
 
 from ._noether import (  # noqa: F401
     Ensemble,
@@ -37,21 +36,21 @@ def _text(value):
     return str(value)
 
 
-def load(path, set=None, options=None, world=0, sandbox=None, time_limit=60.0, memory_mb=256.0):
+def load(path, set=None, options=None, world=0, sandbox=None, time_limit=60.0, memory_mb=256.0, lua_callbacks=True):
     """The compiled world of a Lua scene script (its first, or number `world`), not yet stepped.
 
     set: the script's parameters (noether.params), like `noether run --set name=value`.
     options: integrator options of every world, like `--option name=value`.
     sandbox: a directory: run an untrusted script as `noether run --sandbox DIR` does (safe Lua
     libraries only, files only below DIR, no plugin directories), its script limited to
-    time_limit seconds and memory_mb MiB of Lua heap. The steps you then take are yours.
+    time_limit seconds and memory_mb MiB of Lua heap (each Lua callback then gets time_limit anew).
     Outputs the script declares (w:output, w:record) are written by the returned world's run.
+    The scene's Lua callbacks (w:on_step controllers, output callbacks) run at the steps you take,
+    exactly as under `noether run`; lua_callbacks=False turns them off (control from Python only).
     """
     worlds = load_all(path, {k: _text(v) for k, v in (set or {}).items()},
                       {k: _text(v) for k, v in (options or {}).items()},
-                      sandbox, time_limit, memory_mb)
+                      sandbox, time_limit, memory_mb, lua_callbacks)
     if not 0 <= world < len(worlds):
         raise UsageError("%s makes %d world(s); there is no world %d" % (path, len(worlds), world))
-    if worlds[world].host_note:
-        warnings.warn(worlds[world].host_note, stacklevel=2)
     return worlds[world]

@@ -71,9 +71,13 @@ std::string scripts_dir() {
 // with the GIL released. Read and written only with the GIL held.
 std::set<const void*> g_busy;
 
+// The World whose Python on_step callback this thread is running (inside its step): the
+// callback may read and write that world (it is this thread's own step), not step it.
+thread_local const void* t_in_callback = nullptr;
+
 // Raise noether.UsageError if another thread is using `object` (a "World" or an "Ensemble").
 void check_idle(const void* object, const char* kind) {
-    if (g_busy.count(object))
+    if (g_busy.count(object) && t_in_callback != object)
         raise(g_usage_error, std::string("this ") + kind + " is being stepped by another thread: a " + kind +
                                  " is used by one thread at a time (step in parallel with one World per thread, or an "
                                  "Ensemble)");
@@ -106,7 +110,13 @@ void warn_notes(const std::vector<std::string>& notes) {
 
 class World {
 public:
-    World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_unique<Run>(std::move(model))), duration_(duration) {
+    World(std::shared_ptr<const Model> model, double duration = -1) : run_(std::make_shared<Run>(std::move(model))), duration_(duration) {
+        g_live.insert(this);
+    }
+    // A world of a loaded scene: its run belongs to the scene (kept alive by `run`), whose Lua
+    // callbacks `lua_hooks` runs at each step (nullptr: none, or turned off by the host).
+    World(std::shared_ptr<Run> run, RunHooks* lua_hooks, double duration)
+        : run_(std::move(run)), duration_(duration), hooks_(this, lua_hooks) {
         g_live.insert(this);
     }
     World(const World&) = delete;
@@ -154,8 +164,12 @@ public:
     // n steps with the GIL released; raises noether.StepError if a step fails.
     void steps(long long n) {
         check_open();
-        // a UsageError (too many steps) becomes noether.UsageError (translate)
-        const bool ok = released([&] { return run_->steps(n); });
+        if (t_in_callback == this)
+            raise(g_usage_error, "a world cannot be stepped from its own on_step callback (it runs inside the step)");
+        // a UsageError (too many steps) becomes noether.UsageError (translate); an exception of a
+        // callback propagates (the step it came from is not taken)
+        RunHooks* hooks = hooks_.lua || !hooks_.python.is_none() ? &hooks_ : nullptr;
+        const bool ok = released([&] { return run_->steps(n, hooks); });
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
     }
     void check_idle() const { ::check_idle(this, "World"); }
@@ -170,9 +184,44 @@ public:
         return *kin_;
     }
 
+    // The Python controller called before every step with this world (None: none).
+    void set_on_step(py::object fn) {
+        check_idle();
+        if (!fn.is_none() && !PyCallable_Check(fn.ptr()))
+            raise(g_usage_error, "on_step: expected a function(world) called before every step, or None");
+        hooks_.python = std::move(fn);
+    }
+    bool lua_callbacks() const { return hooks_.lua != nullptr; }
+
 private:
-    std::unique_ptr<Run> run_;
+    // The callbacks of a step: the scene's Lua ones first (as `noether run` runs them), then the
+    // Python on_step with the GIL taken (the step itself runs without it).
+    struct Hooks final : RunHooks {
+        World* self = nullptr;
+        RunHooks* lua = nullptr;
+        py::object python = py::none();
+        Hooks() = default;
+        Hooks(World* w, RunHooks* l) : self(w), lua(l) {}
+        void before_step(Run& run) override {
+            if (lua) lua->before_step(run);
+            if (python.is_none()) return;
+            py::gil_scoped_acquire gil;
+            const void* outer = t_in_callback;
+            t_in_callback = self;
+            struct Restore {
+                const void* o;
+                ~Restore() { t_in_callback = o; }
+            } restore{outer};
+            python(py::cast(self, py::return_value_policy::reference));
+        }
+        void on_sample(Run& run, int output) override {
+            if (lua) lua->on_sample(run, output);
+        }
+    };
+
+    std::shared_ptr<Run> run_;
     double duration_;
+    Hooks hooks_{this, nullptr};
     std::unique_ptr<Kinematics> kin_;
 };
 
@@ -280,7 +329,7 @@ void add_output(World& w, const std::string& file, const std::vector<std::string
 std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const std::map<std::string, std::string>& set,
                                                 const std::map<std::string, std::string>& options,
                                                 const std::optional<std::string>& sandbox, double time_limit,
-                                                double memory_mb) {
+                                                double memory_mb, bool lua_callbacks) {
     lua::ScriptOptions opt;
     if (sandbox) {
         // The scene's script runs as `noether run --sandbox DIR` runs it (docs/lua.md, "Sandbox");
@@ -294,24 +343,24 @@ std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const s
         opt.sandbox_seconds = time_limit;
         opt.sandbox_memory = static_cast<std::size_t>(memory_mb * 1048576.0);
     }
-    opt.check_only = true;
-    opt.keep_models = true;
     opt.params = set;
     opt.integrator_options = options;
     const std::string dir = scripts_dir();
     if (!dir.empty()) opt.lua_path.push_back(dir);
     lua::ScriptResult r;
+    std::shared_ptr<lua::Scene> scene;
     {
         py::gil_scoped_release release;
-        r = lua::run_script(path, opt);
+        scene = lua::load_scene(path, opt, &r);
     }
-    if (r.exit_code != 0) raise(g_script_error, r.error);
-    if (r.models.empty()) raise(g_script_error, path + ": the script made no world (return it, or call w:compile())");
+    if (!scene) raise(g_script_error, r.error);
+    if (scene->worlds() == 0) raise(g_script_error, path + ": the script made no world (return it, or call w:compile())");
     std::vector<std::shared_ptr<World>> out;
-    for (std::size_t i = 0; i < r.models.size(); ++i) {
-        auto w = std::make_shared<World>(r.models[i], r.durations[i]);
-        w->host_note = r.host_notes[i];
-        for (const OutputSpec& o : r.outputs[i]) w->run().add_output(o);
+    for (int i = 0; i < scene->worlds(); ++i) {
+        // The scene's Lua callbacks run at this world's steps unless the host turned them off.
+        auto w = std::make_shared<World>(scene->run(i), lua_callbacks ? scene->hooks(i) : nullptr, scene->duration(i));
+        if (!lua_callbacks && scene->has_callbacks(i))
+            w->host_note = "the scene's Lua callbacks (w:on_step, output callbacks) are off (lua_callbacks=False)";
         out.push_back(w);
     }
     return out;
@@ -321,6 +370,8 @@ std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const s
 void translate(std::exception_ptr p) {
     try {
         if (p) std::rethrow_exception(p);
+    } catch (const lua::ScriptError& e) {
+        PyErr_SetString(g_script_error, e.what());
     } catch (const ModelError& e) {
         PyErr_SetString(g_model_error, py_wording(e.what()).c_str());
     } catch (const UsageError& e) {
@@ -452,7 +503,12 @@ PYBIND11_MODULE(_noether, mod) {
         .def_property_readonly("integrator", [](World& w) { return w.model().options.integrator; })
         .def_property_readonly("duration", &World::duration, "the scene's default duration (-1: none)")
         .def_property_readonly("host_note", [](World& w) { return w.host_note; },
-                               "for a loaded scene: the Lua callbacks (w:on_step, output callbacks) it does without, or ''")
+                               "for a scene loaded with lua_callbacks=False that has some: says they are off; else ''")
+        .def_property_readonly("lua_callbacks", &World::lua_callbacks,
+                               "True when the scene's Lua callbacks (w:on_step, output callbacks) run at this world's steps")
+        .def("on_step", &World::set_on_step, py::arg("fn"),
+             "Call fn(world) before every step (after the scene's own Lua on_step, if any); None removes it.\n"
+             "It may read and write the world's state and inputs; an exception stops the step call.")
         .def_property_readonly("body_names",
                                [](World& w) {
                                    std::vector<std::string> n;
@@ -726,12 +782,12 @@ PYBIND11_MODULE(_noether, mod) {
     mod.def(
         "load_all",
         [](const std::string& path, std::map<std::string, std::string> set, std::map<std::string, std::string> options,
-           std::optional<std::string> sandbox, double time_limit, double memory_mb) {
-            return load_worlds(path, set, options, sandbox, time_limit, memory_mb);
+           std::optional<std::string> sandbox, double time_limit, double memory_mb, bool lua_callbacks) {
+            return load_worlds(path, set, options, sandbox, time_limit, memory_mb, lua_callbacks);
         },
         py::arg("path"), py::arg("set") = std::map<std::string, std::string>{},
         py::arg("options") = std::map<std::string, std::string>{}, py::arg("sandbox") = py::none(),
-        py::arg("time_limit") = 60.0, py::arg("memory_mb") = 256.0,
+        py::arg("time_limit") = 60.0, py::arg("memory_mb") = 256.0, py::arg("lua_callbacks") = true,
         "Every world a Lua scene script makes, compiled, not stepped.");
     mod.def(
         "import_urdf",

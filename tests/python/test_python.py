@@ -287,13 +287,86 @@ def test_import_urdf_takes_the_integrators_options():
         noether.import_urdf(ur5, fixed_base=True, options={"max_trun": 0.1})
 
 
-def test_a_scene_whose_controller_is_lua_warns_when_loaded():
-    with pytest.warns(UserWarning, match=r"ur5_pd.lua:\d+: the world's w:on_step function .* must be written in the host"):
-        w = noether.load(example("ur5_pd.lua"))
-    assert "on_step" in w.host_note
+def test_a_loaded_scene_runs_its_lua_controller_like_the_command_line(tmp_path):
+    """Before: noether.load dropped the scene's w:on_step controller with a UserWarning (the arm fell)."""
+    if not os.path.exists(os.path.join(MODELS, "example-robot-data")):
+        pytest.skip("shared models not found")
+    py_csv, cli_csv, off_csv = tmp_path / "py.csv", tmp_path / "cli.csv", tmp_path / "off.csv"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert noether.load(example("double_pendulum.lua")).host_note == ""
+        w = noether.load(example("ur5_pd.lua"), set={"csv": str(py_csv), "duration": 1})
+    assert w.lua_callbacks and w.host_note == ""
+    w.step(100)
+    w.run(steps=400)  # any mix of calls: the controller runs before every step
+    w.close()
+    # Python-only control is the host's explicit choice, and the world says so.
+    off = noether.load(example("ur5_pd.lua"), set={"csv": str(off_csv), "duration": 1}, lua_callbacks=False)
+    assert not off.lua_callbacks and "lua_callbacks=False" in off.host_note
+    off.run(steps=500)
+    off.close()
+    last = [float(x) for x in py_csv.read_text().splitlines()[-1].split(",")]
+    fallen = [float(x) for x in off_csv.read_text().splitlines()[-1].split(",")]
+    target = [0.5, -1.0, 1.2, -0.5, 0.3, 0.2]
+    assert abs(last[3 + 1] - target[1]) < abs(fallen[3 + 1] - target[1])  # the shoulder held toward its target
+    if not NOETHER:
+        pytest.skip("NOETHER_CLI not set")
+    subprocess.run([NOETHER, "run", example("ur5_pd.lua"), "--set", "duration=1", "--set", "csv=" + str(cli_csv),
+                    "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    assert py_csv.read_text() == cli_csv.read_text()  # byte for byte
+    assert len(py_csv.read_text().splitlines()) == 102
+
+
+def test_a_lua_callback_error_names_the_script_line(tmp_path):
+    scene = tmp_path / "bad_controller.lua"
+    scene.write_text(
+        'local noether = require("noether")\n'
+        'local w = noether.world{ dt = 0.01 }\n'
+        'w:body{ name = "b", mass = 1, inertia = {1, 1, 1}, position = {0, 0, 1} }\n'
+        'w:joint{ name = "j", type = "prismatic", parent = "world", child = "b", axis = {0, 0, 1} }\n'
+        'w:on_step(function(w) if w:time() >= 0.05 then error("controller gave up") end end)\n'
+        'return w\n')
+    w = noether.load(str(scene))
+    with pytest.raises(noether.ScriptError, match=r"bad_controller.lua:5: controller gave up"):
+        w.step(100)
+    assert abs(w.time - 0.05) < 1e-12  # the step whose callback failed was not taken
+
+
+def test_a_python_controller_runs_before_every_step():
+    def pd(world):
+        world.actuation[:] = -20.0 * world.q - 4.0 * world.qdot
+
+    a = double_pendulum_spec().compile()
+    a.on_step(pd)
+    a.run(steps=150)
+    b = double_pendulum_spec().compile()
+    for _ in range(150):  # the same law applied by hand between single steps
+        pd(b)
+        b.step(1)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.qdot, b.qdot)  # bit for bit
+    free = double_pendulum_spec().compile()
+    free.run(steps=150)
+    assert not np.allclose(a.q, free.q, atol=1e-3)
+
+    def steps_itself(world):
+        world.step(1)
+
+    a.on_step(steps_itself)
+    with pytest.raises(noether.UsageError, match="cannot be stepped from its own on_step"):
+        a.step(1)
+    t = a.time
+
+    def raises(world):
+        raise ValueError("from the controller")
+
+    a.on_step(raises)
+    with pytest.raises(ValueError, match="from the controller"):
+        a.step(5)
+    assert a.time == t
+    a.on_step(None)
+    a.step(1)
+    assert abs(a.time - t - 0.01) < 1e-12
+    with pytest.raises(noether.UsageError, match="expected a function"):
+        a.on_step(3)
 
 
 def test_one_world_is_used_by_one_thread_at_a_time():

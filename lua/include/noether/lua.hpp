@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "noether/error.hpp"
 #include "noether/run.hpp"
 
 struct lua_State;
@@ -103,6 +104,44 @@ struct NOETHER_API ScriptResult {
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
+
+// A Lua callback (w:on_step, an output callback) of a loaded scene raised an error while the host
+// stepped the world; what() carries the script's file:line. The step was not taken.
+class NOETHER_API ScriptError : public Error {
+public:
+    using Error::Error;
+};
+
+// A scene script kept open for a host that steps its worlds itself (Python's noether.load, the C
+// API's noether_script_load). The script runs as `noether check` runs it: its worlds are built and
+// compiled with their outputs, never stepped. Its Lua state stays open, so that each world's
+// w:on_step function and output callbacks run at the host's steps exactly as under `noether run`:
+// pass hooks(i) to Run::steps. The worlds of one scene share its Lua state: their callbacks run one
+// at a time (a lock), and in the sandbox each callback gets the script's time limit anew.
+class NOETHER_API Scene : public std::enable_shared_from_this<Scene> {
+public:
+    struct Impl;
+    explicit Scene(std::unique_ptr<Impl> impl);
+    ~Scene();  // closes the Lua state: a run not finished by then is finished without notes
+    Scene(const Scene&) = delete;
+    Scene& operator=(const Scene&) = delete;
+
+    int worlds() const;  // the compiled worlds, in the order the script made them
+    // World i's run, kept alive with the scene by the returned pointer.
+    std::shared_ptr<Run> run(int i);
+    // The hooks that run world i's Lua callbacks (nullptr when it has none). Valid while the scene lives.
+    RunHooks* hooks(int i);
+    double duration(int i) const;  // noether.world{ duration } (−1: none)
+    bool has_callbacks(int i) const;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// Load a scene script for a host (options.check_only and keep_models are implied and ignored).
+// On an error returns nullptr with result->exit_code != 0 and result->error; `result` also gets
+// the summaries of the compiled worlds before any step.
+NOETHER_API std::shared_ptr<Scene> load_scene(const std::string& path, const ScriptOptions& options, ScriptResult* result);
 
 // The same for a script held in memory; `chunk_name` is what error messages call it and
 // `dir` where require() looks (relative paths a scene names are relative to the working

@@ -20,6 +20,9 @@ namespace c_bridge {
 
 NOETHER_API noether_model* wrap_model(std::shared_ptr<const Model> model);
 NOETHER_API noether_run* wrap_run(std::unique_ptr<Run> run);
+// A run owned elsewhere (kept alive by `run`, e.g. an aliasing pointer into a loaded Lua scene)
+// whose noether_run_steps pass `hooks` (may be null; must live as long as `run`).
+NOETHER_API noether_run* wrap_hosted_run(std::shared_ptr<Run> run, RunHooks* hooks);
 NOETHER_API Spec* spec_of(noether_spec* spec);
 // Leave `message` for noether_last_error() on this thread; returns `status` (NOETHER_OK and ""
 // clear it, as every call of the C API does on entry).
