@@ -69,7 +69,16 @@ namespace {
 
 // The kernel names options in its suggestions as "option 'NAME' = VALUE" or "(option 'NAME')";
 // `noether import` takes them as flags: --integrator NAME, --dt S, --option NAME=VALUE.
-std::string cli_wording(const std::string& msg) {
+std::string cli_wording(const std::string& msg_in) {
+    // The URDF importer's settings as `noether import` flags where it has one.
+    const std::string msg = noether::reword_import_settings(msg_in, [](const std::string& name, const std::string& value) {
+        if (name == "base") return "--base " + value;
+        if (name == "limits" && value == "false") return std::string("--no-limits");
+        if (name == "contacts") return std::string("--ground");
+        if (name == "positions")
+            return "positions = { " + value + " = ... } in a Lua scene's w:urdf{} (noether import has no flag for it)";
+        return name + " = " + value + " in a Lua scene's w:urdf{} (noether import has no flag for it)";
+    });
     return noether::reword_options(msg, [](const std::string& name, const std::string& value) {
         return name == "integrator" || name == "dt" ? "--" + name + " " + value : "--option " + name + "=" + value;
     });
@@ -376,10 +385,10 @@ int cmd_import(const std::vector<std::string>& args) {
                          file.c_str(), a.final_violation);
             return 2;
         }
-        std::printf("%s", rep.to_text().c_str());
+        std::printf("%s", cli_wording(rep.to_text()).c_str());
         model = noether::compile(spec);
     } catch (const noether::Error& e) {
-        std::fprintf(stderr, "noether: %s\n", e.what());
+        std::fprintf(stderr, "noether: %s\n", cli_wording(e.what()).c_str());
         return 2;
     }
     noether::Run run(model);

@@ -419,7 +419,13 @@ Vec3 vec_arg(lua_State* L, int idx, const char* fn, const char* what) {
     return v;
 }
 
-std::string lua_wording(const std::string& msg) {
+std::string lua_wording(const std::string& msg_in) {
+    // The URDF importer's settings are fields of w:urdf{}.
+    const std::string msg = reword_import_settings(msg_in, [](const std::string& name, const std::string& value) {
+        if (name == "positions") return "w:urdf{ positions = { " + value + " = ... } }";
+        if (name == "base") return "w:urdf{ base = \"" + value + "\" }";
+        return "w:urdf{ " + name + " = " + value + " }";
+    });
     return reword_options(msg, [](const std::string& name, const std::string& value) {
         // The world's own fields (noether.world{ ... }); every other name is an integrator option.
         static const char* const world_fields[] = {"integrator", "solver", "dt", "max_steps", "tolerance",

@@ -234,6 +234,7 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
         result.sweep = ctx->sweep;
         result.records = ctx->records;
         ctx->deadline = 0;  // the host's own steps have no time limit; callbacks set theirs
+        ctx->options.check_only = false;  // from now on a callback's w:step or e:step steps, as under noether run
         impl->L = L;
         *scene_out = std::make_shared<Scene>(std::move(impl));
         return result;

@@ -118,7 +118,7 @@ int l_urdf(lua_State* L, World& w) {
     try {
         rep = urdf::import(trial, file, opt);
     } catch (const ModelError& e) {
-        fail(L, "urdf: %s", e.what());  // the script line first, then the file's element and line
+        fail(L, "urdf: %s", lua_wording(e.what()));  // the script line first, then the file's element and line
     }
     sandbox_check_bodies(L, static_cast<long long>(trial.bodies.size() - w.spec.bodies.size()));
     for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
@@ -135,7 +135,7 @@ int l_urdf(lua_State* L, World& w) {
     w.spec = trial;
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "urdf");
-    if (context(L)->options.print_reports) std::printf("%s", rep.to_text().c_str());
+    if (context(L)->options.print_reports) std::printf("%s", lua_wording(rep.to_text()).c_str());
     for (const std::string& warn : rep.warnings) w.import_warnings.push_back(rep.file + ": " + warn);
     // The result table: bodies and joints by URDF name, frames of every link, the report.
     lua_createtable(L, 0, 8);
@@ -169,7 +169,9 @@ int l_urdf(lua_State* L, World& w) {
         lua_setfield(L, -2, kv.first.substr(opt.prefix.size()).c_str());
     }
     lua_setfield(L, -2, "frames");
-    lua_pushstring(L, rep.to_text().c_str());
+    for (std::string& x : rep.warnings) x = lua_wording(x);  // the importer's settings as w:urdf fields
+    for (std::string& x : rep.ignored) x = lua_wording(x);
+    lua_pushstring(L, lua_wording(rep.to_text()).c_str());
     lua_setfield(L, -2, "report");
     push_strings(L, rep.warnings);
     lua_setfield(L, -2, "warnings");

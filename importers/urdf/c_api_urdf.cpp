@@ -21,7 +21,13 @@ int noether_spec_import_urdf(noether_spec* spec, const char* path, int fixed_bas
             return set_error(NOETHER_BAD_INPUT, std::string(path) + ": the joints cannot all be satisfied (the assembly "
                                                                     "stopped at violation " + std::to_string(a.final_violation) + ")");
     } catch (const noether::Error& e) {
-        return set_error(NOETHER_BAD_INPUT, e.what());
+        // The importer's suggestions in this call's terms (fixed_base); the settings it lacks are named.
+        return set_error(NOETHER_BAD_INPUT,
+                         noether::reword_import_settings(e.what(), [](const std::string& name, const std::string& value) {
+                             if (name == "base") return std::string("fixed_base = ") + (value == "fixed" ? "1" : "0");
+                             return "the URDF importer's setting '" + name + "' = " + value +
+                                    " (Lua w:urdf, Python import_urdf; not in noether_spec_import_urdf)";
+                         }));
     } catch (const std::exception& e) {
         return set_error(NOETHER_BAD_INPUT, std::string("noether_spec_import_urdf: ") + e.what());
     }

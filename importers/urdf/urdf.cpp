@@ -357,12 +357,12 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         rep.ignored.push_back("<dynamics " + kv.first + "=...> x" + std::to_string(kv.second) + " (not part of URDF)");
     if (geometry && !opt.contacts_all)
         rep.ignored.push_back("<visual>/<collision> geometry of " + std::to_string(geometry) +
-                              " links: no contact" + (opt.contact_links.empty() ? " (contacts = ... makes it one" : " but for the contact links (") +
+                              " links: no contact" + (opt.contact_links.empty() ? " (import setting 'contacts' = true makes it one" : " but for the contact links (") +
                               "; primitives are drawn by the viewer" +
                               (mesh_links ? ", the " + std::to_string(mesh_links) + " links with only meshes as inertia boxes" : std::string()) +
                               ")");
     if (limits && !opt.limits)
-        rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced (limits = false)");
+        rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced (import setting 'limits' = false)");
     for (const Joint& j : joints) {
         if (!j.mimic.empty())
             rep.ignored.push_back("<mimic joint='" + j.mimic + "'> on joint '" + j.name + "': not enforced yet, the joint moves freely");
@@ -427,7 +427,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         rep.root_is_world = true;
         if (!opt.fixed_base)
             rep.warnings.push_back("the root link is named 'world' (fixed-base idiom): the robot is welded to the world; "
-                                   "base = \"floating\" does not apply");
+                                   "import setting 'base' = floating does not apply");
     }
     const Options& optr = o2;
     for (const auto& kv : opt.positions)
@@ -445,7 +445,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             o2.positions[j.name] = start;
             rep.warnings.push_back("joint '" + j.name + "': " + (it == o2.positions.end() ? "its zero position" : "the given position " + fmt(q)) +
                                    " is outside its limits [" + fmt(j.lower) + ", " + fmt(j.upper) + "]: it starts at " + fmt(start) +
-                                   " (give positions = { " + j.name + " = ... } inside them, or limits = false)");
+                                   " (give import setting 'positions' = " + j.name + " inside them, or import setting 'limits' = false)");
         }
 
     // World poses at q = 0, in tree order.
@@ -604,14 +604,14 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         // robot's translational inertia).
         if (gi == 0 && !optr.fixed_base)
             P.fail(top.line, "link '" + top.name + "': the root link (with the links welded to it) has no mass, so it "
-                                 "cannot be a floating base; import with base = \"fixed\"");
+                                 "cannot be a floating base; use import setting 'base' = fixed");
         if (!has_inertia) {
             const int pj = parent_joint[group_top[gi]];
             if (pj >= 0 && joints[pj].type == "fixed")  // lump_fixed = false: its own body
                 P.fail(top.line, "link '" + top.name + "' has no mass and no inertia and is a body of its own (joint '" +
-                                     joints[pj].name + "' is fixed and lump_fixed = false keeps it separate): a "
-                                     "maximal-coordinate body needs both; give it an <inertial>, or import with "
-                                     "lump_fixed = true to merge it into its parent");
+                                     joints[pj].name + "' is fixed and import setting 'lump_fixed' = false keeps it separate): a "
+                                     "maximal-coordinate body needs both; give it an <inertial>, or use "
+                                     "import setting 'lump_fixed' = true to merge it into its parent");
             P.fail(top.line, "link '" + top.name + "' has no mass and no inertia but moves (" +
                                  (pj >= 0 ? "joint '" + joints[pj].name + "' is " + joints[pj].type : std::string("it floats")) +
                                  "): a maximal-coordinate body needs both; give it an <inertial>, or attach it with a fixed joint");

@@ -1,6 +1,8 @@
 // Origins, diagnostics and error classes.
 #include "noether/error.hpp"
 
+#include <algorithm>
+
 #include "noether/version.hpp"
 
 namespace noether {
@@ -55,6 +57,23 @@ std::string reword_options(const std::string& msg,
         out.append(msg, from, at - from);
         out += word(name, value);
         from = end;
+    }
+    out.append(msg, from, std::string::npos);
+    return out;
+}
+
+std::string reword_import_settings(const std::string& msg,
+                                   const std::function<std::string(const std::string& name, const std::string& value)>& word) {
+    static const std::string kMark = "import setting '";
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at; (at = msg.find(kMark, from)) != std::string::npos;) {
+        const std::size_t n0 = at + kMark.size(), name_end = msg.find('\'', n0);
+        if (name_end == std::string::npos || msg.compare(name_end + 1, 3, " = ") != 0) break;
+        const std::size_t v = name_end + 4, ve = std::min(msg.find_first_of(" ,;)", v), msg.size());
+        out.append(msg, from, at - from);
+        out += word(msg.substr(n0, name_end - n0), msg.substr(v, ve - v));
+        from = ve;
     }
     out.append(msg, from, std::string::npos);
     return out;

@@ -280,7 +280,14 @@ auto dof_view(std::vector<double> Data::*field, bool writable) {
 // The kernel names options in its suggestions as "option 'NAME' = VALUE" or "(option 'NAME')";
 // in Python they are keyword arguments: options={'NAME': VALUE} for integrator options (load,
 // Spec.option), NAME=VALUE for integrator and dt (Spec, import_urdf).
-std::string py_wording(const std::string& msg) {
+std::string py_wording(const std::string& msg_in) {
+    // The URDF importer's settings are import_urdf's keyword arguments.
+    const std::string msg = reword_import_settings(msg_in, [](const std::string& name, const std::string& value) {
+        auto py = [](const std::string& v) { return v == "true" ? std::string("True") : v == "false" ? std::string("False") : v; };
+        if (name == "base") return std::string("fixed_base=") + (value == "fixed" ? "True" : "False");
+        if (name == "positions") return "positions={'" + value + "': ...}";
+        return name + "=" + py(value);
+    });
     return reword_options(msg, [](const std::string& name, const std::string& value) {
         return name == "integrator" || name == "dt" || name == "solver" ? name + "=" + value
                                                                         : "options={'" + name + "': " + value + "}";
@@ -793,7 +800,9 @@ PYBIND11_MODULE(_noether, mod) {
         "import_urdf",
         [](const std::string& path, bool fixed_base, double dt, const std::string& integrator, std::vector<double> position,
            std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
-           py::object contacts, double mu, bool on_ground, std::map<std::string, double> options) {
+           py::object contacts, double mu, bool on_ground, std::map<std::string, double> options, const std::string& prefix,
+           std::vector<double> orientation, std::vector<double> velocity, std::vector<double> angular_velocity,
+           bool lump_fixed) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
@@ -807,23 +816,33 @@ PYBIND11_MODULE(_noether, mod) {
             o.limits = limits;
             o.mu = mu;
             o.on_ground = on_ground;
+            o.prefix = prefix;
+            o.orientation = quat(orientation, "orientation");
+            o.velocity = vec3(velocity, "velocity");
+            o.angular_velocity = vec3(angular_velocity, "angular_velocity");
+            o.lump_fixed = lump_fixed;
             if (py::isinstance<py::bool_>(contacts)) o.contacts_all = contacts.cast<bool>();
             else if (!contacts.is_none()) o.contact_links = contacts.cast<std::vector<std::string>>();
             if (!(mu >= 0) || !std::isfinite(mu)) raise(g_model_error, path + ": mu must be non-negative and finite, got " + std::to_string(mu));
-            urdf::import(s, path, o);
+            const urdf::Report rep = urdf::import(s, path, o);
             const AssemblyReport a = assemble(s);
             if (!a.converged)
                 raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
                                          std::to_string(a.final_violation) + ")");
-            return std::make_shared<World>(compile(s));
+            auto w = std::make_shared<World>(compile(s));
+            for (const std::string& x : rep.warnings) w->run().add_note(rep.file + ": " + x);  // in summary()["warnings"]
+            return w;
         },
         py::arg("path"), py::arg("fixed_base") = false, py::arg("dt") = 0.005, py::arg("integrator") = "vi-maximal",
         py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
         py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81}, py::arg("limits") = true,
         py::arg("contacts") = py::none(), py::arg("mu") = 1.0, py::arg("on_ground") = false,
-        py::arg("options") = std::map<std::string, double>{},
+        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
+        py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("velocity") = std::vector<double>{0, 0, 0},
+        py::arg("angular_velocity") = std::vector<double>{0, 0, 0}, py::arg("lump_fixed") = true,
         "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
         "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
         "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).\n"
-        "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md).");
+        "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
+        "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).");
 }

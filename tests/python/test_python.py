@@ -369,6 +369,24 @@ def test_a_python_controller_runs_before_every_step():
         a.on_step(3)
 
 
+def test_importer_suggestions_are_python_keywords(tmp_path):
+    """Before: import_urdf's errors said `import with base = "fixed"` (Lua syntax)."""
+    urdf = tmp_path / "massless_root.urdf"
+    urdf.write_text('<robot name="r">\n<link name="base"/>\n'
+                    '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+                    '</inertial></link>\n<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>'
+                    '<axis xyz="0 1 0"/><limit lower="0.5" upper="1" effort="1" velocity="1"/></joint>\n</robot>\n')
+    with pytest.raises(noether.ModelError, match=r"cannot be a floating base; use fixed_base=True"):
+        noether.import_urdf(str(urdf))
+    w = noether.import_urdf(str(urdf), fixed_base=True)
+    warned = "\n".join(w.run(steps=1)["warnings"])
+    assert "(give positions={'j': ...} inside them, or limits=False)" in warned
+    assert abs(w.q[0] - 0.5) < 1e-8  # started at its lower limit (held there within the solver tolerance)
+    # Every importer setting is reachable: prefix, lump_fixed, initial pose and motion.
+    p = noether.import_urdf(str(urdf), fixed_base=True, prefix="r1/", positions={"j": 0.7}, limits=False)
+    assert p.joint_names == ["r1/j"] and abs(p.q[0] - 0.7) < 1e-12
+
+
 def test_one_world_is_used_by_one_thread_at_a_time():
     """Issue 31 item 6: one thread stepping and one restoring segfaulted; four threads stepping
     lost steps and raised spurious StepErrors. Now a World in use by a stepping thread refuses

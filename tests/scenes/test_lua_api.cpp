@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 
 #include "noether_lua.h"
+#include "noether_urdf.h"
 #include "scene_util.hpp"
 
 using scenes::read_csv;
 using scenes::run;
 using scenes::write_script;
+using scenes::cli_err;
 using scenes::cli;
 using Catch::Matchers::Contains;
 
@@ -302,6 +304,37 @@ TEST_CASE("a scene loaded by a C host runs its Lua controller at the host's step
     CHECK_THAT(std::string(noether_last_error()), Contains("c_host_bad.lua:5: gave up"));
     CHECK(noether_time(noether_run_data(r2)) == Approx(0.03).margin(1e-12));
     noether_run_free(r2);
+}
+
+TEST_CASE("the URDF importer's suggestions are worded in each host's own syntax", "[lua][c-api][cli][urdf]") {
+    // Before: `noether import --base floating` of a robot with a massless root answered
+    // `import with base = "fixed"` (Lua syntax) where the flag is `--base fixed`; so did C.
+    const std::string urdf = write_script("massless_root.urdf", R"(<robot name="r">
+  <link name="base"/>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/><limit lower="0.5" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+)");
+    const std::string cli_text = cli_err("import " + urdf + " --base floating");
+    CHECK_THAT(cli_text, Contains("cannot be a floating base; use --base fixed"));
+    CHECK_THAT(cli_text, !Contains("import setting") && !Contains("base = "));
+    const std::string lua_text =
+        error_of("massless_root.lua", "w:urdf{ file = '" + urdf + "', base = 'floating' }\n");
+    CHECK_THAT(lua_text, Contains("cannot be a floating base; use w:urdf{ base = \"fixed\" }"));
+    noether_spec* spec = noether_spec_new();
+    CHECK(noether_spec_import_urdf(spec, urdf.c_str(), 0, nullptr) == NOETHER_BAD_INPUT);
+    CHECK_THAT(std::string(noether_last_error()), Contains("cannot be a floating base; use fixed_base = 1"));
+    noether_spec_free(spec);
+    // A warning: the zero position is outside the limits [0.5, 1] (the joint starts at 0.5).
+    const auto r = run(write_script("limit_start.lua", "local noether = require('noether')\n"
+                                                       "local w = noether.world{ dt = 0.01 }\n"
+                                                       "w:urdf{ file = '" + urdf + "', base = 'fixed' }\n"
+                                                       "w:run{ steps = 1 }\n"));
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.worlds.size() == 1);
+    std::string warnings;
+    for (const std::string& x : r.worlds[0].warnings) warnings += x + "\n";
+    CHECK_THAT(warnings, Contains("(give w:urdf{ positions = { j = ... } } inside them, or w:urdf{ limits = false })"));
 }
 
 TEST_CASE("building and compiling a chain scales linearly: 10,000 and 100,000 links", "[lua][scaling]") {

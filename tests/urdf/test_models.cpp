@@ -79,7 +79,7 @@ TEST_CASE("every URDF of the shared models imports as documented and simulates 1
                     urdf::import(s, path, opt);
                     FAIL("a massless root was accepted as a floating base");
                 } catch (const ModelError& err) {
-                    CHECK_THAT(err.what(), Contains("cannot be a floating base; import with base = \"fixed\""));
+                    CHECK_THAT(err.what(), Contains("cannot be a floating base; use import setting 'base' = fixed"));
                 }
                 continue;
             }

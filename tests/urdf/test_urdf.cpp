@@ -217,7 +217,7 @@ TEST_CASE("massless links: lumped when welded, regularised rotors, refused when 
         FAIL("accepted");
     } catch (const ModelError& e) {
         CHECK_THAT(e.what(), Contains("pend.urdf:2: link 'base': the root link (with the links welded to it) has no mass, "
-                                      "so it cannot be a floating base; import with base = \"fixed\""));
+                                      "so it cannot be a floating base; use import setting 'base' = fixed"));
     }
     // Also when the massless root has inertia (issue 15: it was regularised to 1 g with a warning
     // naming joint '-').
@@ -245,8 +245,8 @@ TEST_CASE("massless links: lumped when welded, regularised rotors, refused when 
     separate.lump_fixed = false;
     const std::string err = testutil::error_of([&] { urdf::import(w, fixture("tool.urdf", tool), separate); });
     CHECK_THAT(err, Contains("tool.urdf:3: link 'tool' has no mass and no inertia and is a body of its own (joint 'jt' "
-                             "is fixed and lump_fixed = false keeps it separate)") &&
-                        Contains("lump_fixed = true") && !Contains("moves"));
+                             "is fixed and import setting 'lump_fixed' = false keeps it separate)") &&
+                        Contains("import setting 'lump_fixed' = true") && !Contains("moves"));
 }
 
 TEST_CASE("loop closures open at q = 0 are assembled, then stay closed", "[urdf]") {

@@ -77,4 +77,10 @@ public:
 NOETHER_API std::string reword_options(const std::string& message,
                                        const std::function<std::string(const std::string& name, const std::string& value)>& word);
 
+// The importers suggest their own settings as "import setting 'NAME' = VALUE" (e.g. 'base' =
+// fixed, 'limits' = false, 'positions' = JOINT): reword_import_settings replaces each by
+// word(NAME, VALUE) (Lua: w:urdf{ base = "fixed" }, the CLI: --base fixed, Python: fixed_base=True).
+NOETHER_API std::string reword_import_settings(
+    const std::string& message, const std::function<std::string(const std::string& name, const std::string& value)>& word);
+
 }  // namespace noether
