@@ -237,7 +237,40 @@ py::array_t<double> dof_array(Kinematics& k, py::array_t<double, py::array::c_st
     return v;
 }
 
-void ensemble_idle(const Ensemble& e) { check_idle(&e, "Ensemble"); }
+// An Ensemble for Python: the kernel's members plus a K x n block of joint inputs (row i: member
+// i's actuation, applied before each of its steps once the block has been asked for).
+struct PyEnsemble {
+    std::shared_ptr<const Model> base;  // the world's Model (the variations' base)
+    std::shared_ptr<Ensemble> e;
+    std::vector<double> inputs;  // K * ndofs, row-major
+    bool inputs_on = false;
+    PyEnsemble(std::shared_ptr<const Model> model, int members, int threads)
+        : base(model), e(std::make_shared<Ensemble>(std::move(model), members)) {
+        e->set_threads(threads);
+    }
+    int ndofs() const { return e->model().total_dofs; }
+    // Turn the block on: it starts as the members' current inputs; from now on it is what they get.
+    void use_inputs() {
+        if (inputs_on) return;
+        const int n = ndofs();
+        inputs.assign(static_cast<std::size_t>(e->size()) * n, 0.0);
+        for (int i = 0; i < e->size(); ++i)
+            std::copy(e->data(i).actuation.begin(), e->data(i).actuation.end(), inputs.begin() + static_cast<std::ptrdiff_t>(i) * n);
+        inputs_on = true;
+        // On the worker stepping member i: copy its row (no allocation, no GIL).
+        e->set_controller([this, n](int i, Data& d) {
+            const double* row = inputs.data() + static_cast<std::size_t>(i) * n;
+            std::copy(row, row + n, d.actuation.begin());
+        });
+    }
+    void check_member(int i) const {
+        if (i < 0 || i >= e->size())
+            raise(g_usage_error, "member " + std::to_string(i) + " out of range (the ensemble has " +
+                                     std::to_string(e->size()) + " members)");
+    }
+};
+
+void ensemble_idle(const PyEnsemble& e) { check_idle(&e, "Ensemble"); }
 
 // atexit: every World still alive finishes its outputs, as if closed (a module-level World is
 // never garbage-collected before the interpreter ends).
@@ -738,51 +771,92 @@ PYBIND11_MODULE(_noether, mod) {
              "(A, B, x, x_next) of one step, x = (q, qdot), u = actuation (vi-galerkin): x_next ≈ x_next0 + A dx + B du.")
         .def("ensemble",
              [](World& w, int members, int threads) {
-                 auto e = std::make_shared<Ensemble>(w.run().model_ptr(), members);
-                 e->set_threads(threads);
-                 return e;
+                 return std::make_shared<PyEnsemble>(w.run().model_ptr(), members, threads);
              },
              py::arg("members"), py::arg("threads") = 0, "K copies of this world's Model stepped in parallel.");
 
-    py::class_<Ensemble, std::shared_ptr<Ensemble>>(mod, "Ensemble", "K runs of one Model on a thread pool.")
-        .def_property_readonly("size", &Ensemble::size)
+    py::class_<PyEnsemble, std::shared_ptr<PyEnsemble>>(mod, "Ensemble", "K runs of one Model on a thread pool.")
+        .def_property_readonly("size", [](const PyEnsemble& e) { return e.e->size(); })
         .def("step",
-             [](Ensemble& e, long long n) {
-                 return released(&e, "Ensemble", [&] { return e.steps(n); });
+             [](PyEnsemble& e, long long n) {
+                 return released(&e, "Ensemble", [&] { return e.e->steps(n); });
              },
              py::arg("n") = 1, "Advance every member n steps in parallel (GIL released); returns the members still running.")
+        .def_property_readonly(
+            "actuation",
+            [](py::object self) {
+                PyEnsemble& e = self.cast<PyEnsemble&>();
+                ensemble_idle(e);
+                e.use_inputs();
+                return view(self, e.inputs.data(), e.e->size(), e.ndofs(), e.ndofs() * static_cast<py::ssize_t>(sizeof(double)), true);
+            },
+            "(members, ndofs) writable view: row i is member i's joint inputs, applied before each of its steps\n"
+            "(e.actuation[i, :] = u). It starts as the members' inputs when first asked for.")
+        .def(
+            "vary",
+            [](PyEnsemble& e, int i, const std::map<std::string, py::object>& numbers) {
+                ensemble_idle(e);
+                e.check_member(i);
+                if (e.e->data(i).stats.steps > 0)
+                    raise(g_usage_error, "vary: member " + std::to_string(i) + " has already stepped; vary a member before its first step");
+                ModelVariation v(e.base);
+                for (const auto& [key, value] : numbers) {
+                    std::vector<double> values;
+                    if (py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)) values.push_back(value.cast<double>());
+                    else values = value.cast<std::vector<double>>();
+                    v.set(key, values);
+                }
+                e.e->set_model(i, v.build());
+                if (e.inputs_on) {  // the fresh run starts from the block's row, as the others do
+                    const int n = e.ndofs();
+                    std::copy(e.inputs.begin() + static_cast<std::ptrdiff_t>(i) * n, e.inputs.begin() + static_cast<std::ptrdiff_t>(i + 1) * n,
+                              e.e->data(i).actuation.begin());
+                }
+            },
+            py::arg("member"), py::arg("numbers"),
+            "Member i gets its own numbers before its first step, e.g. vary(3, {'link1.mass': 2.0,\n"
+            "'j1.damping': 0.1, 'gravity': [0, 0, -1.62]}) (the keys of ModelVariation, docs/ensembles.md);\n"
+            "it restarts at its Model's initial state.")
         .def("poses",
              [](py::object self, int i) {
-                 Ensemble& e = self.cast<Ensemble&>();
+                 PyEnsemble& e = self.cast<PyEnsemble&>();
                  ensemble_idle(e);
-                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
-                 return view(self, e.data(i).pose.data(), e.model().nbodies(), 7, sizeof(Pose), false);
+                 e.check_member(i);
+                 return view(self, e.e->data(i).pose.data(), e.e->model().nbodies(), 7, sizeof(Pose), false);
              })
         .def("q",
              [](py::object self, int i) {
-                 Ensemble& e = self.cast<Ensemble&>();
+                 PyEnsemble& e = self.cast<PyEnsemble&>();
                  ensemble_idle(e);
-                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
-                 return view1(self, e.data(i).coord.data(), e.model().total_dofs, false);
+                 e.check_member(i);
+                 return view1(self, e.e->data(i).coord.data(), e.ndofs(), false);
+             })
+        .def("qdot",
+             [](py::object self, int i) {
+                 PyEnsemble& e = self.cast<PyEnsemble&>();
+                 ensemble_idle(e);
+                 e.check_member(i);
+                 return view1(self, e.e->data(i).rate.data(), e.ndofs(), false);
              })
         .def("set_joint_state",
-             [](Ensemble& e, int i, py::array_t<double, py::array::c_style | py::array::forcecast> q,
+             [](PyEnsemble& e, int i, py::array_t<double, py::array::c_style | py::array::forcecast> q,
                 py::array_t<double, py::array::c_style | py::array::forcecast> qdot) {
                  ensemble_idle(e);
-                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
-                 const std::size_t n = static_cast<std::size_t>(e.model().total_dofs);
+                 e.check_member(i);
+                 const std::size_t n = static_cast<std::size_t>(e.ndofs());
                  const std::vector<double> qv = as_vector(q, n, "q"), dv = as_vector(qdot, n, "qdot");
-                 set_joint_state(e.model(i), e.data(i), qv.data(), dv.data());
+                 set_joint_state(e.e->model(i), e.e->data(i), qv.data(), dv.data());
              })
         .def("summary",
-             [](Ensemble& e, int i) {
+             [](PyEnsemble& e, int i) {
                  ensemble_idle(e);
-                 if (i < 0 || i >= e.size()) raise(g_usage_error, "member " + std::to_string(i) + " out of range");
-                 return summary_dict(e.run(i).summary());
+                 e.check_member(i);
+                 return summary_dict(e.e->run(i).summary());
              })
-        .def("failed", [](Ensemble& e, int i) {
+        .def("failed", [](PyEnsemble& e, int i) {
             ensemble_idle(e);
-            return e.failed(i);
+            e.check_member(i);
+            return e.e->failed(i);
         });
 
     // ---- loading ----------------------------------------------------------------------------

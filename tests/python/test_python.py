@@ -202,6 +202,50 @@ def test_an_ensemble_steps_members_like_separate_worlds():
         e.q(4)
 
 
+def test_ensemble_members_get_their_own_inputs_and_numbers():
+    """Before: a Python ensemble could not give members different inputs or numbers."""
+    w = double_pendulum_spec().compile()
+    e = w.ensemble(3, threads=2)
+    u = e.actuation
+    assert u.shape == (3, 2) and not u.any()
+    u[1, :] = [0.5, -0.2]
+    u[2, 0] = -0.5
+    e.vary(2, {"link1.mass": 2.0, "j2.damping": 0.05})
+    assert e.step(80) == 3
+    u[1, :] = 0.0  # inputs may change between step calls
+    e.step(20)
+
+    def alone(spec, inputs_first, inputs_then):
+        one = spec.compile()
+        one.actuation[:] = inputs_first
+        one.step(80)
+        one.actuation[:] = inputs_then
+        one.step(20)
+        return one
+
+    plain = alone(double_pendulum_spec(), [0, 0], [0, 0])
+    pushed = alone(double_pendulum_spec(), [0.5, -0.2], [0, 0])
+    heavy_spec = noether.Spec(dt=0.01)
+    box = [1.0 * (0.1 ** 2 + 0.1 ** 2) / 12, 1.0 * (1 + 0.1 ** 2) / 12, 1.0 * (1 + 0.1 ** 2) / 12]
+    heavy_spec.body("link1", mass=2, inertia=box, position=[0.5, 0, 0])
+    heavy_spec.body("link2", mass=1, inertia=box, position=[1.5, 0, 0])
+    heavy_spec.joint("j1", "revolute", "world", "link1", anchor=[0, 0, 0], axis=[0, 1, 0])
+    heavy_spec.joint("j2", "revolute", "link1", "link2", anchor=[1, 0, 0], axis=[0, 1, 0], damping=[0.05])
+    heavy = alone(heavy_spec, [-0.5, 0], [-0.5, 0])
+    for i, one in enumerate([plain, pushed, heavy]):  # each member steps bit for bit like a lone world
+        assert np.array_equal(one.q, e.q(i)) and np.array_equal(one.qdot, e.qdot(i))
+    assert not np.array_equal(e.q(0), e.q(1)) and not np.array_equal(e.q(0), e.q(2))
+    fresh = w.ensemble(3)
+    with pytest.raises(noether.UsageError, match="nosuch"):
+        fresh.vary(0, {"nosuch.mass": 1.0})
+    with pytest.raises(noether.UsageError, match="out of range"):
+        fresh.vary(3, {"link1.mass": 1.0})
+    with pytest.raises(noether.Error, match="mass"):
+        w.ensemble(2).vary(0, {"link1.mass": -1.0})
+    with pytest.raises(noether.UsageError, match="member 0 has already stepped; vary a member before its first step"):
+        e.vary(0, {"link1.mass": 3.0})
+
+
 def test_the_gil_is_released_while_stepping():
     w = noether.load(example("fourbar_chain.lua"))
     done = threading.Event()
