@@ -89,8 +89,18 @@ void ensure_compiled(lua_State* L, World& w) {
     }
     for (const OutputSpec& o : w.outputs) {
         if (ctx->options.keep_models) break;  // the host adds them to its own run
+        OutputSpec use = o;
+        if (ctx->options.check_only && !ctx->live) {
+            // `noether check` checks the channels but writes no file (it would replace the results
+            // of an earlier run with a header and the initial state); a recording keeps its index.
+            if (use.format == OutputSpec::Format::recording) {
+                use.format = OutputSpec::Format::csv;
+                use.channels = {"time"};
+            }
+            use.file.clear();
+        }
         try {
-            run->add_output(o);
+            run->add_output(use);
         } catch (const Error& e) {
             throw LuaFail(e.what());
         }

@@ -337,6 +337,31 @@ TEST_CASE("the URDF importer's suggestions are worded in each host's own syntax"
     CHECK_THAT(warnings, Contains("(give w:urdf{ positions = { j = ... } } inside them, or w:urdf{ limits = false })"));
 }
 
+TEST_CASE("noether check writes no output file", "[lua][cli]") {
+    // Before: `noether check` of a scene with w:output replaced the file with a header and the
+    // initial row (the results of an earlier run were lost).
+    const std::string dir = std::string(NOETHER_BINARY_DIR) + "/tests/";
+    const std::string csv = dir + "check_keeps.csv";
+    {
+        std::ofstream f(csv);
+        f << "earlier results\n";
+    }
+    const std::string script = write_script("check_keeps.lua", std::string(scenes::kPendulum) +
+                                                                   "w:output{ file = '" + csv + "', channels = { 'time', 'j.coord' } }\n"
+                                                                   "return w\n");
+    CHECK(cli("check " + script) == 0);
+    std::ifstream f(csv);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    CHECK(text == "earlier results\n");
+    std::ifstream part(csv + ".part");
+    CHECK(!part.good());
+    // The channels are still checked.
+    const std::string bad = write_script("check_bad_channel.lua", std::string(scenes::kPendulum) +
+                                                                      "w:output{ file = '" + csv + "', channels = { 'j.nope' } }\n"
+                                                                      "return w\n");
+    CHECK(cli("check " + bad) == 2);
+}
+
 TEST_CASE("building and compiling a chain scales linearly: 10,000 and 100,000 links", "[lua][scaling]") {
     // Issue 16, item 3: each w:body{} / w:joint{} scanned every earlier element for duplicate
     // names and known bodies, and the tree view grouped bodies by link with a scan per link:
