@@ -286,7 +286,7 @@ int open_module(lua_State* L) {
         {"jacobian", compiled<l_jacobian>},         {"mass_matrix", compiled<l_mass_matrix>},
         {"inverse_dynamics", compiled<l_inverse_dynamics>}, {"bias_forces", compiled<l_bias_forces>},
         {"gravity_forces", compiled<l_gravity_forces>}, {"forward_dynamics", compiled<l_forward_dynamics>},
-        {"center_of_mass", compiled<l_center_of_mass>}, {"com_jacobian", compiled<l_com_jacobian>},
+        {"center_of_mass", compiled<l_center_of_mass>}, {"com_jacobian", compiled<l_com_jacobian>}, {"momentum", compiled<l_momentum>},
         {"restore", compiled<world_state<l_restore>>},   {"save_file", compiled<world_state<l_save_file>>},
         {"restore_file", compiled<world_state<l_restore_file>>}, {"ensemble", compiled<l_ensemble>},
         {"dofs", compiled<world_state<l_dofs>>},         {"joint_state", compiled<world_state<l_joint_state>>},

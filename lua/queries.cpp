@@ -1,6 +1,6 @@
 // The Lua module: kinematics and dynamics queries at a world's current state (docs/queries.md):
 // w:jacobian(b [, point]), w:mass_matrix(), w:inverse_dynamics(qdd), w:bias_forces(),
-// w:gravity_forces(), w:forward_dynamics(tau), w:center_of_mass(), w:com_jacobian().
+// w:gravity_forces(), w:forward_dynamics(tau), w:center_of_mass(), w:com_jacobian(), w:momentum().
 #include "world.hpp"
 
 namespace noether {
@@ -125,6 +125,14 @@ int l_com_jacobian(lua_State* L, World& w) {
     std::vector<double> J(3 * static_cast<std::size_t>(k.n()));
     k.com_jacobian(w.data->coord.data(), J.data());
     return push_matrix(L, J, 3, k.n());
+}
+
+int l_momentum(lua_State* L, World& w) {
+    Vec3 p, l;
+    kin(L, w, "momentum").momentum(w.data->coord.data(), w.data->rate.data(), &p, &l);
+    push_vec3(L, p);
+    push_vec3(L, l);
+    return 2;
 }
 
 }  // namespace lua

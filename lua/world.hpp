@@ -294,6 +294,7 @@ int l_gravity_forces(lua_State* L, World& w);
 int l_forward_dynamics(lua_State* L, World& w);
 int l_center_of_mass(lua_State* L, World& w);
 int l_com_jacobian(lua_State* L, World& w);
+int l_momentum(lua_State* L, World& w);
 
 // scene.cpp
 int l_world(lua_State* L);

@@ -120,6 +120,9 @@ NOETHER_API int noether_forward_dynamics(noether_kinematics* k, const double* q,
                                          double* qdd);
 /* The centre of mass (com, 3) and its 3 x n Jacobian (J may be NULL). */
 NOETHER_API int noether_center_of_mass(noether_kinematics* k, const double* q, double com[3], double* J);
+/* Total linear momentum and angular momentum about the world origin at (q, qd) (either output may be NULL). */
+NOETHER_API int noether_momentum(noether_kinematics* k, const double* q, const double* qd, double linear[3],
+                                 double angular[3]);
 /* A force at the body's CoM and a torque, world frame, held for the coming steps until changed
  * (NULL leaves that part as it is). */
 NOETHER_API int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]);

@@ -391,6 +391,18 @@ int noether_center_of_mass(noether_kinematics* k, const double* q, double com[3]
     });
 }
 
+int noether_momentum(noether_kinematics* k, const double* q, const double* qd, double linear[3], double angular[3]) {
+    clear_error();
+    if (!k || !q || !qd) return fail(NOETHER_USAGE, "noether_momentum: kinematics, q and qd are required");
+    return guarded([&] {
+        noether::Vec3 p, l;
+        k->k->momentum(q, qd, &p, &l);
+        if (linear) linear[0] = p.x, linear[1] = p.y, linear[2] = p.z;
+        if (angular) angular[0] = l.x, angular[1] = l.y, angular[2] = l.z;
+        return NOETHER_OK;
+    });
+}
+
 int noether_set_body_force(noether_data* d, int body, const double force[3], const double torque[3]) {
     clear_error();
     if (!d) return fail(NOETHER_USAGE, "noether_set_body_force: data is NULL");

@@ -716,6 +716,13 @@ PYBIND11_MODULE(_noether, mod) {
                  return J;
              },
              "The centre of mass's 3 x n Jacobian at the current state.")
+        .def("momentum",
+             [](World& w) {
+                 Vec3 p, l;
+                 w.kinematics().momentum(w.data().coord.data(), w.data().rate.data(), &p, &l);
+                 return py::make_tuple(std::vector<double>{p.x, p.y, p.z}, std::vector<double>{l.x, l.y, l.z});
+             },
+             "(linear, angular): total momentum and angular momentum about the world origin at the current state.")
         .def_property_readonly("limit_force", dof_view(&Data::limit_force, false),
                                "joint limit forces per DOF, read-only view (ndofs; > 0 pushes away from the lower limit)")
         .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")

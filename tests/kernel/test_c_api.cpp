@@ -262,6 +262,14 @@ TEST_CASE("C API: kinematics and dynamics queries (docs/queries.md)", "[c-api][q
     CHECK(Jp[2] == 0.0);  // no velocity along y
     REQUIRE(noether_center_of_mass(k, q, com, Jc) == NOETHER_OK);
     CHECK(com[1] == Approx(0).margin(1e-14));
+    double lin[3], ang[3];
+    REQUIRE(noether_momentum(k, q, qd, lin, ang) == NOETHER_OK);
+    for (int a = 0; a < 3; ++a) {  // p = (total mass, 2 kg) J_com q̇
+        double v = 0;
+        for (int c = 0; c < 2; ++c) v += Jc[a * 2 + c] * qd[c];
+        CHECK(lin[a] == Approx(2.0 * v).margin(1e-12));
+    }
+    CHECK(std::fabs(ang[1]) > 0.01);
     CHECK(noether_jacobian(k, q, 5, nullptr, J) != NOETHER_OK);
     CHECK_THAT(std::string(noether_last_error()), Contains("body index 5 out of range"));
     noether_kinematics_free(k);

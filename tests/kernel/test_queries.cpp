@@ -199,6 +199,35 @@ TEST_CASE("queries: the centre of mass and its Jacobian", "[queries]") {
     }
 }
 
+TEST_CASE("queries: momenta equal the run's monitors and the centre of mass's motion", "[queries]") {
+    auto m = compile(arm());
+    Kinematics k(m);
+    const int n = k.n();
+    testutil::Rng r(17);
+    const std::vector<double> q = random_q(n, r), qd = random_q(n, r);
+    Vec3 p, L;
+    k.momentum(q.data(), qd.data(), &p, &L);
+    // The same state in a Data: its monitors compute the momenta from the bodies' poses and twists.
+    Data d(m);
+    set_joint_state(*m, d, q.data(), qd.data());
+    const Monitors mon = monitors(*m, d);
+    for (int a = 0; a < 3; ++a) {
+        CHECK((&p.x)[a] == Approx((&mon.momentum.x)[a]).margin(1e-12));
+        CHECK((&L.x)[a] == Approx((&mon.angular_momentum.x)[a]).margin(1e-12));
+    }
+    // p = (Σ m) J_com q̇.
+    std::vector<double> J(3 * n);
+    k.com_jacobian(q.data(), J.data());
+    double mass = 0;
+    for (const BodyInfo& b : m->bodies) mass += b.mass;
+    for (int a = 0; a < 3; ++a) {
+        double v = 0;
+        for (int c = 0; c < n; ++c) v += J[a * n + c] * qd[c];
+        CHECK((&p.x)[a] == Approx(mass * v).margin(1e-12));
+    }
+    CHECK(std::sqrt(dot(L, L)) > 0.1);  // not a vacuous comparison
+}
+
 TEST_CASE("queries: mechanisms they do not take are refused naming the element", "[queries]") {
     Spec s;
     s.options.integrator = "none";

@@ -591,6 +591,9 @@ def test_kinematics_and_dynamics_queries():
     assert w.com_jacobian().shape == (3, 2) and len(w.center_of_mass()) == 3
     # set_joint_state set the bodies' velocities from q̇: their kinetic energy is ½ q̇ᵀ M q̇
     assert abs(0.5 * qd @ M @ qd - w.monitors()["kinetic"]) < 1e-12
+    p, L = w.momentum()
+    assert np.allclose(p, w.monitors()["momentum"], atol=1e-12) and np.allclose(L, w.monitors()["angular_momentum"], atol=1e-12)
+    assert abs(L[1]) > 0.1
     with pytest.raises(noether.UsageError, match="qdd must have 2 numbers"):
         w.inverse_dynamics([1.0, 2.0, 3.0])
     with pytest.raises(noether.UsageError, match="no body named 'ghost'"):

@@ -458,6 +458,13 @@ local g = w:gravity_forces()
 local c = w:center_of_mass()
 local Jc = w:com_jacobian()
 assert(#Jc == 3 and #g == 2 and #c == 3)
+w:set_joint_state({0.4, -0.3}, {0.2, 0.1})  -- the bodies' twists from q̇ (after steps they are the step's)
+local p, Lm = w:momentum()
+local mon = w:monitors()
+for a = 1, 3 do  -- (vi-maximal's monitor is its discrete momentum: O((h w)^2) from the continuous one)
+  assert(math.abs(p[a] - mon.momentum[a]) < 1e-12 and math.abs(Lm[a] - mon.angular_momentum[a]) < 1e-6, 'momenta = monitors')
+end
+assert(math.abs(Lm[2]) > 0.01, 'it moves')
 print(string.format('ok %.6f %.6f', M[1][1], tau[1]))
 )"));
     INFO(r.error);

@@ -1,7 +1,7 @@
 // noether/queries.hpp — kinematics and dynamics of a mechanism at given joint coordinates, for
 // controllers and planners (docs/queries.md): forward kinematics, body and point Jacobians, the
 // joint-space mass matrix, inverse dynamics (RNEA), gravity and bias forces, forward dynamics, the
-// centre of mass and its Jacobian. Nothing here touches a Data: the run's state is never disturbed.
+// centre of mass and its Jacobian, momenta. Nothing here touches a Data: the run's state is never disturbed.
 //
 // Coordinates are those of Data::coord and Data::rate (Model::total_dofs of them, joints in
 // declaration order, offsets included): q, q̇, q̈ and τ have n = total_dofs entries. Jacobians are
@@ -51,6 +51,9 @@ public:
     // The centre of mass of all bodies at q, and its 3 × n Jacobian.
     Vec3 center_of_mass(const double* q);
     void com_jacobian(const double* q, double* J);
+    // Total linear momentum Σ m v and angular momentum about the world origin Σ (x × m v + R I Rᵀ ω)
+    // at (q, q̇) — what the run's monitors report for the same state.
+    void momentum(const double* q, const double* qdot, Vec3* linear, Vec3* angular);
 
 private:
     struct Impl;
