@@ -37,8 +37,20 @@ namespace {
 
 thread_local std::string g_last_error;
 
+// The kernel suggests options as "option 'NAME' = VALUE" (noether/error.hpp); a C host sets them
+// with noether_spec_set_options / noether_spec_set_option.
+std::string c_wording(const std::string& msg) {
+    return noether::reword_options(msg, [](const std::string& name, const std::string& given) {
+        const std::string value = given == "..." ? "<" + name + ">" : given;  // a suggestion without a value
+        if (name == "integrator") return "noether_spec_set_options(spec, \"" + value + "\", NULL, dt)";
+        if (name == "solver") return "noether_spec_set_options(spec, NULL, \"" + value + "\", dt)";
+        if (name == "dt") return "noether_spec_set_options(spec, NULL, NULL, " + value + ")";
+        return "noether_spec_set_option(spec, \"" + name + "\", " + value + ")";
+    });
+}
+
 int fail(int status, const std::string& msg) {
-    g_last_error = msg;
+    g_last_error = c_wording(msg);
     return status;
 }
 
@@ -629,7 +641,9 @@ char* noether_run_summary_json(const noether_run* r) {
     }
     char* out = nullptr;
     guarded([&] {
-        const std::string json = r->run->summary().to_json();
+        noether::RunSummary summary = r->run->summary();
+        for (std::string& w : summary.warnings) w = c_wording(w);  // the kernel's suggestions as C calls
+        const std::string json = summary.to_json();
         out = static_cast<char*>(std::malloc(json.size() + 1));
         if (!out) return fail(NOETHER_BAD_INPUT, "noether_run_summary_json: out of memory");
         std::memcpy(out, json.c_str(), json.size() + 1);

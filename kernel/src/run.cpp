@@ -311,7 +311,15 @@ bool Run::steps(long long n, RunHooks* hooks) {
     if (failed_) return false;
     const Model& m = *model_;
     Data& d = *data_;
-    if (!sampled_ && d.step == 0) sample(true, nullptr, hooks);
+    if (!sampled_) {
+        // The state the host set before the first step (set_joint_state, restore, poses) is the
+        // run's start: the energy and violation baselines are taken here, not at construction.
+        const Monitors mon = monitors(m, d);
+        e0_ = e_final_ = mon.total;
+        v_max_ = mon.max_violation;
+        worst_joint_ = mon.worst_joint >= 0 ? m.joints[mon.worst_joint].name : std::string();
+        if (d.step == 0) sample(true, &mon, hooks);
+    }
     sampled_ = true;
     const double t_start = now_s();
     double last_print = t_start;

@@ -167,7 +167,7 @@ TEST_CASE("C API: joint state and the linearisation of a vi-galerkin step agains
     CHECK(noether_linearize(d, A, B, x, xn) == NOETHER_USAGE);
     CHECK_THAT(std::string(noether_last_error()), Contains("integrator 'vi-maximal' has no linearisation"));
     // The kernel names what is loaded, not a plugin it knows of, and the option in its own words.
-    CHECK_THAT(std::string(noether_last_error()), Contains("integrators with one: vi-galerkin (option 'integrator')"));
+    CHECK_THAT(std::string(noether_last_error()), Contains("integrators with one: vi-galerkin (noether_spec_set_options(spec, \"<integrator>\", NULL, dt))"));
     noether_data_free(d);
     noether_model_free(m);
     noether_spec_free(s);
@@ -229,6 +229,35 @@ TEST_CASE("C API: a box dropped on the ground rests on its corners, a pendulum s
     CHECK(hi > 0.5 - 1e-9);
     CHECK(fmin < -1);  // the upper stop pushed back
     noether_data_free(d);
+    noether_model_free(m);
+    noether_spec_free(s);
+}
+
+TEST_CASE("C API: the kernel's suggestions are worded as C calls", "[c-api]") {
+    // Before: a C host read "noether.world{ options = { max_turn = 0.1 } }" nowhere (the kernel's
+    // neutral "option 'max_turn' = 0.1"); now the call that sets it.
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.01, 0, 0, 0, 1.0 / 12, 0, 0, 0, 1.0 / 12};
+    const double p[3] = {0.5, 0, 0}, a[3] = {0, 0, 0}, axis[3] = {0, 1, 0};
+    REQUIRE(noether_spec_add_body(s, "rod", 1, I, p, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "rod", a, axis) == NOETHER_OK);
+    REQUIRE(noether_spec_set_options(s, "vi-maximal", nullptr, 0.01) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    noether_run* r = noether_run_new(m);
+    REQUIRE(r);
+    const double q[1] = {0}, qd[1] = {80};  // 0.8 rad per step
+    REQUIRE(noether_set_joint_state(noether_run_data(r), q, qd) == NOETHER_OK);
+    noether_run_steps(r, 20);
+    char* json = noether_run_summary_json(r);
+    REQUIRE(json);
+    const std::string text = json;
+    noether_free(json);
+    CHECK_THAT(text, Contains("noether_spec_set_option(spec, \\\"max_turn\\\", 0.1)"));  // (JSON-escaped)
+    CHECK_THAT(text, !Contains("noether.world") && !Contains("option 'max_turn'"));
+    // The state set before the first step is the run's start (energy_initial was the Model's, 0 J).
+    CHECK_THAT(text, Contains("\"energy_initial\": 106") && !Contains("\"energy_initial\": 0,"));
+    noether_run_free(r);
     noether_model_free(m);
     noether_spec_free(s);
 }
