@@ -59,7 +59,6 @@ int Scene::worlds() const { return static_cast<int>(impl_->worlds.size()); }
 std::shared_ptr<Run> Scene::run(int i) { return std::shared_ptr<Run>(shared_from_this(), impl_->worlds.at(i)->run.get()); }
 RunHooks* Scene::hooks(int i) { return impl_->hooks.at(i).get(); }
 double Scene::duration(int i) const { return impl_->worlds.at(i)->duration; }
-bool Scene::has_callbacks(int i) const { return impl_->hooks.at(i) != nullptr; }
 
 namespace {
 
@@ -121,22 +120,6 @@ ScriptResult run_chunk(const std::string* path, const std::string* code, const s
                 for (const std::string& n : notes) result.error += " " + n;
             }
             result.worlds.push_back(std::move(s));
-            if (ctx->options.keep_models) {
-                result.models.push_back(w->model);
-                result.outputs.push_back(w->outputs);
-                result.durations.push_back(w->duration);
-                int callbacks = 0;
-                for (int c : w->output_callback) callbacks += c != LUA_NOREF;
-                std::string note;
-                if (w->on_step != LUA_NOREF || callbacks > 0)
-                    note = w->spec.origin.str() + ": the world's " +
-                           (w->on_step != LUA_NOREF ? std::string("w:on_step function") : std::string()) +
-                           (w->on_step != LUA_NOREF && callbacks ? " and " : "") +
-                           (callbacks ? std::to_string(callbacks) + " output callback(s)" : std::string()) +
-                           " run only when the script itself steps the world; stepped by the host, it does without them "
-                           "(a controller written there must be written in the host)";
-                result.host_notes.push_back(note);
-            }
         }
         bool ensembles_ok = true;
         const std::vector<std::string> notes = finish_ensembles(*ctx, aborted, &ensembles_ok);
@@ -258,7 +241,6 @@ ScriptResult run_script(const std::string& path, const ScriptOptions& options) {
 std::shared_ptr<Scene> load_scene(const std::string& path, const ScriptOptions& options_in, ScriptResult* result) {
     ScriptOptions options = options_in;
     options.check_only = true;
-    options.keep_models = false;
     options.record.clear();
     std::shared_ptr<Scene> scene;
     ScriptResult r = run_chunk(&path, nullptr, path, dir_of(path), options, &scene);

@@ -88,7 +88,6 @@ void ensure_compiled(lua_State* L, World& w) {
         w.output_callback.push_back(LUA_NOREF);
     }
     for (const OutputSpec& o : w.outputs) {
-        if (ctx->options.keep_models) break;  // the host adds them to its own run
         OutputSpec use = o;
         if (ctx->options.check_only && !ctx->live) {
             // `noether check` checks the channels but writes no file (it would replace the results

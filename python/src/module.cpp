@@ -125,20 +125,14 @@ public:
     // as .part without a warning that says so).
     ~World() {
         g_live.erase(this);
-        if (run_->finished()) return;
-        std::vector<std::string> notes;
-        run_->finish(&notes);
-        warn_notes(notes);
+        warn_notes(finish_outputs(std::string()));
     }
 
-    // Finish the outputs (complete files get their names). With a reason, the run is stopped
-    // first: its outputs stay <file>.part and the notes say so.
+    // Finish the outputs (complete files get their names; idempotent). With a reason, the run is
+    // stopped first: its outputs stay <file>.part and the notes say so.
     std::vector<std::string> close(const std::string& abort_why = std::string()) {
         check_idle();
-        std::vector<std::string> notes;
-        if (!abort_why.empty()) run_->abort(abort_why);
-        run_->finish(&notes);
-        return notes;
+        return finish_outputs(abort_why);
     }
 
     std::string host_note;  // what the script would do while stepping that this world does not (load)
@@ -173,7 +167,6 @@ public:
         if (!ok) raise(g_step_error, "the simulation failed at t = " + std::to_string(data().time) + " s: " + run_->failure());
     }
     void check_idle() const { ::check_idle(this, "World"); }
-    bool run_finished() const { return run_->finished(); }
     void check_open() const {
         if (run_->finished()) raise(g_usage_error, "the world is finished (outputs closed); make a new one");
     }
@@ -194,6 +187,13 @@ public:
     bool lua_callbacks() const { return hooks_.lua != nullptr; }
 
 private:
+    std::vector<std::string> finish_outputs(const std::string& abort_why) {
+        std::vector<std::string> notes;
+        if (!abort_why.empty()) run_->abort(abort_why);
+        run_->finish(&notes);
+        return notes;
+    }
+
     // The callbacks of a step: the scene's Lua ones first (as `noether run` runs them), then the
     // Python on_step with the GIL taken (the step itself runs without it).
     struct Hooks final : RunHooks {
@@ -276,8 +276,7 @@ void ensemble_idle(const PyEnsemble& e) { check_idle(&e, "Ensemble"); }
 // never garbage-collected before the interpreter ends).
 void finish_live_worlds() {
     const std::vector<World*> live(g_live.begin(), g_live.end());
-    for (World* w : live)
-        if (!w->run_finished()) warn_notes(w->close());
+    for (World* w : live) warn_notes(w->close());
 }
 
 // A numpy array over `count` records of `stride` bytes starting at `data`, `cols` doubles each,
@@ -399,7 +398,7 @@ std::vector<std::shared_ptr<World>> load_worlds(const std::string& path, const s
     for (int i = 0; i < scene->worlds(); ++i) {
         // The scene's Lua callbacks run at this world's steps unless the host turned them off.
         auto w = std::make_shared<World>(scene->run(i), lua_callbacks ? scene->hooks(i) : nullptr, scene->duration(i));
-        if (!lua_callbacks && scene->has_callbacks(i))
+        if (!lua_callbacks && scene->hooks(i))
             w->host_note = "the scene's Lua callbacks (w:on_step, output callbacks) are off (lua_callbacks=False)";
         out.push_back(w);
     }
@@ -813,12 +812,7 @@ PYBIND11_MODULE(_noether, mod) {
                     else values = value.cast<std::vector<double>>();
                     v.set(key, values);
                 }
-                e.e->set_model(i, v.build());
-                if (e.inputs_on) {  // the fresh run starts from the block's row, as the others do
-                    const int n = e.ndofs();
-                    std::copy(e.inputs.begin() + static_cast<std::ptrdiff_t>(i) * n, e.inputs.begin() + static_cast<std::ptrdiff_t>(i + 1) * n,
-                              e.e->data(i).actuation.begin());
-                }
+                e.e->set_model(i, v.build());  // (with the inputs block on, its row reaches the fresh run at each step)
             },
             py::arg("member"), py::arg("numbers"),
             "Member i gets its own numbers before its first step, e.g. vary(3, {'link1.mass': 2.0,\n"

@@ -29,10 +29,7 @@ struct NOETHER_API ScriptOptions {
     // --option name=value: integrator options for every world the script makes, over the script's
     // own `options` table (a number when the value parses as one, else one word).
     std::map<std::string, std::string> integrator_options;
-    bool check_only = false;                    // build and compile, never step
-    // Hand every compiled world's Model and declared outputs to the host (ScriptResult::models),
-    // for hosts that step the scene themselves (the Python module's noether.load). Use with check_only.
-    bool keep_models = false;
+    bool check_only = false;                    // build and compile, never step (hosts that step: load_scene)
     bool progress = false;                      // progress line on stderr for long runs
     // --record FILE: a recording for the viewer (docs/viewer.md) of the first world the script
     // compiles, at record_fps frames per simulated second.
@@ -93,14 +90,6 @@ struct NOETHER_API ScriptResult {
     int uncompiled = 0;              // worlds made but never compiled or run
     SweepPlan sweep;                 // what noether.sweep{} declared
     std::vector<Recorded> records;   // what noether.record() recorded, in order
-    // With ScriptOptions::keep_models: per compiled world, its Model, its outputs and its default
-    // duration (noether.world{ duration }, −1 if none).
-    std::vector<std::shared_ptr<const Model>> models;
-    std::vector<std::vector<OutputSpec>> outputs;
-    std::vector<double> durations;
-    // Per compiled world: what the script does while the world runs that a host stepping it
-    // itself will not get (w:on_step and output callbacks are Lua functions), "" if nothing.
-    std::vector<std::string> host_notes;
 };
 
 NOETHER_API ScriptResult run_script(const std::string& path, const ScriptOptions& options);
@@ -132,13 +121,12 @@ public:
     // The hooks that run world i's Lua callbacks (nullptr when it has none). Valid while the scene lives.
     RunHooks* hooks(int i);
     double duration(int i) const;  // noether.world{ duration } (−1: none)
-    bool has_callbacks(int i) const;
 
 private:
     std::unique_ptr<Impl> impl_;
 };
 
-// Load a scene script for a host (options.check_only and keep_models are implied and ignored).
+// Load a scene script for a host (options.check_only is implied and ignored).
 // On an error returns nullptr with result->exit_code != 0 and result->error; `result` also gets
 // the summaries of the compiled worlds before any step.
 NOETHER_API std::shared_ptr<Scene> load_scene(const std::string& path, const ScriptOptions& options, ScriptResult* result);
