@@ -105,12 +105,16 @@ bool parse_channel(const std::string& text, Channel& c) {
 Run::Run(std::shared_ptr<const Model> model) : model_(std::move(model)) {
     if (!model_) throw UsageError("Run: model is null");
     data_ = std::make_unique<Data>(model_);
-    const Monitors mon = monitors(*model_, *data_);
-    e0_ = e_final_ = mon.total;
-    v_max_ = mon.max_violation;
-    if (mon.worst_joint >= 0) worst_joint_ = model_->joints[mon.worst_joint].name;
+    set_baseline(monitors(*model_, *data_));
     for (const ForceInfo& f : model_->forces)  // constant forces do work: the watch's energy test is off
         if (norm(f.force) > 0 || norm(f.torque) > 0) watch_.passive = false;
+}
+
+// The start of the run's tracking: energy, violation and worst joint of the state `mon` was taken at.
+void Run::set_baseline(const Monitors& mon) {
+    e0_ = e_final_ = mon.total;
+    v_max_ = mon.max_violation;
+    worst_joint_ = mon.worst_joint >= 0 ? model_->joints[mon.worst_joint].name : std::string();
 }
 
 Run::~Run() = default;  // an output never finished is closed by its OutputFile: the partial file stays as <file>.part
@@ -315,9 +319,7 @@ bool Run::steps(long long n, RunHooks* hooks) {
         // The state the host set before the first step (set_joint_state, restore, poses) is the
         // run's start: the energy and violation baselines are taken here, not at construction.
         const Monitors mon = monitors(m, d);
-        e0_ = e_final_ = mon.total;
-        v_max_ = mon.max_violation;
-        worst_joint_ = mon.worst_joint >= 0 ? m.joints[mon.worst_joint].name : std::string();
+        set_baseline(mon);
         if (d.step == 0) sample(true, &mon, hooks);
     }
     sampled_ = true;

@@ -171,6 +171,7 @@ private:
         std::vector<float> frame;  // recording: one frame
     };
     void sample(bool force, const Monitors* known, RunHooks* hooks);
+    void set_baseline(const Monitors& mon);
     void write_header(Output& o);
     void write_row(Output& o, const Monitors& mon);
     void watch(const Monitors& mon);
