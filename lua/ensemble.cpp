@@ -398,6 +398,7 @@ void open_ensemble_metatables(lua_State* L) {
         {"time", mem_state<l_state_time>},    {"position", mem_state<l_position>},  {"orientation", mem_state<l_orientation>},
         {"velocity", mem_state<l_velocity>},  {"angular_velocity", mem_state<l_angular_velocity>},
         {"coord", mem_state<l_coord>},        {"rate", mem_state<l_rate>},          {"set_actuation", mem_state<l_set_actuation>},
+        {"set_target", mem_state<l_set_target>},  {"set_servo", mem_state<l_set_servo>},
         {"set_force", mem_state<l_set_force>}, {"set_torque", mem_state<l_set_torque>},
         {"monitors", mem_state<l_monitors>},  {"save", mem_state<l_save>},          {"restore", mem_state<l_restore>},
         {"save_file", mem_state<l_save_file>}, {"restore_file", mem_state<l_restore_file>},

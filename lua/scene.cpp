@@ -272,6 +272,43 @@ int l_joint(lua_State* L, World& w) {
     return 1;
 }
 
+// ---- w:servo{} ------------------------------------------------------------------------------
+
+// w:servo{ joint = j, type = "position" | "velocity", kp, kv, target, target_velocity,
+// effort_limit }: a servo actuator on a 1-DOF joint declared before it (docs/servos.md).
+int l_servo(lua_State* L, World& w) {
+    check_table(L, 2, "servo");
+    require_building(L, w, "servo");
+    Fields f{L, 2, "servo"};
+    f.only({"joint", "type", "kp", "kv", "target", "target_velocity", "effort_limit"});
+    raw_getfield(L, 2, "joint");
+    if (lua_isnil(L, -1)) fail(L, "servo: field 'joint' is required (a joint, or its name)");
+    const std::string joint = element_name(L, -1, "servo", "joint");
+    lua_pop(L, 1);
+    f.who = "servo on joint '" + joint + "'";
+    const int j = w.joint_index.find(w.spec.joints, joint);
+    if (j < 0) fail(L, "%s: no joint named '%s' (declare the joint, or import the URDF, before its servo)", f.who, joint);
+    JointSpec& js = w.spec.joints[j];
+    if (js.servo.kind != ServoSpec::Kind::none) fail(L, "%s: the joint has a servo already", f.who);
+    const std::string type = f.string("type", "position");
+    ServoSpec s;
+    if (type == "position") s.kind = ServoSpec::Kind::position;
+    else if (type == "velocity") s.kind = ServoSpec::Kind::velocity;
+    else fail(L, "%s: field 'type' must be \"position\" or \"velocity\", got \"%s\"", f.who, type);
+    if (s.kind == ServoSpec::Kind::position && !f.has("kp"))
+        fail(L, "%s: field 'kp' is required for a position servo (a stiffness > 0)", f.who);
+    if (s.kind == ServoSpec::Kind::velocity && !f.has("kv"))
+        fail(L, "%s: field 'kv' is required for a velocity servo (a damping > 0)", f.who);
+    s.kp = f.number("kp", 0);
+    s.kv = f.number("kv", 0);
+    if (f.has("target")) s.target = f.number("target", 0);
+    s.target_velocity = f.number("target_velocity", 0);
+    s.effort_limit = f.number("effort_limit", INFINITY);
+    s.origin = where(L);
+    js.servo = s;
+    return 0;
+}
+
 // ---- w:force{} ------------------------------------------------------------------------------
 
 int l_force(lua_State* L, World& w) {

@@ -324,6 +324,73 @@ int l_set_actuation(lua_State* L, const Model& m, Data& d) {
     return 0;
 }
 
+namespace {
+
+// The joint of a servo setter (one with a servo), and a finite number argument.
+int servo_joint_arg(lua_State* L, const Model& m, const char* fn) {
+    const int j = joint_arg(L, m, 2, fn);
+    const JointInfo& ji = m.joints[j];
+    if (ji.servo == ServoSpec::Kind::none)
+        fail(L, "%s: joint '%s' has no servo (declare one: w:servo{ joint = \"%s\", kp = ..., kv = ... })", fn, ji.name,
+             ji.name);
+    return j;
+}
+
+double finite_arg(lua_State* L, int idx, const char* fn, const std::string& joint, const char* what) {
+    if (lua_type(L, idx) != LUA_TNUMBER) fail(L, "%s: joint '%s': %s must be a number, got %s", fn, joint, what, type_of(L, idx));
+    const double v = lua_tonumber(L, idx);
+    if (!std::isfinite(v)) fail(L, "%s: joint '%s': %s must be finite, got %s", fn, joint, what, lua_tostring(L, idx));
+    return v;
+}
+
+}  // namespace
+
+// w:set_target(joint, position [, velocity]): the servo's targets for the coming steps (a
+// velocity servo: w:set_target(joint, nil, velocity) or its velocity alone).
+int l_set_target(lua_State* L, const Model& m, Data& d) {
+    const int j = servo_joint_arg(L, m, "set_target");
+    const JointInfo& ji = m.joints[j];
+    const int i = ji.dof_offset;
+    const bool velocity_servo = ji.servo == ServoSpec::Kind::velocity;
+    if (velocity_servo) {
+        // a velocity servo's one target is its velocity: w:set_target(j, v) or w:set_target(j, nil, v)
+        const int idx = lua_isnoneornil(L, 3) ? 4 : 3;
+        d.target_velocity[i] = finite_arg(L, idx, "set_target", ji.name, "the target velocity");
+        return 0;
+    }
+    const double p = finite_arg(L, 3, "set_target", ji.name, "the target position");
+    const double v = lua_isnoneornil(L, 4) ? 0.0 : finite_arg(L, 4, "set_target", ji.name, "the target velocity");
+    d.target_position[i] = p;
+    d.target_velocity[i] = v;
+    return 0;
+}
+
+// w:set_servo(joint, { kp, kv, target, target_velocity }): any of the servo's inputs.
+int l_set_servo(lua_State* L, const Model& m, Data& d) {
+    const int j = servo_joint_arg(L, m, "set_servo");
+    const JointInfo& ji = m.joints[j];
+    if (!lua_istable(L, 3)) fail(L, "set_servo: joint '%s': expected a table { kp, kv, target, target_velocity }, got %s", ji.name, type_of(L, 3));
+    Fields f{L, 3, "set_servo: joint '" + ji.name + "'"};
+    f.only({"kp", "kv", "target", "target_velocity"});
+    const int i = ji.dof_offset;
+    double kp = d.servo_kp[i], kv = d.servo_kv[i], p = d.target_position[i], v = d.target_velocity[i];
+    auto read = [&](const char* key, double& out, bool gain) {
+        if (!f.has(key)) return;
+        raw_getfield(L, 3, key);
+        out = finite_arg(L, -1, "set_servo", ji.name, key);
+        lua_pop(L, 1);
+        if (gain && out < 0) fail(L, "set_servo: joint '%s': %s must be non-negative, got %s", ji.name, key, g_str(out));
+    };
+    read("kp", kp, true);
+    read("kv", kv, true);
+    read("target", p, false);
+    read("target_velocity", v, false);
+    if (ji.servo == ServoSpec::Kind::velocity && kp != 0)
+        fail(L, "set_servo: joint '%s': a velocity servo has no kp, got %s", ji.name, g_str(kp));
+    d.servo_kp[i] = kp, d.servo_kv[i] = kv, d.target_position[i] = p, d.target_velocity[i] = v;
+    return 0;
+}
+
 // w:set_force(body, force [, point]): world force for the coming steps, at the CoM or at a
 // point given in the body frame (which also sets the matching torque about the CoM).
 int l_set_force(lua_State* L, const Model& m, Data& d) {

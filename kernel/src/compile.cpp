@@ -326,6 +326,58 @@ void refuse_inequalities(const Model& m, const Registry& reg, Checker& c) {
         }
 }
 
+// The servo of a joint (JointSpec::servo, docs/servos.md) checked into its JointInfo; a default
+// target is left NaN for the caller to resolve at the initial configuration.
+template <class Fail>
+void compile_servo(const JointSpec& js, JointInfo& ji, Fail&& fail) {
+    const ServoSpec& s = js.servo;
+    if (s.kind == ServoSpec::Kind::none) return;
+    const char* kind = s.kind == ServoSpec::Kind::position ? "position servo" : "velocity servo";
+    if (ji.dofs != 1) {
+        fail(std::string(kind) + ": servos drive joints of one degree of freedom (revolute, prismatic, helical); type '" +
+             js.type + "' has " + std::to_string(ji.dofs));
+        return;
+    }
+    auto gain = [&](double v, const char* name, bool positive) {
+        if (std::isfinite(v) && (positive ? v > 0 : v >= 0)) return true;
+        fail(std::string(kind) + ": " + name + " must be " + (positive ? "positive" : "non-negative") +
+             " and finite, got " + num(v));
+        return false;
+    };
+    bool ok = true;
+    if (s.kind == ServoSpec::Kind::position) {
+        ok = gain(s.kp, "kp", true) && ok;
+        ok = gain(s.kv, "kv", false) && ok;
+    } else {
+        if (s.kp != 0) {
+            fail("velocity servo: has no kp (a velocity servo is kv (target_velocity − rate)); got kp = " + num(s.kp) +
+                 "; use a position servo for a stiffness");
+            ok = false;
+        }
+        ok = gain(s.kv, "kv", true) && ok;
+    }
+    if (s.target && !std::isfinite(*s.target)) {
+        fail(std::string(kind) + ": target must be finite, got " + num(*s.target));
+        ok = false;
+    }
+    if (!std::isfinite(s.target_velocity)) {
+        fail(std::string(kind) + ": target_velocity must be finite, got " + num(s.target_velocity));
+        ok = false;
+    }
+    if (!(s.effort_limit > 0)) {
+        fail(std::string(kind) + ": effort_limit must be positive (inf: none), got " + num(s.effort_limit));
+        ok = false;
+    }
+    if (!ok) return;
+    ji.servo = s.kind;
+    ji.servo_kp = s.kp;
+    ji.servo_kv = s.kv;
+    ji.servo_target = s.kind == ServoSpec::Kind::position ? (s.target ? *s.target : NAN) : 0.0;
+    ji.servo_target_velocity = s.target_velocity;
+    ji.effort_limit = s.effort_limit;
+    ji.has_force_element = true;
+}
+
 }  // namespace
 
 int Model::body_index(const std::string& name) const {
@@ -509,6 +561,10 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                  js.type + "' has " + std::to_string(ji.dofs));
         else if (js.limited && ji.dofs == 1 && (std::isfinite(ji.lower[0]) || std::isfinite(ji.upper[0])))
             ji.limited = true;
+        compile_servo(js, ji, [&](const std::string& msg) {
+            c.error(js.servo.origin.empty() ? js.origin : js.servo.origin, who + ": " + msg);
+            ok = false;
+        });
         if (!ok) joints_ok = false;
     }
 
@@ -534,6 +590,16 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     }
 
     compile_contacts(spec, body_ids, m, c);
+    for (JointInfo& j : m.joints) {
+        if (j.servo == ServoSpec::Kind::none || !j.impl) continue;
+        ++m.servos;
+        if (!std::isnan(j.servo_target)) continue;
+        // A position servo's default target: the joint's initial coordinate (it holds the pose).
+        const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
+        double q = 0;
+        j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
+        j.servo_target = q + j.offset[0];
+    }
     for (const JointInfo& j : m.joints) {
         if (!j.limited || !j.impl) continue;
         ++m.limited_joints;

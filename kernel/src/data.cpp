@@ -2,6 +2,7 @@
 #include "noether/data.hpp"
 #include "noether/output_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -67,6 +68,17 @@ void Data::reset() {
     for (const JointInfo& j : m.joints)
         for (int k = 0; k < j.dofs; ++k) coord[j.dof_offset + k] = j.offset[k];
     actuation.assign(m.total_dofs, 0.0);
+    servo_kp.assign(m.total_dofs, 0.0);
+    servo_kv.assign(m.total_dofs, 0.0);
+    target_position.assign(m.total_dofs, 0.0);
+    target_velocity.assign(m.total_dofs, 0.0);
+    for (const JointInfo& j : m.joints)
+        if (j.servo != ServoSpec::Kind::none) {
+            servo_kp[j.dof_offset] = j.servo_kp;
+            servo_kv[j.dof_offset] = j.servo_kv;
+            target_position[j.dof_offset] = j.servo_target;
+            target_velocity[j.dof_offset] = j.servo_target_velocity;
+        }
     applied_force.assign(nb, Vec3{});
     applied_torque.assign(nb, Vec3{});
     last = StepStats{};
@@ -102,7 +114,7 @@ namespace {
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
 // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
 // state was edited by a host after its commit
-constexpr std::uint32_t kFormat = 4;
+constexpr std::uint32_t kFormat = 5;  // 5: servo inputs
 
 struct Writer {
     std::string& out;
@@ -167,6 +179,10 @@ std::string Data::save() const {
     w.vec(coord);
     w.vec(rate);
     w.vec(actuation);
+    w.vec(servo_kp);
+    w.vec(servo_kv);
+    w.vec(target_position);
+    w.vec(target_velocity);
     w.vec(applied_force);
     w.vec(applied_torque);
     // Field by field: the structs have padding, and save() must be a function of the values.
@@ -212,7 +228,7 @@ void Data::restore(const std::string& bytes) {
     std::int64_t s = 0;
     std::vector<Pose> p;
     std::vector<Twist> tw, tg;
-    std::vector<double> lam, co, ra, act;
+    std::vector<double> lam, co, ra, act, skp, skv, stp, stv;
     std::vector<Vec3> af, at;
     StepStats ls;
     RunStats rs;
@@ -230,6 +246,10 @@ void Data::restore(const std::string& bytes) {
     r.vec(co, m.total_dofs);
     r.vec(ra, m.total_dofs);
     r.vec(act, m.total_dofs);
+    r.vec(skp, m.total_dofs);
+    r.vec(skv, m.total_dofs);
+    r.vec(stp, m.total_dofs);
+    r.vec(stv, m.total_dofs);
     r.vec(af, m.nbodies());
     r.vec(at, m.nbodies());
     r.pod(ls.iterations);
@@ -273,6 +293,10 @@ void Data::restore(const std::string& bytes) {
     finite(co, "joint coordinate");
     finite(ra, "joint rate");
     finite(act, "actuation");
+    finite(skp, "servo kp");
+    finite(skv, "servo kv");
+    finite(stp, "servo target");
+    finite(stv, "servo target velocity");
     finite(af, "applied force");
     finite(at, "applied torque");
     std::unique_ptr<IntegratorState> ist = m.integrator ? m.integrator->create_state(m) : nullptr;
@@ -292,6 +316,10 @@ void Data::restore(const std::string& bytes) {
     coord = co;
     rate = ra;
     actuation = act;
+    servo_kp = skp;
+    servo_kv = skv;
+    target_position = stp;
+    target_velocity = stv;
     applied_force = af;
     applied_torque = at;
     last = ls;
@@ -445,6 +473,13 @@ Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twi
 
 namespace {
 
+// The servo force of joint j (1 DOF) at a state, clamped (explicit integrators).
+double servo_force(const JointInfo& j, const Data& d, double coord, double rate) {
+    const int i = j.dof_offset;
+    const double u = d.servo_kp[i] * (d.target_position[i] - coord) + d.servo_kv[i] * (d.target_velocity[i] - rate);
+    return std::max(-j.effort_limit, std::min(j.effort_limit, u));
+}
+
 // Rate of coordinate k: row k of Cb (and Ca, unless the parent is the world) times the twists.
 double coordinate_rate(const JointInfo& j, const double* Ca, const double* Cb, int k, const Twist* twists) {
     double rate = 0;
@@ -485,12 +520,34 @@ void add_joint_wrench(const JointInfo& j, const Data& d, const Inputs& in, const
             else
                 u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]);
         }
+        if (j.servo != ServoSpec::Kind::none) {  // explicit: the servo's force at this state
+            const double rate = twists ? coordinate_rate(j, Ca, Cb, 0, twists) : d.rate[j.dof_offset];
+            u[0] += servo_force(j, d, c[0] + j.offset[0], rate);
+        }
     }
     add_generalized(Cb, u, j.dofs, out[j.b]);
     if (j.a >= 0) add_generalized(Ca, u, j.dofs, out[j.a]);
 }
 
 }  // namespace
+
+ServoTerms servo_terms(const Model& m, const Data& d, int joint) {
+    const JointInfo& j = m.joints[joint];
+    ServoTerms t;
+    if (j.servo == ServoSpec::Kind::none) return t;
+    const int i = j.dof_offset;
+    const double u = d.servo_kp[i] * (d.target_position[i] - d.coord[i]) + d.servo_kv[i] * (d.target_velocity[i] - d.rate[i]);
+    if (std::fabs(u) > j.effort_limit) {
+        t.force = u > 0 ? j.effort_limit : -j.effort_limit;
+        t.saturated = true;
+        return t;
+    }
+    t.kp = d.servo_kp[i];
+    t.kv = d.servo_kv[i];
+    t.target = d.target_position[i];
+    t.force = t.kv * d.target_velocity[i];
+    return t;
+}
 
 void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out) {
     applied_wrenches(m, d, d.inputs(), poses, twists, out);

@@ -36,6 +36,7 @@ void Run::watch(const Monitors& mon) {
     if (m.integrator->scheme() == Integrator::Scheme::adaptive) return;  // it controls its own error
     const double dt = m.options.dt;
     Watch& w = watch_;
+    if (w.passive && m.servos > 0) w.passive = false;  // servos do work (their targets move)
     if (w.passive) {  // inputs the host sets (constant forces: the constructor)
         for (double u : d.actuation)
             if (u != 0) w.passive = false;

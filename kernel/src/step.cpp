@@ -100,11 +100,36 @@ struct StepAccess {
 };
 }  // namespace detail
 
+namespace {
+
+// Servo inputs a host or controller set (docs/servos.md): gains >= 0 (a velocity servo's kp 0) and
+// finite targets, or the step is refused before anything moves.
+void check_servo_inputs(const Model& m, const Data& d) {
+    for (const JointInfo& j : m.joints) {
+        if (j.servo == ServoSpec::Kind::none) continue;
+        const int i = j.dof_offset;
+        const char* kind = j.servo == ServoSpec::Kind::position ? "position servo" : "velocity servo";
+        auto bad = [&](const char* what, double v, const char* rule) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.17g", v);
+            throw UsageError("step: joint '" + j.name + "': " + kind + " " + what + " must be " + rule + ", got " + buf);
+        };
+        if (!(d.servo_kp[i] >= 0) || !std::isfinite(d.servo_kp[i])) bad("kp", d.servo_kp[i], "non-negative and finite");
+        if (!(d.servo_kv[i] >= 0) || !std::isfinite(d.servo_kv[i])) bad("kv", d.servo_kv[i], "non-negative and finite");
+        if (j.servo == ServoSpec::Kind::velocity && d.servo_kp[i] != 0) bad("kp", d.servo_kp[i], "0 (a velocity servo)");
+        if (!std::isfinite(d.target_position[i])) bad("target", d.target_position[i], "finite");
+        if (!std::isfinite(d.target_velocity[i])) bad("target_velocity", d.target_velocity[i], "finite");
+    }
+}
+
+}  // namespace
+
 StepStatus step(const Model& m, Data& d) {
     // check
     if (&d.model() != &m) throw UsageError("step: the Data was made for another Model");
     if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
     if (!d.integrator_state) throw UsageError("step: the Data has no integrator state (made before the integrator?)");
+    if (m.servos > 0) check_servo_inputs(m, d);
     // snapshot (and the host-edit test)
     d.snapshot_step();
     // advance

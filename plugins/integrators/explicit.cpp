@@ -149,6 +149,10 @@ public:
                         out.push_back({Severity::error, j.origin, "joint '" + j.name +
                                                                       "': the energy invariant of dp45-projection does "
                                                                       "not support joint springs yet"});
+        if (o.energy && m.servos > 0)
+            out.push_back({Severity::error, none, "options: the energy invariant of dp45-projection holds a "
+                                                  "mechanism's energy fixed; servos do work on it (remove the "
+                                                  "invariant or the servos)"});
     }
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override {

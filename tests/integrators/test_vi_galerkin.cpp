@@ -756,6 +756,6 @@ TEST_CASE("vi-galerkin loops: linearize refuses, loop springs are refused at com
         compile(sp);
         FAIL("compiled");
     } catch (const ModelError& e) {
-        CHECK_THAT(e.what(), Contains("closes a kinematic loop and has a spring or damper"));
+        CHECK_THAT(e.what(), Contains("closes a kinematic loop and has a spring, damper or servo"));
     }
 }

@@ -61,6 +61,14 @@ std::string layout() {
     OFF(JointInfo, has_force_element);
     OFF(JointInfo, loop);
     OFF(JointInfo, limited);
+    OFF(JointInfo, servo);
+    OFF(JointInfo, servo_kp);
+    OFF(JointInfo, effort_limit);
+    SZ(ServoTerms);
+    OFF(ServoTerms, kv);
+    OFF(ServoTerms, target);
+    OFF(ServoTerms, force);
+    OFF(ServoTerms, saturated);
     SZ(ContactInfo);
     OFF(ContactInfo, body);
     OFF(ContactInfo, point);
@@ -88,6 +96,7 @@ std::string layout() {
     OFF(Model, forces);
     OFF(Model, contacts);
     OFF(Model, limited_joints);
+    OFF(Model, servos);
     OFF(Model, graph);
     OFF(Model, total_rows);
     OFF(Model, total_dofs);
@@ -124,6 +133,8 @@ std::string layout() {
     OFF(Data, contact);
     OFF(Data, limit_force);
     OFF(Data, actuation);
+    OFF(Data, servo_kp);
+    OFF(Data, target_velocity);
     OFF(Data, applied_force);
     OFF(Data, applied_torque);
     OFF(Data, last);
@@ -235,11 +246,11 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 7 (6 + Data's host-edit flags; the plugin SDK's structs recorded too:
-// Attempt, Frame, TreeLink, TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve) (g++ 12,
-// libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 7.
-constexpr std::uint64_t kRecordedInterfaces = 17938345597727558438ull;
+// The layout of ABI version 9 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos)
+// (g++ 12, libstdc++, x86-64).
+// The digest of virtual_interfaces() for ABI version 9.
+constexpr std::uint64_t kRecordedInterfaces = 10028519762993043875ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
@@ -261,7 +272,7 @@ BodyInfo 312/8
   inertia 40
   pose0 112
   twist0 168
-JointInfo 376/8
+JointInfo 424/8
   a 64
   b 68
   rows 72
@@ -271,8 +282,16 @@ JointInfo 376/8
   impl 88
   stiffness 104
   has_force_element 249
-  loop 250
+  loop 296
   limited 248
+  servo 252
+  servo_kp 256
+  effort_limit 288
+ServoTerms 40/8
+  kv 8
+  target 16
+  force 24
+  saturated 32
 ContactInfo 224/8
   body 36
   point 40
@@ -300,6 +319,7 @@ Model 936/8
   forces 336
   contacts 360
   limited_joints 384
+  servos 388
   graph 392
   total_rows 848
   total_dofs 852
@@ -324,7 +344,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 840/8
+Data 936/8
   time 0
   step 8
   pose 16
@@ -333,15 +353,17 @@ Data 840/8
   lambda 88
   coord 112
   rate 136
-  contact 232
-  limit_force 256
+  contact 328
+  limit_force 352
   actuation 160
+  servo_kp 232
+  target_velocity 304
   applied_force 184
   applied_torque 208
-  last 280
-  stats 312
-  warnings 400
-  integrator_state 424
+  last 376
+  stats 408
+  warnings 496
+  integrator_state 520
 SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
@@ -411,10 +433,11 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 8u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 9u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
                                       // 8: contacts and limits (ContactInfo, ContactResult, Model::contacts,
-                                      // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities)
+                                      // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities);
+                                      // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms)
 }

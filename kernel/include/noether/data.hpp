@@ -127,6 +127,11 @@ public:
     std::vector<double> actuation;    // per joint DOF: torque [N m] or force [N] along the free direction
     std::vector<Vec3> applied_force;  // per body, world frame, at the CoM
     std::vector<Vec3> applied_torque; // per body, world frame
+    // Servo inputs per joint DOF (docs/servos.md), read at the DOFs of joints with a servo
+    // (Model::joints[j].servo) and ignored elsewhere; reset() sets the Model's values. Gains >= 0
+    // and finite targets: a step refuses others (UsageError naming the joint).
+    std::vector<double> servo_kp, servo_kv;                // [N m/rad, N m s/rad] or [N/m, N s/m]
+    std::vector<double> target_position, target_velocity;  // joint coordinate (raw + offset) and rate
 
     // Contacts and limits (docs/contact.md), written by each step of an integrator that takes
     // them: per contact point, and per joint DOF the limit's generalized force (N m or N; > 0
@@ -239,7 +244,7 @@ NOETHER_API Monitors discrete_monitors(const Model& m, const Data& d, double dt)
 
 // Sum of the applied wrenches on every body at the given configuration and velocities,
 // excluding gravity: the Model's constant forces, the inputs' forces, torques and joint
-// actuation, and joint springs and dampers (springs unwrap against Data::coord). `out` has one
+// actuation, joint springs and dampers, and servos at this state (springs unwrap against Data::coord). `out` has one
 // entry per body (overwritten). The first form uses Data's own inputs.
 NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Pose* poses, const Twist* twists, Wrench* out);
 NOETHER_API void applied_wrenches(const Model& m, const Data& d, const Inputs& in, const Pose* poses, const Twist* twists,
@@ -253,6 +258,18 @@ NOETHER_API void body_wrenches(const Model& m, const Inputs& in, const Pose* pos
 // applied_wrenches() without joint springs and dampers: the body part and the joint actuation
 // (for integrators that treat springs and dampers implicitly).
 NOETHER_API void input_wrenches(const Model& m, const Inputs& in, const Pose* poses, Wrench* out);
+
+// The servo of joint j (1 DOF) for the coming step (docs/servos.md): its generalized force is
+//   force − kp (θ − target) − kv θ̇,
+// θ the joint coordinate (raw + offset). Unsaturated: kp, kv, target from Data's servo inputs
+// and force = kv · target_velocity. When the servo's force at the state of Data (coord, rate)
+// exceeds its effort limit, the step takes the limit as a constant: kp = kv = 0, force =
+// ±effort_limit (saturated). All zero for a joint without a servo.
+struct NOETHER_API ServoTerms {
+    double kp = 0, kv = 0, target = 0, force = 0;
+    bool saturated = false;
+};
+NOETHER_API ServoTerms servo_terms(const Model& m, const Data& d, int joint);
 
 // Adds the actuation and spring wrenches of joint j (no damper) at the given poses onto its two
 // bodies, as applied_wrenches() computes them (springs unwrap against Data::coord).

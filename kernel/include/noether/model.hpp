@@ -45,7 +45,12 @@ struct NOETHER_API JointInfo {
     std::vector<double> stiffness, damping, rest, offset;  // per DOF
     std::vector<double> lower, upper;                       // limits per DOF (±inf if none)
     bool limited = false;                                   // lower/upper enforced (JointSpec::limited)
-    bool has_force_element = false;                         // any stiffness or damping
+    bool has_force_element = false;                         // any stiffness, damping or a servo
+    // The servo (JointSpec::servo; kind none: none), its target resolved, and its gains and
+    // targets the initial values of Data's servo inputs.
+    ServoSpec::Kind servo = ServoSpec::Kind::none;
+    double servo_kp = 0, servo_kv = 0, servo_target = 0, servo_target_velocity = 0;
+    double effort_limit = INFINITY;
     bool loop = false;                                      // loop closure in the block graph
     Origin origin;
     // Where the viewer draws the joint: its anchor and primary axis (zero if the type has none)
@@ -87,6 +92,7 @@ struct NOETHER_API Model {
     std::vector<ForceInfo> forces;
     std::vector<ContactInfo> contacts;
     int limited_joints = 0;  // joints whose limits are enforced
+    int servos = 0;          // joints with a servo
     BlockGraph graph;
     int total_rows = 0;  // Σ joint rows
     int total_dofs = 0;  // Σ joint DOFs

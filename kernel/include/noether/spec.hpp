@@ -6,6 +6,7 @@
 
 #include "noether/export.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,23 @@ struct NOETHER_API BodySpec {
 //  * body style: `parent_anchor`/`child_anchor` (points in each body's frame),
 //    `parent_axis` (frame of the parent), `child_axis` (frame of the child; the second axis
 //    of a universal joint).
+// A servo actuator on a 1-DOF joint (docs/servos.md): the generalized force
+//   u = clamp(kp (target − θ) + kv (target_velocity − θ̇), −effort_limit, effort_limit)
+// (θ the joint coordinate as reported, raw + offset), integrated implicitly by the variational
+// integrators. A position servo has kp > 0 and kv >= 0, its target defaulting to the joint's
+// initial coordinate (it holds the initial pose); a velocity servo has kv > 0 and no kp. The
+// gains and targets here are the initial values of inputs a host or controller may change every
+// step (Data::servo_kp, servo_kv, target_position, target_velocity).
+struct NOETHER_API ServoSpec {
+    enum class Kind { none, position, velocity };
+    Kind kind = Kind::none;
+    double kp = 0, kv = 0;
+    std::optional<double> target;  // position servo: default the initial coordinate
+    double target_velocity = 0;
+    double effort_limit = INFINITY;  // > 0 [N m or N]
+    Origin origin;                   // where it was declared (empty: the joint's)
+};
+
 // A missing anchor defaults to the child's CoM at the initial configuration (world style) or
 // to the point that makes the joint assembled (body style).
 struct NOETHER_API JointSpec {
@@ -80,6 +98,8 @@ struct NOETHER_API JointSpec {
     // kept in the Model for output only.
     std::vector<double> lower, upper;
     bool limited = false;
+
+    ServoSpec servo;  // kind none: no servo
 
     // Type-specific parameters (e.g. helical "pitch"). The type plugin lists the names it accepts.
     std::map<std::string, std::vector<double>> params;

@@ -11,7 +11,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     const int n = t.size();
     if (!st.fresh) kinematics(m, d, st);
     forces(m, d, st);
-    set_inputs(d, st, h);
+    set_inputs(m, d, st, h);
     tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
     guess(st, h);
     Attempt out;
@@ -87,8 +87,9 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
         const double* G = &st.Gam[6 * i];
         if (l.type == TreeJoint::screw) {
             const double spring = -l.stiffness * (st.q[l.iq] - l.rest);
-            const double ri = dot6(l.S, G) - st.Qminus[l.iv] - 0.5 * h * st.tau[l.iv] - h * spring +
-                              0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+            double ri = dot6(l.S, G) - st.Qminus[l.iv] - 0.5 * h * st.tau[l.iv] - h * spring +
+                        0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+            if (st.any_servo) ri -= servo_half_impulse(st, l, h);
             st.r[l.iv] = ri;
             rn += ri * ri;
             if (std::fabs(ri) > worst_r) worst_r = std::fabs(ri), *worst = m.nbodies() + l.joint;
@@ -183,7 +184,11 @@ void Riqn::forward_dynamics(State& st) {
         double pa[6], o[6];
         if (l.type == TreeJoint::screw) {
             const double Di = st.abi.D[l.id];
-            const double tau = st.tau[l.iv] - l.stiffness * (st.q[l.iq] - l.rest) - l.damping * st.dq[l.iv];
+            double tau = st.tau[l.iv] - l.stiffness * (st.q[l.iq] - l.rest) - l.damping * st.dq[l.iv];
+            if (st.any_servo) {
+                const ServoTerms& s = st.servo[l.iv];
+                tau += s.force - s.kp * (st.q[l.iq] - s.target) - s.kv * st.dq[l.iv];
+            }
             const double ui = tau - dot6(l.S, &st.pA[6 * i]);
             st.fdu[l.iv] = ui;
             if (l.parent < 0) continue;
@@ -303,7 +308,10 @@ bool Riqn::exact_step(State& st, double h) {
             }
     }
     for (const TreeLink& l : t.links)
-        if (l.type == TreeJoint::screw) st.K(l.iv, l.iv) += 0.5 * l.damping;
+        if (l.type == TreeJoint::screw) {
+            st.K(l.iv, l.iv) += 0.5 * l.damping;
+            if (st.any_servo) st.K(l.iv, l.iv) += 0.25 * h * st.servo[l.iv].kp + 0.5 * st.servo[l.iv].kv;
+        }
     for (int k = 0; k < t.nv; ++k) st.kr(k) = -st.r[k];
     st.lu.compute(st.K);
     // Singular or not finite: judged from the pivots (rcond() would allocate in the step).

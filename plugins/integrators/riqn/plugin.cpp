@@ -81,6 +81,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
         for (std::vector<double>* v : {&st->q, &st->qm, &st->qp}) link_neutral(l, v->data() + l.iq);
     for (std::vector<double>* v : {&st->Qminus, &st->r, &st->dq, &st->tau, &st->kd, &st->u, &st->fdu})
         v->assign(nv, 0.0);
+    st->servo.assign(nv, ServoTerms{});
+    st->any_servo = m.servos > 0;
     for (std::vector<double>* v : {&st->pi, &st->F, &st->mu, &st->Gam, &st->dV, &st->V, &st->c, &st->pA})
         v->assign(6 * static_cast<std::size_t>(n), 0.0);
     st->T.assign(n, Frame{});
@@ -126,7 +128,7 @@ bool Riqn::step_system(const Model& m, Data& d, const double* s, double* f, Bloc
         if (!st.started || d.changed_since_commit()) start(m, d, st, h);
         kinematics(m, d, st);
         forces(m, d, st);
-        set_inputs(d, st, h);
+        set_inputs(m, d, st, h);
         std::copy(s, s + st.tree.nq, st.qp.begin());
         int worst = -1;
         drnea(m, st, h, &worst);

@@ -134,6 +134,11 @@ struct State final : IntegratorState {
     std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled); qp: nq, r, dq, tau: nv
     TreeABI abi;                                     // impulse ABI of M(q_k) + (h/2)·D
     std::vector<double> kd, u, dV;
+    // Servos of the step per velocity index (screw links; docs/servos.md), target in raw
+    // coordinates: the interval's force S = force − kp((q + q⁺)/2 − target) − kv (q⁺ − q)/h, half
+    // of its impulse at each end node (the damper's and the actuation's sampling).
+    std::vector<ServoTerms> servo;
+    bool any_servo = false;
     std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
     std::vector<Pose> bp, prev_pose;
     std::vector<Wrench> bw;
@@ -200,7 +205,13 @@ private:
     // centre of mass in the world); needs kinematics().
     static void link_twist_of_data(const Data& d, const State& st, int i, double* V);
     // Joint inputs of the step: torques and the (h/2)·damping added to the RIQN matrix.
-    static void set_inputs(const Data& d, State& st, double h);
+    static void set_inputs(const Model& m, const Data& d, State& st, double h);
+    // Half the impulse of link l's servo over the interval q → q⁺ (0 without a servo).
+    static double servo_half_impulse(const State& st, const TreeLink& l, double h) {
+        const ServoTerms& s = st.servo[l.iv];
+        const double q = st.q[l.iq], qp = st.qp[l.iq];
+        return 0.5 * h * (s.force - s.kp * (0.5 * (q + qp) - s.target)) - 0.5 * s.kv * (qp - q);
+    }
 
     // A change of step length h → h' at node k in momentum form (riqn.md §5.5): the node takes
     // (h/2 + h'/2) of its forcing, so the carried terms move by δ = (h − h')/2 of the node's

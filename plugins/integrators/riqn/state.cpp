@@ -118,11 +118,16 @@ void Riqn::link_twist_of_data(const Data& d, const State& st, int i, double* V) 
     set6(V, O.R * wb, transpose(g.R) * v);
 }
 
-void Riqn::set_inputs(const Data& d, State& st, double h) {
+void Riqn::set_inputs(const Model& m, const Data& d, State& st, double h) {
     for (const TreeLink& l : st.tree.links) {
         if (l.type != TreeJoint::screw) continue;
         st.tau[l.iv] = d.actuation[l.dof];
         st.kd[l.iv] = 0.5 * h * l.damping;
+        if (!st.any_servo) continue;
+        ServoTerms s = servo_terms(m, d, l.joint);
+        s.target -= m.joints[l.joint].offset[0];  // to raw coordinates, like l.rest
+        st.servo[l.iv] = s;
+        st.kd[l.iv] += h * (0.25 * h * s.kp + 0.5 * s.kv);  // h ∂r/∂q⁺ of its half impulse
     }
 }
 
@@ -140,8 +145,10 @@ void Riqn::commit(State& st, double h) {
     for (int i = 0; i < n; ++i) {
         wrench_to_next(st.f[i], &st.mu[6 * i], &st.pi[6 * i]);
         const TreeLink& l = t.links[i];
-        if (l.type == TreeJoint::screw)
+        if (l.type == TreeJoint::screw) {
             st.Qminus[l.iv] = 0.5 * h * st.tau[l.iv] - 0.5 * l.damping * (st.qp[l.iq] - st.q[l.iq]);
+            if (st.any_servo) st.Qminus[l.iv] += servo_half_impulse(st, l, h);
+        }
     }
     st.qm.swap(st.q);
     st.q = st.qp;

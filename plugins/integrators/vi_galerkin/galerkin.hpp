@@ -64,6 +64,10 @@ struct Lobatto {
     double c[kMaxPoints + 1] = {};  // nodes, c_0 = 0 < … < c_s = 1
     double w[kMaxPoints + 1] = {};  // weights, Σ w = 1
     double B[kMaxPoints + 1][kMaxPoints + 1] = {};  // B[j][a] = ℓ_a'(c_j)
+    // M[a][b] = ∫₀¹ ℓ_a ℓ_b, exact (Gauss–Legendre): a servo's spring integrated exactly over the
+    // interval, which for a linear spring is Gauss collocation, stable at any ω h (the Lobatto
+    // sampling w_a δ_ab of the joint springs is stable only for ω h below about 2√3 at s = 2).
+    double M[kMaxPoints + 1][kMaxPoints + 1] = {};
 
     // ℓ_a(x), the Lagrange basis on the nodes.
     double basis(int a, double x) const {
@@ -116,6 +120,10 @@ struct State final : IntegratorState {
     int n = 0, nn = 0, d = 0;           // links, nodes (s + 1), condensed size 12 s + 6
     double ext[kMaxPoints + 1][kMaxPoints + 1] = {};  // guess: ℓ_β(1 + ρ c_α)
     std::vector<double> ctrl, qdn;      // control points and node rates, node-major (j·n + i)
+    // Servos of the step per link (docs/servos.md), target in raw coordinates: the force
+    // force − kp (q − target) − kv q̇ at every quadrature node, like the joint's spring and damper.
+    std::vector<ServoTerms> servo;
+    bool any_servo = false;
     std::vector<Frame> g;               // link poses per node
     std::vector<double> Sb, vb, Sd, hm, mu, Gam, E;  // 6 per (node, link)
     std::vector<double> Mb;             // world inertia per (node, link), 6×6 row-major
@@ -274,6 +282,8 @@ public:
 
     // First guess of q^{k,1..s}: the last interval's polynomial extrapolated, or q + c_α h q̇.
     static void guess(State& st, double h);
+    // The servos of the coming step into st.servo (kernel servo_terms, targets made raw).
+    static void set_servos(const Model& m, const Data& d, State& st);
 
     Attempt substep(const Model& m, const Data& d, State& st, double h) const;
 

@@ -128,6 +128,11 @@ void Galerkin::residual_tangent(State& st, double h) {
             }
             const std::size_t ai = static_cast<std::size_t>(a) * n + i;
             R += L.w[a] * h * (-l.stiffness * st.ldq[ai] - l.damping * st.ldqd[ai]);
+            if (st.any_servo) {
+                double Mq = 0;
+                for (int b = 0; b <= s; ++b) Mq += L.M[a][b] * st.ldq[static_cast<std::size_t>(b) * n + i];
+                R += h * (-st.servo[i].kp * Mq - L.w[a] * st.servo[i].kv * st.ldqd[ai]);
+            }
             st.ldR[ai] = R;
         }
     }

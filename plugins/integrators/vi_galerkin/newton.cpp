@@ -162,6 +162,8 @@ bool Galerkin::factor(State& st, double h) {
                 for (int c = 0; c < d; ++c) acc += Pa[c] * cu[c];
                 // Joint forces: L[α][β] = w_α h (−k δ_αβ − c B[α][β] / h), β = b + 1.
                 acc += L.w[a] * h * (-(a == b + 1 ? l.stiffness : 0.0) - l.damping * L.B[a][b + 1] / h);
+                if (st.any_servo)
+                    acc += -h * st.servo[i].kp * L.M[a][b + 1] - L.w[a] * st.servo[i].kv * L.B[a][b + 1];
                 Dm[a * s + b] = acc;
             }
         // A pivot below 1e-14 of the block's largest entry is singular to working precision.
@@ -264,6 +266,7 @@ void Galerkin::guess(State& st, double h) {
 
 Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) const {
     const int n = st.n, s = st.lob.s;
+    if (st.any_servo) set_servos(m, d, st);
     guess(st, h);
     Attempt out;
     double prev_step = INFINITY;

@@ -36,11 +36,12 @@ bool Galerkin::take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& o
         bool forced = false;
         for (double v : ji.stiffness) forced = forced || v != 0;
         for (double v : ji.damping) forced = forced || v != 0;
+        forced = forced || ji.servo != ServoSpec::Kind::none;
         if (forced)
             out.push_back({Severity::error, ji.origin,
                            "vi-galerkin: joint '" + ji.name +
-                               "' closes a kinematic loop and has a spring or damper; vi-galerkin keeps loop "
-                               "closures as constraints without springs or dampers; put them on a tree joint or "
+                               "' closes a kinematic loop and has a spring, damper or servo; vi-galerkin keeps loop "
+                               "closures as constraints without forces; put them on a tree joint or "
                                "use vi-maximal or vi-midpoint"});
     }
     return out.size() == first;
@@ -78,6 +79,8 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->n = n, st->nn = nn, st->d = d;
     const std::size_t N = static_cast<std::size_t>(n), NN = N * nn;
     st->q.assign(N, 0.0);
+    st->servo.assign(N, ServoTerms{});
+    st->any_servo = m.servos > 0;
     st->p.assign(N, 0.0);
     st->qd0.assign(N, 0.0);
     st->pn.assign(N, 0.0);
@@ -159,6 +162,7 @@ bool Galerkin::step_system(const Model& m, Data& d, const double* s, double* f, 
     return with_state_kept(st, [&] {
         if (!st.started || d.changed_since_commit()) start(m, d, st);
         const int n = st.n, S = st.opt.s;
+        if (st.any_servo) set_servos(m, d, st);
         std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
         std::copy(s, s + static_cast<std::size_t>(S) * n, st.ctrl.begin() + n);
         int worst = -1;

@@ -75,6 +75,12 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
             const std::size_t ai = static_cast<std::size_t>(a) * n + i;
             const double Q = u - l.stiffness * (st.ctrl[ai] - l.rest) - l.damping * st.qdn[ai];
             R += L.w[a] * h * (dot6(&st.Sd[6 * ai], &st.mu[6 * ai]) + Q) + dot6(&st.Sb[6 * ai], &st.Gam[6 * ai]);
+            if (st.any_servo) {  // force and damper sampled like Q; the spring integrated exactly (L.M)
+                const ServoTerms& sv = st.servo[i];
+                double Mq = 0;
+                for (int b = 0; b <= s; ++b) Mq += L.M[a][b] * st.ctrl[static_cast<std::size_t>(b) * n + i];
+                R += h * (L.w[a] * (sv.force - sv.kv * st.qdn[ai]) - sv.kp * (Mq - L.w[a] * sv.target));
+            }
             if (a == s) {
                 st.pn[i] = R;
                 continue;

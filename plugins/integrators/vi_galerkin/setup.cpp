@@ -36,6 +36,25 @@ Lobatto make_lobatto(int s) {
     if (s % 2 == 0) L.c[s / 2] = 0.5;  // the middle node exactly
     for (int j = 0; j <= s; ++j)
         for (int a = 0; a <= s; ++a) L.B[j][a] = L.basis_derivative(a, L.c[j]);
+    // Gauss–Legendre with kG points (exact to degree 2 kG − 1 ≥ 2 s) for the products ℓ_a ℓ_b.
+    constexpr int kG = kMaxPoints + 1;
+    for (int g = 0; g < kG; ++g) {
+        double y = std::cos(M_PI * (g + 0.75) / (kG + 0.5)), dp = 1;
+        for (int it = 0; it < 100; ++it) {
+            double p0 = 1, p1 = y;
+            for (int k = 2; k <= kG; ++k) {
+                const double p2 = ((2 * k - 1) * y * p1 - (k - 1) * p0) / k;
+                p0 = p1, p1 = p2;
+            }
+            dp = kG * (y * p1 - p0) / (y * y - 1);
+            const double dy = p1 / dp;
+            y -= dy;
+            if (std::fabs(dy) < 1e-16) break;
+        }
+        const double x01 = 0.5 * (1 + y), wg = 1.0 / ((1 - y * y) * dp * dp);  // 2/((1−y²)P'²), halved
+        for (int a = 0; a <= s; ++a)
+            for (int b = 0; b <= s; ++b) L.M[a][b] += wg * L.basis(a, x01) * L.basis(b, x01);
+    }
     return L;
 }
 
@@ -77,6 +96,15 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
     }
     st.have_prev = false;
     st.started = true;
+}
+
+void Galerkin::set_servos(const Model& m, const Data& d, State& st) {
+    for (int i = 0; i < st.n; ++i) {
+        const int j = st.tree.links[i].joint;
+        ServoTerms s = servo_terms(m, d, j);
+        s.target -= m.joints[j].offset[0];  // raw, like the link's rest
+        st.servo[i] = s;
+    }
 }
 
 void Galerkin::spatial_twist(const Data& d, int b, double* v) {

@@ -431,6 +431,16 @@ private:
             st.alpha[i] = spring_known + damp_alpha;
             st.kappa[i] = 0.25 * K + damp_kappa;
         }
+        if (ji.servo == ServoSpec::Kind::none) return;
+        // A servo (1 DOF, docs/servos.md): a spring kp to its target and a damper kv discretised
+        // like the joint's own, and its constant force like an actuation (half at the start).
+        const ServoTerms sv = servo_terms(m, d, j);
+        const int i = ji.dof_offset;
+        const double c1 = st.c1[i], c2 = st.c2[i], kp = sv.kp, r = sv.target;
+        const double spring_known = st.start ? -0.5 * kp * (0.5 * c2 - r)
+                                             : -kp * (0.5 * ratio * (0.5 * (c1 + c2) - r) + 0.5 * (0.5 * c2 - r));
+        st.alpha[i] += spring_known + 0.5 * sv.kv * (st.start ? c2 : c1) / h + (st.start ? 0.5 : 1.0) * sv.force;
+        st.kappa[i] += 0.25 * kp + 0.5 * sv.kv / h;
     }
 
     // The terms of body b's rows of f(s) that depend on its velocities (sb: its unknowns), shared by

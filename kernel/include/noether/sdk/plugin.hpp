@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 8u
+#define NOETHER_PLUGIN_ABI 9u
 
 extern "C" {
 
