@@ -53,7 +53,7 @@ int l_urdf(lua_State* L, World& w) {
     require_building(L, w, "urdf");
     Fields f{L, 2, "urdf"};
     f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions", "damping",
-            "velocity", "angular_velocity", "limits", "contacts", "mu", "on_ground"});
+            "velocity", "angular_velocity", "limits", "contacts", "mu", "on_ground", "servos"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
     if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
@@ -98,6 +98,20 @@ int l_urdf(lua_State* L, World& w) {
     }
     lua_pop(L, 1);
     opt.mu = f.number("mu", opt.mu);
+    // servos = { kp = .., kv = .. }: a position servo on every moving joint, holding the imported pose.
+    raw_getfield(L, 2, "servos");
+    if (lua_istable(L, -1)) {
+        Fields s{L, lua_gettop(L), f.who + ": field 'servos'"};
+        s.only({"kp", "kv"});
+        opt.servo_kp = s.number("kp", 0, true);
+        opt.servo_kv = s.number("kv", 0);
+        if (!(opt.servo_kp > 0) || !std::isfinite(opt.servo_kp) || !(opt.servo_kv >= 0) || !std::isfinite(opt.servo_kv))
+            fail(L, "%s: field 'servos': kp must be positive and kv non-negative (finite), got kp = %s, kv = %s", f.who,
+                 g_str(opt.servo_kp), g_str(opt.servo_kv));
+    } else if (!lua_isnil(L, -1)) {
+        f.bad("servos", "a table { kp = .., kv = .. }");
+    }
+    lua_pop(L, 1);
     if (!(opt.mu >= 0) || !std::isfinite(opt.mu)) fail(L, "%s: field 'mu' must be non-negative and finite, got %s", f.who, g_str(opt.mu));
     opt.on_ground = f.boolean("on_ground", false);
     raw_getfield(L, 2, "positions");

@@ -54,6 +54,7 @@ struct Joint {
     bool has_limit = false;
     double lower = 0, upper = 0;
     double damping = 0, friction = 0;
+    double effort = 0;  // <limit effort>, 0 if not given
     std::string mimic;
 };
 
@@ -296,6 +297,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
                     P.fail(ax->GetLineNum(), who + ": <axis xyz=\"" + ax->Attribute("xyz") + "\"> must be a nonzero direction");
             }
             if (const XMLElement* lim = e->FirstChildElement("limit")) {
+                j.effort = P.number_or(lim, "effort", 0, who);
                 if (j.type == "revolute" || j.type == "prismatic") {
                     j.has_limit = lim->Attribute("lower") || lim->Attribute("upper");
                     j.lower = P.number_or(lim, "lower", 0, who);
@@ -761,6 +763,13 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             js.limited = opt.limits;
             rep.limits_enforced += opt.limits ? 1 : 0;
         }
+        if (opt.servo_kp > 0 && (type == "revolute" || type == "prismatic")) {
+            js.servo.kind = ServoSpec::Kind::position;
+            js.servo.kp = opt.servo_kp;
+            js.servo.kv = opt.servo_kv;
+            if (j.effort > 0) js.servo.effort_limit = j.effort;
+            ++rep.servos;
+        }
         rep.joints.push_back({j.name, type + " '" + js.name + "' (" + js.parent + " -> " + js.child + ")"});
     }
     for (const Loop& l : loops) {
@@ -804,6 +813,7 @@ std::string Report::to_text() const {
     if (regularised_mass > 0) o << " (including " << fmt(regularised_mass) << " kg of regularisation)";
     o << "\n";
     o << "  limits enforced: " << limits_enforced << " joint" << (limits_enforced == 1 ? "" : "s") << "; contacts: " << contacts;
+    if (servos > 0) o << "; position servos: " << servos;
     if (lifted != 0) o << " (put on the ground: moved " << fmt(lifted) << " m up)";
     o << "\n";
     if (ignored.empty()) o << "  ignored: nothing\n";

@@ -51,6 +51,12 @@ NOETHER_API int noether_spec_add_joint(noether_spec* s, const char* name, const 
 /* Enforced limits of a joint of one degree of freedom added before (docs/contact.md); -INFINITY or
  * INFINITY leaves that side free. Checked when the spec is compiled (lower <= upper, start inside). */
 NOETHER_API int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double lower, double upper);
+/* A servo actuator (docs/servos.md) on a joint of one degree of freedom added before: kind
+ * "position" (kp > 0, kv >= 0, target: the target position, NAN for the joint's initial
+ * coordinate) or "velocity" (kv > 0, kp 0, target: the target velocity); effort_limit > 0
+ * (INFINITY: none). Checked when the spec is compiled. */
+NOETHER_API int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv,
+                                       double target, double effort_limit);
 /* A contact (docs/contact.md) on `body`: shape "point", "sphere" (size[0] radius), "capsule"
  * (size[0] radius, size[1] length along the shape's z) or "box" (size: edge lengths); position and
  * quat: the shape's frame in the body frame (NULL: origin, identity); mu: friction (0: none). It
@@ -86,6 +92,10 @@ NOETHER_API double noether_time(const noether_data* d);
 NOETHER_API int noether_body_pose(const noether_data* d, int body, double position[3], double quat[4]);
 /* Actuation of joint `joint` (n values, one per DOF) for the coming steps. */
 NOETHER_API int noether_set_actuation(noether_data* d, int joint, const double* u, int n);
+/* The targets of joint `joint`'s servo for the coming steps (a velocity servo reads only the
+ * velocity), and its gains (kp, kv >= 0; a velocity servo's kp must be 0). Finite values. */
+NOETHER_API int noether_set_servo_target(noether_data* d, int joint, double position, double velocity);
+NOETHER_API int noether_set_servo_gains(noether_data* d, int joint, double kp, double kv);
 /* energy[3] = kinetic, potential, total; violation = max constraint violation. */
 NOETHER_API int noether_monitors(const noether_data* d, double energy[3], double momentum[3], double angular_momentum[3],
                      double* violation);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
@@ -161,6 +163,33 @@ int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double low
             return NOETHER_OK;
         }
     return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_joint_limits: no joint named '") + joint + "' (add it first)");
+}
+
+int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv, double target,
+                           double effort_limit) {
+    clear_error();
+    if (!s || !joint) return fail(NOETHER_USAGE, "noether_spec_add_servo: spec and joint are required");
+    const std::string k = kind ? kind : "position";
+    noether::ServoSpec sv;
+    if (k == "position") sv.kind = noether::ServoSpec::Kind::position;
+    else if (k == "velocity") sv.kind = noether::ServoSpec::Kind::velocity;
+    else return fail(NOETHER_BAD_INPUT, "noether_spec_add_servo: kind must be \"position\" or \"velocity\", got \"" + k + "\"");
+    sv.kp = kp;
+    sv.kv = kv;
+    if (sv.kind == noether::ServoSpec::Kind::position) {
+        if (!std::isnan(target)) sv.target = target;
+    } else {
+        sv.target_velocity = target;
+    }
+    sv.effort_limit = effort_limit;
+    for (noether::JointSpec& j : s->spec.joints)
+        if (j.name == joint) {
+            if (j.servo.kind != noether::ServoSpec::Kind::none)
+                return fail(NOETHER_BAD_INPUT, std::string("noether_spec_add_servo: joint '") + joint + "' has a servo already");
+            j.servo = sv;
+            return NOETHER_OK;
+        }
+    return fail(NOETHER_BAD_INPUT, std::string("noether_spec_add_servo: no joint named '") + joint + "' (add it first)");
 }
 
 int noether_spec_add_contact(noether_spec* s, const char* name, const char* body, const char* shape, const double size[3],
@@ -457,6 +486,54 @@ int noether_restore(noether_data* d, const char* bytes, size_t n) {
         }
         return static_cast<int>(NOETHER_OK);
     });
+}
+
+namespace {
+
+// The joint of a servo setter: in range and with a servo; values finite. NOETHER_OK or the failure.
+int servo_setter(noether_data* d, int joint, const char* fn, std::initializer_list<std::pair<const char*, double>> values) {
+    if (!d) return fail(NOETHER_USAGE, std::string(fn) + ": data is NULL");
+    const noether::Model& m = d->data->model();
+    if (joint < 0 || joint >= m.njoints())
+        return fail(NOETHER_BAD_INPUT, std::string(fn) + ": joint index " + std::to_string(joint) + " out of range");
+    const noether::JointInfo& j = m.joints[joint];
+    if (j.servo == noether::ServoSpec::Kind::none)
+        return fail(NOETHER_BAD_INPUT, std::string(fn) + ": joint '" + j.name + "' has no servo (noether_spec_add_servo)");
+    for (const auto& [name, v] : values)
+        if (!std::isfinite(v))
+            return fail(NOETHER_BAD_INPUT, std::string(fn) + ": joint '" + j.name + "': " + name + " must be finite, got " +
+                                               std::to_string(v));
+    return NOETHER_OK;
+}
+
+}  // namespace
+
+int noether_set_servo_target(noether_data* d, int joint, double position, double velocity) {
+    clear_error();
+    const bool velocity_servo = d && joint >= 0 && joint < d->data->model().njoints() &&
+                                d->data->model().joints[joint].servo == noether::ServoSpec::Kind::velocity;
+    if (int rc = velocity_servo ? servo_setter(d, joint, "noether_set_servo_target", {{"velocity", velocity}})
+                                : servo_setter(d, joint, "noether_set_servo_target", {{"position", position}, {"velocity", velocity}}))
+        return rc;
+    const int i = d->data->model().joints[joint].dof_offset;
+    if (!velocity_servo) d->data->target_position[i] = position;
+    d->data->target_velocity[i] = velocity;
+    return NOETHER_OK;
+}
+
+int noether_set_servo_gains(noether_data* d, int joint, double kp, double kv) {
+    clear_error();
+    if (int rc = servo_setter(d, joint, "noether_set_servo_gains", {{"kp", kp}, {"kv", kv}})) return rc;
+    const noether::JointInfo& j = d->data->model().joints[joint];
+    if (kp < 0 || kv < 0)
+        return fail(NOETHER_BAD_INPUT, "noether_set_servo_gains: joint '" + j.name + "': gains must be non-negative, got kp " +
+                                           std::to_string(kp) + ", kv " + std::to_string(kv));
+    if (j.servo == noether::ServoSpec::Kind::velocity && kp != 0)
+        return fail(NOETHER_BAD_INPUT, "noether_set_servo_gains: joint '" + j.name + "': a velocity servo has no kp, got " +
+                                           std::to_string(kp));
+    d->data->servo_kp[j.dof_offset] = kp;
+    d->data->servo_kv[j.dof_offset] = kv;
+    return NOETHER_OK;
 }
 
 int noether_set_actuation(noether_data* d, int joint, const double* u, int n) {

@@ -242,26 +242,41 @@ py::array_t<double> dof_array(Kinematics& k, py::array_t<double, py::array::c_st
 struct PyEnsemble {
     std::shared_ptr<const Model> base;  // the world's Model (the variations' base)
     std::shared_ptr<Ensemble> e;
-    std::vector<double> inputs;  // K * ndofs, row-major
-    bool inputs_on = false;
+    // Per-member input blocks, K × ndofs row-major each: actuation, servo target positions and
+    // velocities. A block is off until first asked for; then it is what its members get before each step.
+    static constexpr int kBlocks = 3;
+    static constexpr std::vector<double> Data::*kFields[kBlocks] = {&Data::actuation, &Data::target_position,
+                                                                     &Data::target_velocity};
+    std::vector<double> blocks[kBlocks];
+    bool on[kBlocks] = {false, false, false};
+    bool controller_set = false;
     PyEnsemble(std::shared_ptr<const Model> model, int members, int threads)
         : base(model), e(std::make_shared<Ensemble>(std::move(model), members)) {
         e->set_threads(threads);
     }
     int ndofs() const { return e->model().total_dofs; }
-    // Turn the block on: it starts as the members' current inputs; from now on it is what they get.
-    void use_inputs() {
-        if (inputs_on) return;
+    // Turn block b on: it starts as the members' current values; from now on it is what they get.
+    std::vector<double>& use_block(int b) {
+        if (on[b]) return blocks[b];
         const int n = ndofs();
-        inputs.assign(static_cast<std::size_t>(e->size()) * n, 0.0);
-        for (int i = 0; i < e->size(); ++i)
-            std::copy(e->data(i).actuation.begin(), e->data(i).actuation.end(), inputs.begin() + static_cast<std::ptrdiff_t>(i) * n);
-        inputs_on = true;
-        // On the worker stepping member i: copy its row (no allocation, no GIL).
-        e->set_controller([this, n](int i, Data& d) {
-            const double* row = inputs.data() + static_cast<std::size_t>(i) * n;
-            std::copy(row, row + n, d.actuation.begin());
-        });
+        blocks[b].assign(static_cast<std::size_t>(e->size()) * n, 0.0);
+        for (int i = 0; i < e->size(); ++i) {
+            const std::vector<double>& v = e->data(i).*kFields[b];
+            std::copy(v.begin(), v.end(), blocks[b].begin() + static_cast<std::ptrdiff_t>(i) * n);
+        }
+        on[b] = true;
+        if (!controller_set) {
+            // On the worker stepping member i: copy its rows (no allocation, no GIL).
+            e->set_controller([this, n](int i, Data& d) {
+                for (int k = 0; k < kBlocks; ++k) {
+                    if (!on[k]) continue;
+                    const double* row = blocks[k].data() + static_cast<std::size_t>(i) * n;
+                    std::copy(row, row + n, (d.*kFields[k]).begin());
+                }
+            });
+            controller_set = true;
+        }
+        return blocks[b];
     }
     void check_member(int i) const {
         if (i < 0 || i >= e->size())
@@ -300,6 +315,24 @@ auto body_view(std::vector<T> Data::*field, py::ssize_t cols, bool writable) {
     return [field, cols, writable](py::object self) {
         World& w = self.cast<World&>();
         return view(self, (w.data().*field).data(), w.model().nbodies(), cols, sizeof(T), writable);
+    };
+}
+std::string g_num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+void finite_or_raise(double v, const char* fn, const std::string& joint, const char* what) {
+    if (!std::isfinite(v)) raise(g_usage_error, std::string(fn) + ": joint '" + joint + "': " + what + " must be finite, got " + g_num(v));
+}
+
+auto ensemble_block(int b) {
+    return [b](py::object self) {
+        PyEnsemble& e = self.cast<PyEnsemble&>();
+        ensemble_idle(e);
+        std::vector<double>& v = e.use_block(b);
+        return view(self, v.data(), e.e->size(), e.ndofs(), e.ndofs() * static_cast<py::ssize_t>(sizeof(double)), true);
     };
 }
 auto dof_view(std::vector<double> Data::*field, bool writable) {
@@ -355,6 +388,15 @@ int joint_of(const Model& m, const std::string& name) {
     if (j < 0) raise(g_usage_error, "no joint named '" + name + "'");
     return j;
 }
+
+// The joint of a servo setter, by name; it must have a servo.
+const JointInfo& servo_joint(World& w, const std::string& joint, const char* fn) {
+    const JointInfo& j = w.model().joints[joint_of(w.model(), joint)];
+    if (j.servo == ServoSpec::Kind::none)
+        raise(g_usage_error, std::string(fn) + ": joint '" + joint + "' has no servo (declare one: Spec.servo or w:servo{} in Lua)");
+    return j;
+}
+
 
 void add_output(World& w, const std::string& file, const std::vector<std::string>& channels, int every) {
     OutputSpec o;
@@ -493,6 +535,27 @@ PYBIND11_MODULE(_noether, mod) {
              py::arg("upper") = std::vector<double>{},
              "Add a joint (parent: a body name or 'world'); anchor and axis in world coordinates at the initial poses;\n"
              "lower/upper: enforced limits (docs/contact.md).")
+        .def("servo",
+             [](Spec& s, const std::string& joint, double kp, double kv, std::optional<double> target, const std::string& type,
+                double target_velocity, double effort_limit) {
+                 JointSpec* j = nullptr;
+                 for (JointSpec& x : s.joints)
+                     if (x.name == joint) j = &x;
+                 if (!j) raise(g_usage_error, "servo: no joint named '" + joint + "' (add the joint first)");
+                 if (j->servo.kind != ServoSpec::Kind::none) raise(g_usage_error, "servo: joint '" + joint + "' has a servo already");
+                 ServoSpec sv;
+                 if (type == "position") sv.kind = ServoSpec::Kind::position;
+                 else if (type == "velocity") sv.kind = ServoSpec::Kind::velocity;
+                 else raise(g_usage_error, "servo on joint '" + joint + "': type must be 'position' or 'velocity', got '" + type + "'");
+                 sv.kp = kp, sv.kv = kv, sv.target = target, sv.target_velocity = target_velocity;
+                 sv.effort_limit = effort_limit;
+                 sv.origin = {"python", 0, ""};
+                 j->servo = sv;
+             },
+             py::arg("joint"), py::arg("kp") = 0.0, py::arg("kv") = 0.0, py::arg("target") = py::none(),
+             py::arg("type") = "position", py::arg("target_velocity") = 0.0, py::arg("effort_limit") = INFINITY,
+             "A servo actuator on a 1-DOF joint (docs/servos.md): type 'position' (kp > 0, kv >= 0, target: default\n"
+             "the initial coordinate) or 'velocity' (kv > 0); effort_limit > 0. Integrated inside the step.")
         .def("contact",
              [](Spec& s, const std::string& body, const std::string& shape, double radius, double length,
                 std::optional<std::vector<double>> size, std::vector<double> position, std::vector<double> orientation,
@@ -588,6 +651,41 @@ PYBIND11_MODULE(_noether, mod) {
         .def_property_readonly("qdot", dof_view(&Data::rate, false), "joint rates, read-only view (ndofs)")
         .def_property_readonly("actuation", dof_view(&Data::actuation, true),
                                "joint inputs (torques or forces per DOF), a writable view: w.actuation[:] = u")
+        .def_property_readonly("target_position", dof_view(&Data::target_position, true),
+                               "servo target positions per DOF (docs/servos.md), a writable view; the step refuses non-finite values")
+        .def_property_readonly("target_velocity", dof_view(&Data::target_velocity, true),
+                               "servo target velocities per DOF, a writable view")
+        .def_property_readonly("servo_kp", dof_view(&Data::servo_kp, true),
+                               "servo stiffness per DOF, a writable view (>= 0; 0 for a velocity servo)")
+        .def_property_readonly("servo_kv", dof_view(&Data::servo_kv, true), "servo damping per DOF, a writable view (>= 0)")
+        .def("set_target",
+             [](World& w, const std::string& joint, std::optional<double> position, double velocity) {
+                 const JointInfo& j = servo_joint(w, joint, "set_target");
+                 const int i = j.dof_offset;
+                 if (j.servo == ServoSpec::Kind::position) {
+                     if (!position) raise(g_usage_error, "set_target: joint '" + joint + "' has a position servo: give its position");
+                     finite_or_raise(*position, "set_target", joint, "position");
+                     w.data().target_position[i] = *position;
+                 }
+                 finite_or_raise(velocity, "set_target", joint, "velocity");
+                 w.data().target_velocity[i] = velocity;
+             },
+             py::arg("joint"), py::arg("position") = py::none(), py::arg("velocity") = 0.0,
+             "The servo targets of a joint for the coming steps (a velocity servo: velocity only).")
+        .def("set_servo",
+             [](World& w, const std::string& joint, std::optional<double> kp, std::optional<double> kv) {
+                 const JointInfo& j = servo_joint(w, joint, "set_servo");
+                 const int i = j.dof_offset;
+                 for (auto [name, v] : {std::pair<const char*, std::optional<double>>{"kp", kp}, {"kv", kv}})
+                     if (v && (!std::isfinite(*v) || *v < 0))
+                         raise(g_usage_error, "set_servo: joint '" + joint + "': " + name + " must be non-negative and finite, got " +
+                                                  g_num(*v));
+                 if (kp && *kp != 0 && j.servo == ServoSpec::Kind::velocity)
+                     raise(g_usage_error, "set_servo: joint '" + joint + "': a velocity servo has no kp");
+                 if (kp) w.data().servo_kp[i] = *kp;
+                 if (kv) w.data().servo_kv[i] = *kv;
+             },
+             py::arg("joint"), py::arg("kp") = py::none(), py::arg("kv") = py::none(), "Change a servo's gains.")
         .def_property_readonly("applied_force", body_view(&Data::applied_force, 3, true),
                                "(nbodies, 3) writable view: force at each CoM (world) [N], held until changed")
         .def_property_readonly("applied_torque", body_view(&Data::applied_torque, 3, true),
@@ -788,16 +886,13 @@ PYBIND11_MODULE(_noether, mod) {
                  return released(&e, "Ensemble", [&] { return e.e->steps(n); });
              },
              py::arg("n") = 1, "Advance every member n steps in parallel (GIL released); returns the members still running.")
-        .def_property_readonly(
-            "actuation",
-            [](py::object self) {
-                PyEnsemble& e = self.cast<PyEnsemble&>();
-                ensemble_idle(e);
-                e.use_inputs();
-                return view(self, e.inputs.data(), e.e->size(), e.ndofs(), e.ndofs() * static_cast<py::ssize_t>(sizeof(double)), true);
-            },
-            "(members, ndofs) writable view: row i is member i's joint inputs, applied before each of its steps\n"
-            "(e.actuation[i, :] = u). It starts as the members' inputs when first asked for.")
+        .def_property_readonly("actuation", ensemble_block(0),
+                               "(members, ndofs) writable view: row i is member i's joint inputs, applied before each of its steps\n"
+                               "(e.actuation[i, :] = u). It starts as the members' inputs when first asked for.")
+        .def_property_readonly("target_position", ensemble_block(1),
+                               "(members, ndofs) writable view of the servo target positions (docs/servos.md), like actuation")
+        .def_property_readonly("target_velocity", ensemble_block(2),
+                               "(members, ndofs) writable view of the servo target velocities, like actuation")
         .def(
             "vary",
             [](PyEnsemble& e, int i, const std::map<std::string, py::object>& numbers) {
@@ -877,7 +972,7 @@ PYBIND11_MODULE(_noether, mod) {
            std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
            py::object contacts, double mu, bool on_ground, std::map<std::string, double> options, const std::string& prefix,
            std::vector<double> orientation, std::vector<double> velocity, std::vector<double> angular_velocity,
-           bool lump_fixed) {
+           bool lump_fixed, std::map<std::string, double> servos) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
@@ -896,6 +991,14 @@ PYBIND11_MODULE(_noether, mod) {
             o.velocity = vec3(velocity, "velocity");
             o.angular_velocity = vec3(angular_velocity, "angular_velocity");
             o.lump_fixed = lump_fixed;
+            for (const auto& [k, v] : servos) {
+                if (k == "kp") o.servo_kp = v;
+                else if (k == "kv") o.servo_kv = v;
+                else raise(g_usage_error, "import_urdf: servos: unknown key '" + k + "' (keys: kp, kv)");
+            }
+            if (!servos.empty() && (!(o.servo_kp > 0) || !std::isfinite(o.servo_kp) || !(o.servo_kv >= 0) || !std::isfinite(o.servo_kv)))
+                raise(g_usage_error, "import_urdf: servos: kp must be positive and kv non-negative (finite), got kp=" +
+                                         g_num(o.servo_kp) + ", kv=" + g_num(o.servo_kv));
             if (py::isinstance<py::bool_>(contacts)) o.contacts_all = contacts.cast<bool>();
             else if (!contacts.is_none()) o.contact_links = contacts.cast<std::vector<std::string>>();
             if (!(mu >= 0) || !std::isfinite(mu)) raise(g_model_error, path + ": mu must be non-negative and finite, got " + std::to_string(mu));
@@ -915,9 +1018,11 @@ PYBIND11_MODULE(_noether, mod) {
         py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
         py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("velocity") = std::vector<double>{0, 0, 0},
         py::arg("angular_velocity") = std::vector<double>{0, 0, 0}, py::arg("lump_fixed") = true,
+        py::arg("servos") = std::map<std::string, double>{},
         "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
         "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
         "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).\n"
         "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
-        "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).");
+        "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).\n"
+        "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).");
 }

@@ -602,3 +602,91 @@ def test_kinematics_and_dynamics_queries():
     free.body("free", mass=1, inertia=[1, 1, 1])
     with pytest.raises(noether.UsageError, match="floats free"):
         free.compile().mass_matrix()
+
+
+def rod_with_servo(integrator="vi-midpoint", **servo):
+    """A 1 kg, 1 m rod on a hinge without gravity, with a servo (tests/integrators/test_servos.cpp)."""
+    s = noether.Spec(gravity=[0, 0, 0], dt=0.005, integrator=integrator)
+    s.body("rod", mass=1, inertia=[0.05 ** 2 * 2 / 12, (1 + 0.05 ** 2) / 12, (1 + 0.05 ** 2) / 12], position=[0.5, 0, 0])
+    s.joint("hinge", "revolute", "world", "rod", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s.servo("hinge", **servo)
+    return s
+
+
+def test_a_position_servo_follows_the_analytic_response_and_takes_new_targets():
+    I = 1 / 3 + 0.05 ** 2 / 12
+    w = rod_with_servo(kp=10, kv=1, target=0.5).compile()
+    w0, zeta = np.sqrt(10 / I), 1 / (2 * np.sqrt(10 * I))
+    wd, a = w0 * np.sqrt(1 - zeta ** 2), zeta * w0
+    worst = 0.0
+    for _ in range(600):
+        w.step()
+        t = w.time
+        exact = 0.5 * (1 - np.exp(-a * t) * (np.cos(wd * t) + a / wd * np.sin(wd * t)))
+        worst = max(worst, abs(w.q[0] - exact))
+    assert 1e-7 < worst < 1e-4
+    # new target and gains from Python: the views and the setters reach the step
+    w.set_target("hinge", -0.2)
+    w.set_servo("hinge", kp=400, kv=40)
+    assert w.target_position[0] == -0.2 and w.servo_kp[0] == 400 and w.servo_kv[0] == 40
+    w.step(400)
+    assert abs(w.q[0] + 0.2) < 1e-6
+    w.target_position[0] = 0.1  # the writable view is the input itself
+    w.step(400)
+    assert abs(w.q[0] - 0.1) < 1e-6
+
+
+def test_servo_errors_name_the_joint_and_the_value():
+    with pytest.raises(noether.ModelError, match="joint 'hinge': position servo: kp must be positive and finite, got -1"):
+        rod_with_servo(kp=-1).compile()
+    with pytest.raises(noether.UsageError, match="type must be 'position' or 'velocity', got 'torque'"):
+        rod_with_servo(kp=1, type="torque")
+    w = rod_with_servo(kp=10, kv=1).compile()
+    with pytest.raises(noether.UsageError, match="set_servo: joint 'hinge': kv must be non-negative and finite, got -2"):
+        w.set_servo("hinge", kv=-2)
+    with pytest.raises(noether.UsageError, match="set_target: joint 'hinge': position must be finite, got nan"):
+        w.set_target("hinge", float("nan"))
+    w.servo_kp[0] = -3  # written through the view: the step refuses it and moves nothing
+    with pytest.raises(noether.UsageError, match="joint 'hinge': position servo kp must be non-negative"):
+        w.step()
+    assert w.time == 0.0
+    plain = double_pendulum_spec().compile()
+    with pytest.raises(noether.UsageError, match="set_target: joint 'j1' has no servo"):
+        plain.set_target("j1", 0.1)
+
+
+def test_ensemble_members_get_their_own_servo_targets():
+    w = rod_with_servo(kp=400, kv=40, target=0.0).compile()
+    e = w.ensemble(3, threads=2)
+    tp = e.target_position
+    assert tp.shape == (3, 1) and not tp.any()
+    tp[:, 0] = [0.1, -0.2, 0.3]
+    e.step(400)
+    for i, target in enumerate([0.1, -0.2, 0.3]):
+        assert abs(e.q(i)[0] - target) < 1e-6
+        alone = rod_with_servo(kp=400, kv=40, target=target).compile()
+        alone.step(400)
+        assert np.array_equal(alone.q, e.q(i))
+
+
+def test_the_ur5_trajectory_gives_the_same_tracking_error_in_lua_python_and_c():
+    """Issue 35: the UR5 resolved-rate example through position servos, from each host's own API."""
+    urdf = os.path.join(MODELS, "example-robot-data", "robots", "ur_description", "urdf", "ur5_robot.urdf")
+    if not os.path.exists(urdf):
+        pytest.skip("shared models not found")
+    c_host = os.environ.get("NOETHER_UR5_C", "")
+    if not NOETHER or not c_host:
+        pytest.skip("NOETHER_CLI or NOETHER_UR5_C not set")
+
+    def tracking_error(cmd):
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                             env=dict(os.environ, NOETHER_MODELS_DIR=MODELS)).stdout
+        line = [x for x in out.splitlines() if x.startswith("tracking error:")]
+        assert line, out
+        return float(line[0].split()[2])
+
+    lua = tracking_error([NOETHER, "run", example("ur5_trajectory.lua")])
+    py = tracking_error([sys.executable, os.path.join(SOURCE, "examples", "python", "ur5_trajectory.py"), "--models", MODELS])
+    c = tracking_error([c_host, urdf])
+    assert 1e-4 < lua < 5e-3  # millimetres: measured, not assumed
+    assert abs(py - lua) < 1e-9 and abs(c - lua) < 1e-9

@@ -39,6 +39,10 @@ struct NOETHER_API Options {
     double mu = 1.0;
     // Move the robot vertically so that its lowest contact touches the ground (needs contacts).
     bool on_ground = false;
+    // Position servos (docs/servos.md) on every revolute, continuous and prismatic joint when
+    // servo_kp > 0: gains kp, kv, holding the pose the robot is imported in, the <limit effort> (when
+    // positive) as the effort limit. URDF has no actuator models; this is the common stand-in.
+    double servo_kp = 0, servo_kv = 0;
 };
 
 // A URDF link kept as a frame of a body (after lumping): its pose in the body frame.
@@ -65,6 +69,7 @@ struct NOETHER_API Report {
     double world_mass = 0;         // mass of links welded to a fixed base (part of the world)
     int limits_enforced = 0;       // joints whose limits are enforced
     int contacts = 0;              // contact shapes added (a box counts once)
+    int servos = 0;                // position servos added (Options::servo_kp)
     double lifted = 0;             // on_ground: how far the robot was moved up [m] (negative: down)
     bool root_is_world = false;    // the root link is named "world" (ROS fixed-base idiom)
     std::string to_text() const;
