@@ -113,7 +113,20 @@ public:
     }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
-        if (kMethod != Method::dp45) return;
+        if (kMethod != Method::dp45) {
+            // Servos (docs/servos.md) are applied explicitly here: say so once, where a stiff one
+            // would otherwise just blow up with a step-size suggestion.
+            for (const JointInfo& j : m.joints) {
+                if (j.servo == ServoSpec::Kind::none) continue;
+                out.push_back({Severity::warning, j.origin,
+                               "joint '" + j.name + "': " + (kMethod == Method::heun ? "heun" : "rk4") +
+                                   " applies servos explicitly, stable only while kv·dt/I < 2 and sqrt(kp/I)·dt < 2 for "
+                                   "the inertia I the joint moves; vi-maximal, vi-midpoint, riqn and vi-galerkin "
+                                   "integrate servos inside the step at any gains"});
+                break;
+            }
+            return;
+        }
         const Dp45Options o = dp45_options(m);
         const Origin none = m.origin;
         auto positive = [&](const char* name, double v) {

@@ -1,0 +1,16 @@
+// The joint-space mass matrix by composite rigid bodies (tree order, permuted to the Data layout).
+#include "impl.hpp"
+
+namespace noether {
+
+void Kinematics::mass_matrix(const double* q, double* M) {
+    const Model& m = *model_;
+    Impl& k = *impl_;
+    queries::kinematics(m, q, k.t, k.qt, k.T, k.g, k.bodies);
+    const int n = m.total_dofs;
+    tree_mass_matrix(k.t, k.qt.data(), k.Mt.data());  // tree order (iv)
+    for (const TreeLink& a : k.t.links)
+        for (const TreeLink& b : k.t.links) M[static_cast<std::size_t>(a.dof) * n + b.dof] = k.Mt[static_cast<std::size_t>(a.iv) * n + b.iv];
+}
+
+}  // namespace noether
