@@ -253,3 +253,16 @@ TEST_CASE("servos: a default target holds the initial pose, save and restore car
     }
     CHECK(d.coord[0] == e.coord[0]);
 }
+
+TEST_CASE("servos under heun and rk4: one warning says they are explicit there and names the VIs", "[servos]") {
+    for (const char* integrator : {"heun", "rk4"}) {
+        auto m = compile(rod(integrator, 0.005, position(10, 1, 0.5)));
+        std::string all;
+        for (const Diagnostic& w : m->warnings) all += w.message + "\n";
+        INFO(all);
+        CHECK_THAT(all, Catch::Contains(std::string("joint 'hinge': ") + integrator + " applies servos explicitly"));
+        CHECK_THAT(all, Catch::Contains("vi-maximal, vi-midpoint, riqn and vi-galerkin integrate servos inside the step"));
+    }
+    auto m = compile(rod("vi-maximal", 0.005, position(10, 1, 0.5)));
+    CHECK(m->warnings.empty());
+}

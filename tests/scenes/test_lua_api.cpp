@@ -475,3 +475,29 @@ print(string.format('ok %.6f %.6f', M[1][1], tau[1]))
     CHECK_THAT(error_of("q3.lua", "w:jacobian(b)\n"), Contains("q3.lua:4: jacobian: the kinematics queries take trees of 1-DOF joints "
                                                               "on a fixed base; body 'bob' floats free"));
 }
+
+TEST_CASE("servos from Lua: declaration and input errors name the line, the joint and the value", "[lua][servos]") {
+    const std::string hinge = "w:joint{ name = 'hinge', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+    CHECK_THAT(error_of("s1.lua", hinge + "w:servo{ joint = 'hinge', kp = -1 }\nw:run{ steps = 1 }\n"),
+               Contains("s1.lua:5: joint 'hinge': position servo: kp must be positive and finite, got -1"));
+    CHECK_THAT(error_of("s2.lua", hinge + "w:servo{ joint = 'knee', kp = 1 }\n"),
+               Contains("s2.lua:5: servo on joint 'knee': no joint named 'knee'"));
+    CHECK_THAT(error_of("s3.lua", hinge + "w:servo{ joint = 'hinge', kv = 1 }\n"),
+               Contains("s3.lua:5: servo on joint 'hinge': field 'kp' is required for a position servo"));
+    CHECK_THAT(error_of("s4.lua", "w:joint{ name = 'ball', type = 'spherical', parent = w.world, child = b, anchor = {0, 0, 0} }\n"
+                                  "w:servo{ joint = 'ball', kp = 1 }\nw:run{ steps = 1 }\n"),
+               Contains("s4.lua:5: joint 'ball': position servo: servos drive joints of one degree of freedom"));
+    CHECK_THAT(error_of("s5.lua", hinge + "w:servo{ joint = 'hinge', kp = 10 }\nw:step()\nw:set_target('hinge', 0/0)\n"),
+               Contains("s5.lua:7: set_target: joint 'hinge': the target position must be finite"));
+    CHECK_THAT(error_of("s6.lua", hinge + "w:servo{ joint = 'hinge', kp = 10 }\nw:step()\nw:set_servo('hinge', { kv = -3 })\n"),
+               Contains("s6.lua:7: set_servo: joint 'hinge': kv must be non-negative, got -3"));
+    CHECK_THAT(error_of("s7.lua", hinge + "w:step()\nw:set_target('hinge', 0.1)\n"),
+               Contains("s7.lua:6: set_target: joint 'hinge' has no servo (declare one: w:servo{ joint = \"hinge\""));
+    // a velocity servo takes its one target as a velocity (stiff: kv·dt/I = 9, against gravity)
+    const auto r = run(write_script("s8.lua", std::string(kHeader) + hinge +
+                                                  "w:servo{ joint = 'hinge', type = 'velocity', kv = 1000 }\n"
+                                                  "w:set_target('hinge', 2)\nw:run{ steps = 300 }\n"
+                                                  "assert(math.abs(w:rate('hinge') - 2) < 0.011, w:rate('hinge'))  -- gravity's torque / kv at most\n"));
+    INFO(r.error);
+    CHECK(r.exit_code == 0);
+}
