@@ -243,12 +243,13 @@ struct PyEnsemble {
     std::shared_ptr<const Model> base;  // the world's Model (the variations' base)
     std::shared_ptr<Ensemble> e;
     // Per-member input blocks, K × ndofs row-major each: actuation, servo target positions and
-    // velocities. A block is off until first asked for; then it is what its members get before each step.
-    static constexpr int kBlocks = 3;
-    static constexpr std::vector<double> Data::*kFields[kBlocks] = {&Data::actuation, &Data::target_position,
-                                                                     &Data::target_velocity};
+    // velocities, servo gains. A block is off until first asked for; then it is what its members
+    // get before each step.
+    static constexpr int kBlocks = 5;
+    static constexpr std::vector<double> Data::*kFields[kBlocks] = {
+        &Data::actuation, &Data::target_position, &Data::target_velocity, &Data::servo_kp, &Data::servo_kv};
     std::vector<double> blocks[kBlocks];
-    bool on[kBlocks] = {false, false, false};
+    bool on[kBlocks] = {false, false, false, false, false};
     bool controller_set = false;
     PyEnsemble(std::shared_ptr<const Model> model, int members, int threads)
         : base(model), e(std::make_shared<Ensemble>(std::move(model), members)) {
@@ -893,6 +894,9 @@ PYBIND11_MODULE(_noether, mod) {
                                "(members, ndofs) writable view of the servo target positions (docs/servos.md), like actuation")
         .def_property_readonly("target_velocity", ensemble_block(2),
                                "(members, ndofs) writable view of the servo target velocities, like actuation")
+        .def_property_readonly("servo_kp", ensemble_block(3),
+                               "(members, ndofs) writable view of the servo stiffnesses (>= 0; the step refuses others)")
+        .def_property_readonly("servo_kv", ensemble_block(4), "(members, ndofs) writable view of the servo dampings (>= 0)")
         .def(
             "vary",
             [](PyEnsemble& e, int i, const std::map<std::string, py::object>& numbers) {
@@ -953,7 +957,12 @@ PYBIND11_MODULE(_noether, mod) {
             ensemble_idle(e);
             e.check_member(i);
             return e.e->failed(i);
-        });
+        })
+        .def("failure", [](PyEnsemble& e, int i) {
+            ensemble_idle(e);
+            e.check_member(i);
+            return e.e->failure(i);
+        }, "Why member i stopped (\"\" while it runs): the failed step, or the input its step refused.");
 
     // ---- loading ----------------------------------------------------------------------------
     mod.def(

@@ -661,12 +661,16 @@ def test_ensemble_members_get_their_own_servo_targets():
     tp = e.target_position
     assert tp.shape == (3, 1) and not tp.any()
     tp[:, 0] = [0.1, -0.2, 0.3]
+    e.servo_kp[2, 0] = 900.0  # member 2 is stiffer
     e.step(400)
     for i, target in enumerate([0.1, -0.2, 0.3]):
         assert abs(e.q(i)[0] - target) < 1e-6
-        alone = rod_with_servo(kp=400, kv=40, target=target).compile()
+        alone = rod_with_servo(kp=900 if i == 2 else 400, kv=40, target=target).compile()
         alone.step(400)
         assert np.array_equal(alone.q, e.q(i))
+    e.servo_kv[1, 0] = -1.0  # refused by member 1's step: it stops and says why; the others go on
+    assert e.step(1) == 2 and e.failed(1) and not e.failed(0)
+    assert "joint 'hinge': position servo kv must be non-negative" in e.failure(1)
 
 
 def test_the_ur5_trajectory_gives_the_same_tracking_error_in_lua_python_and_c():
