@@ -181,3 +181,18 @@ TEST_CASE("no heap allocation per step or per member in an ensemble on two threa
     CHECK(many <= few + 4);
     CHECK(many < 16);  // not one per member either
 }
+
+TEST_CASE("no heap allocation while stepping servos, every variational integrator", "[alloc][servos]") {
+    for (const char* integrator : {"vi-maximal", "vi-midpoint", "riqn", "vi-galerkin", "rk4"}) {
+        INFO(integrator);
+        Spec s = testutil::chain_spec(16, "revolute", integrator);
+        for (int j : {0, 5, 15}) {
+            s.joints[j].servo.kind = ServoSpec::Kind::position;
+            s.joints[j].servo.kp = 50;
+            s.joints[j].servo.kv = 2;
+            s.joints[j].servo.target = 0.3;
+        }
+        s.joints[5].servo.effort_limit = 0.5;  // saturates at times
+        CHECK(allocations_in_steps(s, 100) == 0);
+    }
+}
