@@ -11,6 +11,10 @@
 // timed).
 //
 // Modes (one JSON object per line on stdout):
+// Energy, the same for every engine: the continuous energy ½ q̇ᵀ M q̇ + V(q) of the state the
+// engine reports, after every step; noether's discrete monitor (what its summaries report) is
+// given beside it as max_rel_monitor_error, never instead of it. Each run is made twice: once
+// measuring after every step, once timed with nothing else in the loop.
 //   --mode step  --n 1,2,...  --duration T    cost per step at dt = 0.01 (error-controlled
 //                integrators: per 0.01 s of simulated time), per link-step, the largest relative
 //                energy error max|E − E0| / max(|E0|, max kinetic energy), the largest closure
@@ -18,10 +22,12 @@
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
 //                work-precision: for each engine/integrator the cheapest setting found whose
 //                relative energy error over T meets each target: dt halved from 0.01 (or --dt0; fixed
-//                step) or the tolerance divided by 10 from 1e-3 (error-controlled), up to
-//                --max-refinements, and no further once the next run would take more than
-//                --max-seconds of wall time (twice the last); every run tried is a "wp_point"
-//                line, then one "wp" line per target ("met": false when none did).
+//                step) or the tolerance divided by 10 from 1e-3 (error-controlled) until the
+//                strictest target is met, up to --max-refinements, and no further once the next run
+//                would take more than --max-seconds of wall time (twice the last); then per target
+//                four geometric bisections between the last setting that missed and the first that
+//                met it (dt within 4 %); every run tried is a "wp_point" line, then one "wp" line per
+//                target ("met": false when none did).
 // Engines/integrators: noether vi-maximal, vi-midpoint, riqn, vi-galerkin:s (s = 1, 2, 3 control
 // points; fixed dt), dp45-projection
 // (tolerance); MuJoCo Euler and RK4 (fixed dt); DART's default (semi-implicit Euler, fixed dt);
@@ -93,6 +99,8 @@ double probe_angle(int k, int n) { return (k % 2 == 0 ? 0.4 : -0.25) * (k + 1) /
 //            the last link's end tied to the world where it sits (3n − 3 DOF, never singular)
 //   ur5      the UR5 arm of example-robot-data (robot_scene below): links with the file's inertial
 //            properties, frames and axes instead of boxes on y hinges (n is ignored: 6 links)
+//   atlas    Atlas (ConstrainedDynamics.jl's atlas.urdf) built the same way, pelvis welded to the
+//            world, 30 revolute joints, falling from the file's zero pose (n is ignored)
 struct Link {
     int parent = -1;     // −1: the world
     bool ball = false;   // else a hinge about `axis`
@@ -186,20 +194,28 @@ Quat quat_between(const Vec3& from, const Vec3& to) {  // the shortest turn taki
 // file's order; the probe adds joint rates.
 // The shared models directory: NOETHER_MODELS_DIR, else ../shared/models next to the repository
 // (as the model tests look for it).
-std::string ur5_path() {
+std::string model_path(const char* rel) {
     const char* dir = std::getenv("NOETHER_MODELS_DIR");
-    return std::string(dir && *dir ? dir : NOETHER_SOURCE_DIR "/../shared/models") +
-           "/example-robot-data/robots/ur_description/urdf/ur5_robot.urdf";
+    return std::string(dir && *dir ? dir : NOETHER_SOURCE_DIR "/../shared/models") + "/" + rel;
 }
 
-Scene robot_scene(bool probe) {
+// Atlas (ConstrainedDynamics.jl's atlas.urdf) is built the same way: its pelvis welded to the
+// world, 30 revolute joints, falling from the file's zero pose; the probe bends every joint.
+Scene robot_scene(const std::string& name, bool probe) {
     using namespace noether;
-    const double start[6] = {0.3, -1.2, 1.5, -0.8, 1.1, 0.4};
-    const double probe_q[6] = {-0.7, -0.4, 2.1, 0.6, -1.3, 2.0}, probe_u[6] = {0.5, -0.4, 0.6, 0.9, -0.7, 1.2};
+    const bool ur5 = name == "ur5";
+    const int expected = ur5 ? 6 : 30;
+    const double ur5_start[6] = {0.3, -1.2, 1.5, -0.8, 1.1, 0.4};
+    const double ur5_q[6] = {-0.7, -0.4, 2.1, 0.6, -1.3, 2.0}, ur5_u[6] = {0.5, -0.4, 0.6, 0.9, -0.7, 1.2};
+    auto start = [&](int k) { return ur5 ? ur5_start[k % 6] : 0.0; };
+    auto probe_q = [&](int k) { return ur5 ? ur5_q[k % 6] : 0.4 * std::sin(1.7 * k + 0.5); };
+    auto probe_u = [&](int k) { return ur5 ? ur5_u[k % 6] : 0.6 * std::cos(1.3 * k + 0.2); };
     Spec spec;
     urdf::Options opt;
     opt.fixed_base = true;  // at q = 0: the link frames below are read off this import
-    const std::string path = ur5_path();
+    opt.limits = false;     // (a joint whose zero is outside its limits would start at the limit)
+    const std::string path = model_path(ur5 ? "example-robot-data/robots/ur_description/urdf/ur5_robot.urdf"
+                                            : "ConstrainedDynamics.jl/examples/examples_files/atlas.urdf");
     urdf::import(spec, path, opt);
     Scene s;
     s.urdf = path;
@@ -212,11 +228,11 @@ Scene robot_scene(bool probe) {
             const JointSpec& j = spec.joints[ji];
             const bool world = j.parent == "world";
             if (used[ji] || (!world && !index.count(j.parent))) continue;
-            if (j.type != "revolute") throw std::runtime_error("ur5: joint '" + j.name + "' is " + j.type);
+            if (j.type != "revolute") throw std::runtime_error(name + ": joint '" + j.name + "' is " + j.type);
             const BodySpec* b = nullptr;
             for (const BodySpec& bs : spec.bodies)
                 if (bs.name == j.child) b = &bs;
-            if (!b) throw std::runtime_error("ur5: no body '" + j.child + "'");
+            if (!b) throw std::runtime_error(name + ": no body '" + j.child + "'");
             Link l;
             l.parent = world ? -1 : index[j.parent];
             l.joint = *j.parent_anchor - (world ? Vec3{} : child_anchor[l.parent]);
@@ -227,8 +243,8 @@ Scene robot_scene(bool probe) {
             l.c = -1.0 * *j.child_anchor;
             l.I = b->inertia;
             const int k = static_cast<int>(s.links.size());
-            l.angle = probe ? probe_q[k % 6] : start[k % 6];
-            l.rate = probe ? probe_u[k % 6] : 0;
+            l.angle = probe ? probe_q(k) : start(k);
+            l.rate = probe ? probe_u(k) : 0;
             index[j.child] = k;
             child_anchor.push_back(*j.child_anchor);
             s.links.push_back(l);
@@ -237,7 +253,9 @@ Scene robot_scene(bool probe) {
             used[ji] = added = true;
         }
     }
-    if (s.links.size() != 6) throw std::runtime_error("ur5: expected 6 moving links, the import has " + std::to_string(s.links.size()));
+    if (static_cast<int>(s.links.size()) != expected)
+        throw std::runtime_error(name + ": expected " + std::to_string(expected) + " moving links, the import has " +
+                                 std::to_string(s.links.size()));
     return s;
 }
 
@@ -329,8 +347,8 @@ Scene make_scene(const std::string& name, int n, bool probe) {
         s.loops.push_back({n - 1, {kLength, 0, 0}, -1, end});
         return s;
     }
-    if (name == "ur5") return robot_scene(probe);
-    throw std::runtime_error("unknown scene '" + name + "' (chain, ball, fourbar, loop, ur5)");
+    if (name == "ur5" || name == "atlas") return robot_scene(name, probe);
+    throw std::runtime_error("unknown scene '" + name + "' (chain, ball, fourbar, loop, ur5, atlas)");
 }
 
 // Largest gap of the loop closures, from each engine's link frames.
@@ -345,8 +363,12 @@ class Sim {
 public:
     virtual ~Sim() = default;
     virtual void advance() = 0;     // one step of dt, or to t + dt for error-controlled integrators
-    virtual double energy() = 0;    // kinetic + potential (potential zero at z = 0)
+    // The continuous energy ½ q̇ᵀ M q̇ + V(q) of the state the engine reports after a step (its
+    // positions and velocities; potential zero at z = 0): every engine measured the same way.
+    virtual double energy() = 0;
     virtual double kinetic() = 0;
+    // noether's own discrete energy monitor (maximal-vi.md §6; NaN for the peers), reported beside.
+    virtual double monitor_energy() { return NAN; }
     virtual bool finite() = 0;
     virtual double violation() = 0;  // largest loop-closure gap now [m] (0 for trees)
 };
@@ -375,8 +397,10 @@ public:
         if (!sc.urdf.empty()) {  // the robot as users load it; the joint rates set on its bodies
             urdf::Options opt;
             opt.fixed_base = true;
+            opt.limits = false;  // no engine enforces them here (the peers are built without)
             for (std::size_t i = 0; i < sc.links.size(); ++i) opt.positions[sc.joints[i]] = sc.links[i].angle;
             urdf::import(s, sc.urdf, opt);
+            for (JointSpec& j : s.joints) j.damping.clear();  // the peers' joints are undamped (Atlas's file damps them)
             for (std::size_t i = 0; i < sc.links.size(); ++i)
                 for (BodySpec& b : s.bodies)
                     if (b.name == sc.bodies[i]) {
@@ -416,8 +440,12 @@ public:
         d_ = std::make_unique<Data>(m_);
     }
     void advance() override { status_ = noether::step(*m_, *d_); }
-    double energy() override { return noether::monitors(*m_, *d_).total; }
-    double kinetic() override { return noether::monitors(*m_, *d_).kinetic; }
+    // The variational integrators report the velocity of the interval that ended (their monitor
+    // pairs it with the interval's midpoint); the continuous energy takes it at the node, as a
+    // user reading the state would.
+    double energy() override { return noether::continuous_monitors(*m_, d_->pose.data(), d_->twist.data()).total; }
+    double kinetic() override { return noether::continuous_monitors(*m_, d_->pose.data(), d_->twist.data()).kinetic; }
+    double monitor_energy() override { return noether::monitors(*m_, *d_).total; }
     bool finite() override { return status_ == noether::StepStatus::ok; }
     double violation() override {
         return closure_gap(sc_, [&](int link, const Vec3& p) {
@@ -496,7 +524,9 @@ public:
         d_ = mj_makeData(m_);
         for (int i = 0; i < n; ++i) {
             const Link& l = sc.links[i];
-            const int qa = m_->jnt_qposadr[i], va = m_->jnt_dofadr[i];  // joint i is body i's (built in order)
+            // Link i is body "b<i>" (MuJoCo numbers bodies depth first: for a branched tree not i).
+            const int bid = mj_name2id(m_, mjOBJ_BODY, ("b" + std::to_string(i)).c_str());
+            const int qa = m_->jnt_qposadr[m_->body_jntadr[bid]], va = m_->jnt_dofadr[m_->body_jntadr[bid]];
             if (!l.ball) {
                 d_->qpos[qa] = l.angle - initial.links[i].angle;
                 d_->qvel[va] = l.rate;
@@ -843,50 +873,57 @@ bool probe_ok(const Setting& s, int n, std::string& why) {
 
 struct Outcome {
     double us_per_step = 0, us_per_sim_second = 0, rel_error = 0, violation = 0;
+    double monitor_rel_error = NAN;  // noether: the same measure on its discrete monitor
     long long steps = 0;
     bool diverged = false;
 };
 
-// Run for `duration` seconds; time only the steps; energy every `sample` steps.
+// Run for `duration` seconds, twice: first measuring — the continuous energy (and noether's
+// monitor), the closure gap and divergence after every step — then, from a fresh start, timing the
+// same number of steps with nothing else in the loop (the engines are deterministic: the second
+// pass repeats the first).
 Outcome simulate(const Setting& s, int n, double dt, double tol, double duration) {
     Outcome o;
-    std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
-    const double e0 = sim->energy();
-    o.violation = sim->violation();
-    double kmax = 0, emax = 0;
     const long long steps = std::llround(duration / dt);
-    const int sample = std::max<long long>(1, steps / 20000);
-    double seconds = 0;
-    for (long long k = 0; k < steps;) {
-        const long long chunk = std::min<long long>(sample, steps - k);
-        const auto t0 = std::chrono::steady_clock::now();
-        try {
-            for (long long i = 0; i < chunk; ++i) sim->advance();
-        } catch (const std::exception&) {  // Simbody throws on a NaN state
-            o.diverged = true;
-            o.steps = k;
-            break;
+    {
+        std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
+        const double e0 = sim->energy(), m0 = sim->monitor_energy();
+        o.violation = sim->violation();
+        double kmax = 0, emax = 0, mmax = 0;
+        for (long long k = 0; k < steps; ++k) {
+            try {
+                sim->advance();
+            } catch (const std::exception&) {  // Simbody throws on a NaN state
+                o.diverged = true;
+                break;
+            }
+            if (!sim->finite()) {
+                o.diverged = true;
+                break;
+            }
+            o.steps = k + 1;
+            const double e = sim->energy();
+            emax = std::max(emax, std::fabs(e - e0));
+            if (!std::isnan(m0)) mmax = std::max(mmax, std::fabs(sim->monitor_energy() - m0));
+            o.violation = std::max(o.violation, sim->violation());
+            kmax = std::max(kmax, sim->kinetic());
+            if (!(emax <= 1e6 * std::max(1.0, kmax))) {
+                o.diverged = true;
+                break;
+            }
         }
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        k += chunk;
-        if (!sim->finite()) {
-            o.diverged = true;
-            o.steps = k;
-            break;
-        }
-        const double e = sim->energy();
-        emax = std::max(emax, std::fabs(e - e0));
-        o.violation = std::max(o.violation, sim->violation());
-        kmax = std::max(kmax, sim->kinetic());
-        o.steps = k;
-        if (emax > 1e6 * std::max(1.0, kmax)) {
-            o.diverged = true;
-            break;
-        }
+        o.rel_error = o.diverged ? HUGE_VAL : emax / std::max(std::fabs(e0), kmax);
+        if (!std::isnan(m0)) o.monitor_rel_error = o.diverged ? HUGE_VAL : mmax / std::max(std::fabs(m0), kmax);
     }
+    std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        for (long long k = 0; k < o.steps; ++k) sim->advance();
+    } catch (const std::exception&) {
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     o.us_per_step = 1e6 * seconds / std::max<long long>(1, o.steps);
     o.us_per_sim_second = 1e6 * seconds / std::max(1e-300, o.steps * dt);
-    o.rel_error = o.diverged ? HUGE_VAL : emax / std::max(std::fabs(e0), kmax);
     return o;
 }
 
@@ -925,7 +962,7 @@ int main(int argc, char** argv) {
         else if (a == "--dt0" && v) dt0 = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
-                         "usage: peers [--scene chain|ball|fourbar|loop|ur5] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
+                         "usage: peers [--scene chain|ball|fourbar|loop|ur5|atlas] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
                          "[--engines noether,mujoco,dart,simbody] [--integrators rk4,vi-galerkin:2,...] [--max-refinements K] "
                          "[--max-seconds S] [--dt0 DT]\n");
             return 2;
@@ -955,53 +992,77 @@ int main(int argc, char** argv) {
                 const Outcome o = simulate(s, n, dt, tol, duration);
                 std::printf("{\"bench\":\"peers\",\"mode\":\"step\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
                             "\"dt\":%g,\"tolerance\":%s,\"duration\":%g,\"steps\":%lld,\"us_per_step\":%s,"
-                            "\"us_per_link_step\":%s,\"max_rel_energy_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
+                            "\"us_per_link_step\":%s,\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s,"
+                            "\"diverged\":%s}\n",
                             g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, dt, s.adaptive ? num(tol).c_str() : "null",
                             duration, o.steps, num(o.us_per_step).c_str(), num(o.us_per_step / n).c_str(),
-                            num(o.rel_error).c_str(), num(o.violation).c_str(), o.diverged ? "true" : "false");
+                            num(o.rel_error).c_str(), num(o.monitor_rel_error).c_str(), num(o.violation).c_str(),
+                            o.diverged ? "true" : "false");
                 std::fflush(stdout);
                 continue;
             }
-            // Work-precision: refine until the strictest target is met, a run diverges past the
-            // first, or the next run would exceed --max-seconds (predicted as twice the last).
+            // Work-precision, a search both sides get alike: from dt0 (or tolerance 1e-3) halve the
+            // step (divide the tolerance by 10) until the strictest target is met, a run diverges
+            // past the first, or the next run would exceed --max-seconds (predicted as twice the
+            // last); then, per target, bisect geometrically between the last setting that missed it
+            // and the first that met it, kBisect times (a factor 2^(1/16) ≈ 1.04 in dt, 10^(1/16) in
+            // tolerance), so that no engine is reported at a setting twice as fine as it needs.
             struct Point {
-                double dt, tol;
+                double x;  // dt, or the tolerance
                 Outcome o;
             };
-            std::vector<Point> points;
-            double dt = s.adaptive ? 0.01 : dt0, tol = 1e-3;
-            const double strictest = *std::min_element(targets.begin(), targets.end());
-            for (int r = 0; r <= refinements; ++r) {
+            const bool adaptive = s.adaptive;
+            auto run_at = [&](double x) {
+                const double dt = adaptive ? 0.01 : x, tol = adaptive ? x : 1e-3;
                 const auto t0 = std::chrono::steady_clock::now();
-                const Outcome o = simulate(s, n, dt, tol, duration);
+                Point p{x, simulate(s, n, dt, tol, duration)};
                 const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                points.push_back({dt, tol, o});
                 std::printf("{\"bench\":\"peers\",\"mode\":\"wp_point\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\","
                             "\"n\":%d,\"duration\":%g,\"dt\":%g,\"tolerance\":%s,\"us_per_sim_second\":%s,"
-                            "\"max_rel_energy_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
+                            "\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
                             g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, dt,
-                            s.adaptive ? num(tol).c_str() : "null", num(o.us_per_sim_second).c_str(),
-                            num(o.rel_error).c_str(), num(o.violation).c_str(), o.diverged ? "true" : "false");
+                            adaptive ? num(tol).c_str() : "null", num(p.o.us_per_sim_second).c_str(),
+                            num(p.o.rel_error).c_str(), num(p.o.monitor_rel_error).c_str(), num(p.o.violation).c_str(),
+                            p.o.diverged ? "true" : "false");
                 std::fflush(stdout);
-                if (!o.diverged && o.rel_error <= strictest) break;
-                if (s.adaptive) tol /= 10;
-                else dt /= 2;
+                return std::make_pair(p, wall);
+            };
+            auto meets = [](const Point& p, double target) { return !p.o.diverged && p.o.rel_error <= target; };
+            std::vector<Point> ladder;
+            double x = adaptive ? 1e-3 : dt0, last_wall = 0;
+            const double strictest = *std::min_element(targets.begin(), targets.end());
+            for (int r = 0; r <= refinements; ++r) {
+                auto [p, wall] = run_at(x);
+                ladder.push_back(p);
+                last_wall = wall;
+                if (meets(p, strictest)) break;
+                x = adaptive ? x / 10 : x / 2;
                 if (2 * wall > max_seconds) break;
             }
+            constexpr int kBisect = 4;
             for (double target : targets) {
-                const Point* best = nullptr;
-                for (const Point& p : points)
-                    if (!p.o.diverged && p.o.rel_error <= target) {
-                        best = &p;
-                        break;
+                int first = -1;
+                for (std::size_t i = 0; i < ladder.size() && first < 0; ++i)
+                    if (meets(ladder[i], target)) first = static_cast<int>(i);
+                Point best = first >= 0 ? ladder[first] : ladder.back();
+                if (first > 0 && last_wall <= max_seconds) {
+                    double miss = ladder[first - 1].x, hit = ladder[first].x;  // miss coarser than hit
+                    for (int k = 0; k < kBisect; ++k) {
+                        const double mid = std::sqrt(miss * hit);
+                        auto [p, wall] = run_at(mid);
+                        (void)wall;
+                        if (meets(p, target)) hit = mid, best = p;
+                        else miss = mid;
                     }
-                const Point& p = best ? *best : points.back();
+                }
+                const double dt = adaptive ? 0.01 : best.x, tol = adaptive ? best.x : 1e-3;
                 std::printf("{\"bench\":\"peers\",\"mode\":\"wp\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
                             "\"duration\":%g,\"target\":%g,\"met\":%s,\"dt\":%g,\"tolerance\":%s,"
-                            "\"us_per_sim_second\":%s,\"max_rel_energy_error\":%s,\"max_violation\":%s}\n",
-                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, target, best ? "true" : "false", p.dt,
-                            s.adaptive ? num(p.tol).c_str() : "null", num(p.o.us_per_sim_second).c_str(),
-                            num(p.o.rel_error).c_str(), num(p.o.violation).c_str());
+                            "\"us_per_sim_second\":%s,\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s}\n",
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, target,
+                            first >= 0 ? "true" : "false", dt, adaptive ? num(tol).c_str() : "null",
+                            num(best.o.us_per_sim_second).c_str(), num(best.o.rel_error).c_str(),
+                            num(best.o.monitor_rel_error).c_str(), num(best.o.violation).c_str());
                 std::fflush(stdout);
             }
         }
