@@ -110,6 +110,23 @@ inline Spec chain_spec(int n, const std::string& joint = "revolute", const std::
 }
 
 // Recipe 8: the double pendulum (two 1 m boxes of 1 kg, hinges along y, horizontal at rest).
+// A 1 kg, 1 m rod (0.05 m square section) hinged at one end about y, at rest along x: body 'rod',
+// joint 'hinge' (I = 1/3 + 0.05²/12 kg m² about the hinge). Gravity −gravity along z.
+inline Spec hinged_rod_spec(const char* integrator, double dt, double gravity) {
+    Spec s;
+    s.options.integrator = integrator;
+    s.options.dt = dt;
+    s.gravity = {0, 0, -gravity};
+    BodySpec& b = s.add_body("rod");
+    b.mass = 1;
+    b.inertia = Mat3::diag(0.05 * 0.05 * 2 / 12.0, (1 + 0.05 * 0.05) / 12.0, (1 + 0.05 * 0.05) / 12.0);
+    b.position = {0.5, 0, 0};
+    JointSpec& j = s.add_joint("hinge", "revolute", "world", "rod");
+    j.anchor = Vec3{0, 0, 0};
+    j.axis = Vec3{0, 1, 0};
+    return s;
+}
+
 inline Spec double_pendulum_spec(const std::string& solver = "auto") {
     Spec s = chain_spec(2, "revolute", "vi-maximal");
     s.options.solver = solver;

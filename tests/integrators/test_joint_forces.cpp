@@ -14,17 +14,8 @@ namespace {
 
 // A 1 kg, 1 m rod hinged at one end about y (I = 1/3 kg m² about the hinge), released horizontal.
 Spec rod(const char* integrator, double dt, double damping, double stiffness, double gravity) {
-    Spec s;
-    s.options.integrator = integrator;
-    s.options.dt = dt;
-    s.gravity = {0, 0, -gravity};
-    BodySpec& b = s.add_body("rod");
-    b.mass = 1;
-    b.inertia = Mat3::diag(0.05 * 0.05 * 2 / 12.0, (1 + 0.05 * 0.05) / 12.0, (1 + 0.05 * 0.05) / 12.0);
-    b.position = {0.5, 0, 0};
-    JointSpec& j = s.add_joint("hinge", "revolute", "world", "rod");
-    j.anchor = Vec3{0, 0, 0};
-    j.axis = Vec3{0, 1, 0};
+    Spec s = testutil::hinged_rod_spec(integrator, dt, gravity);
+    JointSpec& j = s.joints[0];
     j.damping = {damping};
     j.stiffness = {stiffness};
     return s;

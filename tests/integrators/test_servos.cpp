@@ -15,20 +15,10 @@ namespace {
 
 constexpr double kI = 1.0 / 3.0 + 0.05 * 0.05 / 12.0;  // the rod about its hinge
 
-// A 1 kg, 1 m rod hinged at one end about y, at rest along x, no gravity.
+// The hinged rod of tests/util.hpp (I = kI about the hinge), no gravity, with a servo.
 Spec rod(const char* integrator, double dt, const ServoSpec& servo) {
-    Spec s;
-    s.options.integrator = integrator;
-    s.options.dt = dt;
-    s.gravity = {0, 0, 0};
-    BodySpec& b = s.add_body("rod");
-    b.mass = 1;
-    b.inertia = Mat3::diag(0.05 * 0.05 * 2 / 12.0, (1 + 0.05 * 0.05) / 12.0, (1 + 0.05 * 0.05) / 12.0);
-    b.position = {0.5, 0, 0};
-    JointSpec& j = s.add_joint("hinge", "revolute", "world", "rod");
-    j.anchor = Vec3{0, 0, 0};
-    j.axis = Vec3{0, 1, 0};
-    j.servo = servo;
+    Spec s = testutil::hinged_rod_spec(integrator, dt, 0.0);
+    s.joints[0].servo = servo;
     return s;
 }
 
