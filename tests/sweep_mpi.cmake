@@ -40,7 +40,15 @@ local b = w:body{ name = 'b', mass = 1, inertia = {0.1, 0.1, 0.1}, position = {1
 w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }
 w:run{ duration = 0.5 }
 ")
-execute_process(COMMAND ${MPIEXEC} --timeout 60 -n 3 --oversubscribe ${NOETHER} sweep ${OUT}_kill.lua --grid k=0:5:6 --quiet
+# OpenMPI's launcher itself sometimes deadlocks after it has reported the dead rank and every rank
+# has exited (its --timeout never fires then: seen on the 2-core machine, ranks zombies, mpiexec in
+# a futex): coreutils' timeout ends it at 90 s, after mpiexec's own 60 s limit for ranks that hang.
+find_program(TIMEOUT_PROGRAM timeout)
+set(guard)
+if(TIMEOUT_PROGRAM)
+  set(guard ${TIMEOUT_PROGRAM} --kill-after=5 90)
+endif()
+execute_process(COMMAND ${guard} ${MPIEXEC} --timeout 60 -n 3 --oversubscribe ${NOETHER} sweep ${OUT}_kill.lua --grid k=0:5:6 --quiet
                         --out ${OUT}_dead.csv
                 RESULT_VARIABLE rd OUTPUT_VARIABLE od ERROR_VARIABLE ed)
 if(rd EQUAL 0)
