@@ -300,13 +300,14 @@ TEST_CASE("vi-galerkin converges at order 2s against a tight dp45 solution", "[g
 }
 
 TEST_CASE("vi-galerkin energy stays bounded: double pendulum at dt 0.01 for 600 s", "[galerkin]") {
-    // galerkin-vi.md §10 recipe 7: Simpson max |E − E0| 3.13e-4 J, trapezoid 0.232 J; Newton
-    // directions per step 3.01 / 3.54 (confirming correction included); no drift.
+    // galerkin-vi.md §10 recipe 7: Simpson max |E − E0| 3.13e-4 J, trapezoid 0.232 J; no drift. The
+    // recipe's Newton directions per step (3.01 / 3.54) are exact Newton's (checked in the chord test
+    // below); the default chord iteration takes a few more, each without a factorization.
     struct Case {
         int s;
         double max_dev, drift, newton;
     };
-    for (const Case& c : {Case{2, 3.1e-4, 2e-5, 3.05}, Case{1, 0.25, 2e-2, 3.6}}) {
+    for (const Case& c : {Case{2, 3.1e-4, 2e-5, 3.4}, Case{1, 0.25, 2e-2, 4.8}}) {
         auto m = compile(galerkin(testutil::chain_spec(2, "revolute"), c.s, 0.01));
         Data d(m);
         const double E0 = monitors(*m, d).total;
@@ -705,7 +706,7 @@ TEST_CASE("vi-galerkin closed four-bar: galerkin-vi.md recipe 9 (point-on-line c
         if (s == 1) {
             CHECK(lo == Approx(-14.71562).margin(2e-5));
             CHECK(hi == Approx(-14.62101).margin(2e-4));
-            CHECK(newton < 3.6);
+            CHECK(newton < 4.8);  // chord iterations (exact Newton: < 3.6)
         } else {
             CHECK(lo > -14.71501);
             CHECK(hi < -14.71494);
@@ -758,4 +759,27 @@ TEST_CASE("vi-galerkin loops: linearize refuses, loop springs are refused at com
     } catch (const ModelError& e) {
         CHECK_THAT(e.what(), Contains("closes a kinematic loop and has a spring, damper or servo"));
     }
+}
+
+TEST_CASE("vi-galerkin chord Newton takes the steps of exact Newton to round-off, with one factor a step", "[galerkin]") {
+    // Simpson on the double pendulum, 10 s at dt 0.01: the default (chord) against newton = "exact".
+    std::vector<double> q[2];
+    double mean[2];
+    for (int k = 0; k < 2; ++k) {
+        Spec spec = galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01);
+        spec.options.extra_lists["newton"] = {k == 0 ? "exact" : "chord"};
+        auto m = compile(spec);
+        Data d(m);
+        for (int i = 0; i < 1000; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        q[k] = d.coord;
+        mean[k] = double(d.stats.newton_total) / d.stats.steps;
+    }
+    INFO("Newton iterations per step: exact " << mean[0] << ", chord " << mean[1]);
+    CHECK(max_abs_diff(q[0], q[1]) < 1e-9);  // both converge to 1e-12 a step; the motion is chaotic
+    CHECK(max_abs_diff(q[0], q[1]) > 0);     // two different iterations
+    CHECK(mean[0] < 3.05);                   // galerkin-vi.md recipe 7: 3.01
+    CHECK(mean[1] < 3.4);
+    Spec bad = galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01);
+    bad.options.extra_lists["newton"] = {"quasi"};
+    CHECK_THROWS_WITH(compile(bad), Catch::Contains("vi-galerkin option 'newton' must be 'exact' or 'chord', got 'quasi'"));
 }

@@ -357,7 +357,7 @@ TEST_CASE("double_pendulum.lua with vi-galerkin, points = 2, 600 s: energy withi
     CHECK(s.energy_max_abs_dev <= 3.1e-4);
     CHECK(s.energy_max_abs_dev > 1e-4);  // Simpson's own error (galerkin-vi.md recipe 7: 3.13e-4)
     CHECK(s.max_violation < 1e-14);
-    CHECK(s.newton_mean < 3.05);
+    CHECK(s.newton_mean < 3.4);  // chord iterations (exact Newton: 3.01, test_vi_galerkin)
 }
 
 // ---- contacts and limits (docs/contact.md) ------------------------------------------------------

@@ -98,6 +98,10 @@ Lobatto make_lobatto(int s);
 struct GalerkinOptions {
     int s = 2;
     double step_tolerance = 1e-12;
+    // newton = "chord": factor once per step and iterate with that factor while the corrections
+    // shrink at least 4-fold, refactoring when they do not (docs/integrators.md); "exact" (the
+    // default): a factor per iteration.
+    bool chord = true;
 };
 
 GalerkinOptions galerkin_options(const Model& m);
@@ -194,7 +198,7 @@ constexpr double kRankTolerance = 1e-11;
 class Galerkin final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
-    std::vector<std::string> option_names() const override { return {"points", "step_tolerance"}; }
+    std::vector<std::string> option_names() const override { return {"points", "step_tolerance", "newton"}; }
 
     // The tree view of m, or false with one error per element vi-galerkin cannot take.
     static bool take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out);

@@ -270,6 +270,7 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
     guess(st, h);
     Attempt out;
     double prev_step = INFINITY;
+    bool refactor = true;  // chord: the factor of this step's first iterate until corrections stop shrinking
     for (int it = 0;; ++it) {
         const double rn = evaluate(m, d, st, h, &out.worst_node);
         out.residual = rn;
@@ -285,7 +286,8 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
             out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
             return out;
         }
-        if (!factor(st, h)) {
+        const bool newton_step = refactor || !st.opt.chord;
+        if (newton_step && !factor(st, h)) {
             out.status = StepStatus::singular;
             return out;
         }
@@ -303,7 +305,8 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
         // Round-off floor: on long chains the corrections stop contracting a little above
         // step_tolerance (N = 512: ~1.5e-12). A correction that no longer halves and is
         // within 1000× the tolerance is accepted and reported (StepReport::at_floor).
-        const bool floor = it > 0 && step <= 1e3 * st.opt.step_tolerance && step > 0.5 * prev_step;
+        const bool floor = it > 0 && newton_step && step <= 1e3 * st.opt.step_tolerance && step > 0.5 * prev_step;
+        refactor = it > 0 && step > 0.25 * prev_step;  // (chord) a slow contraction: a fresh factor next
         prev_step = step;
         if (!(step <= st.opt.step_tolerance) && !floor) continue;
         out.at_floor = !(step <= st.opt.step_tolerance);

@@ -62,6 +62,8 @@ GalerkinOptions galerkin_options(const Model& m) {
     GalerkinOptions o;
     auto it = m.options.extra.find("points");
     if (it != m.options.extra.end() && it->second >= 1 && it->second <= kMaxPoints) o.s = static_cast<int>(it->second);
+    auto nt = m.options.extra_lists.find("newton");
+    if (nt != m.options.extra_lists.end() && nt->second.size() == 1) o.chord = nt->second[0] != "exact";
     it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     return o;
