@@ -301,6 +301,17 @@ void sandbox_check_bodies(lua_State* L, long long more) {
              std::to_string(have), std::to_string(more), std::to_string(kSandboxBodies));
 }
 
+void sandbox_add_contact_points(lua_State* L, const ContactSpec* first, const ContactSpec* last) {
+    long long more = 0;
+    for (const ContactSpec* c = first; c != last; ++c)
+        more += c->type == ContactSpec::Type::box ? 8 : c->type == ContactSpec::Type::capsule ? 2 : 1;
+    Context* ctx = context(L);
+    if (ctx->options.sandbox && ctx->contact_points_made + more > kSandboxContactPoints)
+        fail(L, "sandbox: %s contact points exist and %s more would pass the script's budget of %s over all its worlds",
+             std::to_string(ctx->contact_points_made), std::to_string(more), std::to_string(kSandboxContactPoints));
+    ctx->contact_points_made += more;
+}
+
 std::string element_name(lua_State* L, int idx, const std::string& who, const char* field) {
     if (lua_type(L, idx) == LUA_TSTRING) {
         check_length(L, idx, who, field, "name");

@@ -411,12 +411,7 @@ int l_contact(lua_State* L, World& w) {
         if (auto n = f.vec3("normal")) cs.normal = *n;
         cs.offset = f.number("offset", 0);
     }
-    const long long points = cs.type == ContactSpec::Type::box ? 8 : cs.type == ContactSpec::Type::capsule ? 2 : 1;
-    Context* ctx = context(L);
-    if (ctx->options.sandbox && ctx->contact_points_made + points > kSandboxContactPoints)
-        fail(L, "sandbox: %s contact points exist and %s more would pass the script's budget of %s over all its worlds",
-             std::to_string(ctx->contact_points_made), std::to_string(points), std::to_string(kSandboxContactPoints));
-    ctx->contact_points_made += points;
+    sandbox_add_contact_points(L, &cs, &cs + 1);
     w.spec.contacts.push_back(cs);
     return 0;
 }

@@ -139,13 +139,7 @@ int l_urdf(lua_State* L, World& w) {
         if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
             fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);
     context(L)->bodies_made += static_cast<long long>(trial.bodies.size() - w.spec.bodies.size());
-    long long points = 0;  // contact points the import added (a box is 8)
-    for (std::size_t i = w.spec.contacts.size(); i < trial.contacts.size(); ++i)
-        points += trial.contacts[i].type == ContactSpec::Type::box ? 8 : trial.contacts[i].type == ContactSpec::Type::capsule ? 2 : 1;
-    if (context(L)->options.sandbox && context(L)->contact_points_made + points > kSandboxContactPoints)
-        fail(L, "sandbox: %s contact points exist and the URDF's %s would pass the script's budget of %s", 
-             std::to_string(context(L)->contact_points_made), std::to_string(points), std::to_string(kSandboxContactPoints));
-    context(L)->contact_points_made += points;
+    sandbox_add_contact_points(L, trial.contacts.data() + w.spec.contacts.size(), trial.contacts.data() + trial.contacts.size());
     w.spec = trial;
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "urdf");

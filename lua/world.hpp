@@ -157,6 +157,8 @@ std::string lua_wording(const std::string& kernel_message);
 void check_length(lua_State* L, int idx, const std::string& who, const char* field, const char* what);
 // Sandbox: `more` bodies may be added only within kSandboxBodies over every world of the script.
 void sandbox_check_bodies(lua_State* L, long long more);
+// The same for contact points (a box is 8 of them, a capsule 2): refused past the budget, else counted.
+void sandbox_add_contact_points(lua_State* L, const ContactSpec* first, const ContactSpec* last);
 
 // Raise "file:line: <message>" at the script line that called the current function.
 [[noreturn]] void fail(lua_State* L, const char* fmt, const std::string& a = "", const std::string& b = "",

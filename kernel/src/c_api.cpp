@@ -510,14 +510,14 @@ int servo_setter(noether_data* d, int joint, const char* fn, std::initializer_li
 
 int noether_set_servo_target(noether_data* d, int joint, double position, double velocity) {
     clear_error();
-    const bool velocity_servo = d && joint >= 0 && joint < d->data->model().njoints() &&
-                                d->data->model().joints[joint].servo == noether::ServoSpec::Kind::velocity;
-    if (int rc = velocity_servo ? servo_setter(d, joint, "noether_set_servo_target", {{"velocity", velocity}})
-                                : servo_setter(d, joint, "noether_set_servo_target", {{"position", position}, {"velocity", velocity}}))
-        return rc;
-    const int i = d->data->model().joints[joint].dof_offset;
-    if (!velocity_servo) d->data->target_position[i] = position;
-    d->data->target_velocity[i] = velocity;
+    const char* fn = "noether_set_servo_target";
+    if (int rc = servo_setter(d, joint, fn, {{"velocity", velocity}})) return rc;
+    const noether::JointInfo& j = d->data->model().joints[joint];
+    if (j.servo == noether::ServoSpec::Kind::position) {  // a velocity servo ignores `position`
+        if (int rc = servo_setter(d, joint, fn, {{"position", position}})) return rc;
+        d->data->target_position[j.dof_offset] = position;
+    }
+    d->data->target_velocity[j.dof_offset] = velocity;
     return NOETHER_OK;
 }
 

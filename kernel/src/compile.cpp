@@ -326,6 +326,14 @@ void refuse_inequalities(const Model& m, const Registry& reg, Checker& c) {
         }
 }
 
+// The coordinate (raw + offset) of a 1-DOF joint at the bodies' initial poses.
+double initial_coordinate(const Model& m, const JointInfo& j) {
+    const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
+    double q = 0;
+    j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
+    return q + j.offset[0];
+}
+
 // The servo of a joint (JointSpec::servo, docs/servos.md) checked into its JointInfo; a default
 // target is left NaN for the caller to resolve at the initial configuration.
 template <class Fail>
@@ -594,20 +602,13 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         if (j.servo == ServoSpec::Kind::none || !j.impl) continue;
         ++m.servos;
         if (!std::isnan(j.servo_target)) continue;
-        // A position servo's default target: the joint's initial coordinate (it holds the pose).
-        const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
-        double q = 0;
-        j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
-        j.servo_target = q + j.offset[0];
+        j.servo_target = initial_coordinate(m, j);  // a position servo's default: it holds the initial pose
     }
     for (const JointInfo& j : m.joints) {
         if (!j.limited || !j.impl) continue;
         ++m.limited_joints;
         // A joint that starts outside its limits is refused (the step keeps limits, it does not restore them).
-        const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
-        double q = 0;
-        j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
-        q += j.offset[0];
+        const double q = initial_coordinate(m, j);
         if (!(q >= j.lower[0] - 1e-9 && q <= j.upper[0] + 1e-9))
             c.error(j.origin, "joint '" + j.name + "': starts outside its limits: coordinate " + num(q) + " not in [" +
                                   num(j.lower[0]) + ", " + num(j.upper[0]) +

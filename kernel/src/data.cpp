@@ -414,6 +414,34 @@ void check_positive_option(const Model& m, const char* integrator, const char* n
     out.push_back({Severity::error, m.origin, buf});
 }
 
+const std::string* string_option(const Model& m, const char* name) {
+    auto it = m.options.extra_lists.find(name);
+    if (it == m.options.extra_lists.end() || it->second.size() != 1) return nullptr;
+    return &it->second[0];
+}
+
+void check_choice_option(const Model& m, const char* integrator, const char* name,
+                         std::initializer_list<const char*> allowed, std::vector<Diagnostic>& out) {
+    std::string list;
+    for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
+    const std::string who = std::string("options: ") + integrator + " option '" + name + "'";
+    if (m.options.extra.count(name)) {
+        out.push_back({Severity::error, m.origin, who + " must be a string (one of " + list + "), got a number"});
+        return;
+    }
+    auto it = m.options.extra_lists.find(name);
+    if (it == m.options.extra_lists.end()) return;
+    bool ok = it->second.size() == 1;
+    if (ok) {
+        ok = false;
+        for (const char* a : allowed) ok |= it->second[0] == a;
+    }
+    if (!ok)
+        out.push_back({Severity::error, m.origin,
+                       who + " must be one of " + list + ", got '" + (it->second.empty() ? std::string("") : it->second[0]) +
+                           (it->second.size() > 1 ? "', …" : "'")});
+}
+
 Monitors Integrator::default_monitors(const Model& m, const Data& d) {
     Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
     const double se = spring_energy(m, d.coord.data());
@@ -473,11 +501,14 @@ Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twi
 
 namespace {
 
+// What the servo on DOF i asks for at a state, kp (θ* − θ) + kv (θ̇* − θ̇), before its limit.
+double servo_demand(const Data& d, int i, double coord, double rate) {
+    return d.servo_kp[i] * (d.target_position[i] - coord) + d.servo_kv[i] * (d.target_velocity[i] - rate);
+}
+
 // The servo force of joint j (1 DOF) at a state, clamped (explicit integrators).
 double servo_force(const JointInfo& j, const Data& d, double coord, double rate) {
-    const int i = j.dof_offset;
-    const double u = d.servo_kp[i] * (d.target_position[i] - coord) + d.servo_kv[i] * (d.target_velocity[i] - rate);
-    return std::max(-j.effort_limit, std::min(j.effort_limit, u));
+    return std::max(-j.effort_limit, std::min(j.effort_limit, servo_demand(d, j.dof_offset, coord, rate)));
 }
 
 // Rate of coordinate k: row k of Cb (and Ca, unless the parent is the world) times the twists.
@@ -536,7 +567,7 @@ ServoTerms servo_terms(const Model& m, const Data& d, int joint) {
     ServoTerms t;
     if (j.servo == ServoSpec::Kind::none) return t;
     const int i = j.dof_offset;
-    const double u = d.servo_kp[i] * (d.target_position[i] - d.coord[i]) + d.servo_kv[i] * (d.target_velocity[i] - d.rate[i]);
+    const double u = servo_demand(d, i, d.coord[i], d.rate[i]);
     if (std::fabs(u) > j.effort_limit) {
         t.force = u > 0 ? j.effort_limit : -j.effort_limit;
         t.saturated = true;

@@ -5,12 +5,6 @@
 namespace noether {
 namespace riqn {
 
-const std::string* string_option(const Model& m, const char* key) {
-    auto it = m.options.extra_lists.find(key);
-    if (it == m.options.extra_lists.end() || it->second.size() != 1) return nullptr;
-    return &it->second[0];
-}
-
 RiqnOptions riqn_options(const Model& m) {
     RiqnOptions o;
     if (const std::string* s = string_option(m, "newton")) o.exact = *s == "exact";
@@ -39,32 +33,10 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
             }
         }
     }
-    const Origin none = m.origin;
-    auto one_of = [&](const char* key, std::initializer_list<const char*> allowed) {
-        std::string list;
-        for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
-        if (m.options.extra.count(key)) {
-            out.push_back({Severity::error, none, std::string("options: riqn option '") + key +
-                                                      "' must be a string (one of " + list + "), got a number"});
-            return;
-        }
-        auto it = m.options.extra_lists.find(key);
-        if (it == m.options.extra_lists.end()) return;
-        bool ok = it->second.size() == 1;
-        if (ok) {
-            ok = false;
-            for (const char* a : allowed) ok |= it->second[0] == a;
-        }
-        if (!ok)
-            out.push_back({Severity::error, none,
-                           std::string("options: riqn option '") + key + "' must be one of " + list + ", got '" +
-                               (it->second.empty() ? std::string("") : it->second[0]) +
-                               (it->second.size() > 1 ? "', …" : "'")});
-    };
-    one_of("newton", {"riqn", "exact"});
-    one_of("guess", {"position", "velocity", "acceleration"});
+    check_choice_option(m, "riqn", "newton", {"riqn", "exact"}, out);
+    check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration"}, out);
     if (m.options.extra_lists.count("step_tolerance"))
-        out.push_back({Severity::error, none, "options: riqn option 'step_tolerance' must be a number"});
+        out.push_back({Severity::error, m.origin, "options: riqn option 'step_tolerance' must be a number"});
     const RiqnOptions o = riqn_options(m);
     check_positive_option(m, "riqn", "step_tolerance", o.step_tolerance, out);
 }

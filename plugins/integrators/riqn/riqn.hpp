@@ -113,8 +113,6 @@ struct RiqnOptions {
     double step_tolerance = 1e-12;
 };
 
-const std::string* string_option(const Model& m, const char* key);
-
 RiqnOptions riqn_options(const Model& m);
 
 // ---- state ----------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ void Riqn::set_inputs(const Model& m, const Data& d, State& st, double h) {
         st.kd[l.iv] = 0.5 * h * l.damping;
         if (!st.any_servo) continue;
         ServoTerms s = servo_terms(m, d, l.joint);
-        s.target -= m.joints[l.joint].offset[0];  // to raw coordinates, like l.rest
+        s.target -= tree_link_offset(m, l);  // to raw coordinates, like l.rest
         st.servo[l.iv] = s;
         st.kd[l.iv] += h * (0.25 * h * s.kp + 0.5 * s.kv);  // h ∂r/∂q⁺ of its half impulse
     }

@@ -65,12 +65,7 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
             out.push_back({Severity::error, none, buf});
         }
     }
-    if (m.options.extra.count("newton"))
-        out.push_back({Severity::error, none, "options: vi-galerkin option 'newton' must be a string ('exact' or 'chord'), got a number"});
-    auto nt = m.options.extra_lists.find("newton");
-    if (nt != m.options.extra_lists.end() && !(nt->second.size() == 1 && (nt->second[0] == "exact" || nt->second[0] == "chord")))
-        out.push_back({Severity::error, none, "options: vi-galerkin option 'newton' must be 'exact' or 'chord', got '" +
-                                                  (nt->second.empty() ? std::string() : nt->second[0]) + "'"});
+    check_choice_option(m, "vi-galerkin", "newton", {"chord", "exact"}, out);
     const GalerkinOptions o = galerkin_options(m);
     check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
 }

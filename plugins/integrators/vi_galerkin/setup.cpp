@@ -62,8 +62,7 @@ GalerkinOptions galerkin_options(const Model& m) {
     GalerkinOptions o;
     auto it = m.options.extra.find("points");
     if (it != m.options.extra.end() && it->second >= 1 && it->second <= kMaxPoints) o.s = static_cast<int>(it->second);
-    auto nt = m.options.extra_lists.find("newton");
-    if (nt != m.options.extra_lists.end() && nt->second.size() == 1) o.chord = nt->second[0] != "exact";
+    if (const std::string* s = string_option(m, "newton")) o.chord = *s != "exact";
     it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     return o;
@@ -102,9 +101,9 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
 
 void Galerkin::set_servos(const Model& m, const Data& d, State& st) {
     for (int i = 0; i < st.n; ++i) {
-        const int j = st.tree.links[i].joint;
-        ServoTerms s = servo_terms(m, d, j);
-        s.target -= m.joints[j].offset[0];  // raw, like the link's rest
+        const TreeLink& l = st.tree.links[i];
+        ServoTerms s = servo_terms(m, d, l.joint);
+        s.target -= tree_link_offset(m, l);  // raw, like the link's rest
         st.servo[i] = s;
     }
 }

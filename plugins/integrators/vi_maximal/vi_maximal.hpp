@@ -417,30 +417,33 @@ private:
         const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
         ji.impl->coordinate_jacobian(a, d.pose[ji.b], ji.a >= 0 ? &st.C2a[oc] : nullptr, &st.C2b[oc]);
         const double ratio = st.dt_prev / h;
-        for (int k = 0; k < ji.dofs; ++k) {
-            const int i = ji.dof_offset + k;
-            const double dmp = ji.damping[k], K = ji.stiffness[k], r = ji.rest[k];
+        // A spring K at rest position r and a damper dmp on coordinate i: u = alpha − kappa c3.
+        // spring: −K [ (ratio/2)((c1 + c2)/2 − r) + ½((c2 + c3)/2 − r) ], the first part only
+        // after the start of vi-midpoint (which takes half of the first interval alone);
+        // damper: −(d/2h)(c3 − c1), the mean of the two intervals' rates (at the start of
+        // vi-midpoint half of the first interval's: −(d/2h)(c3 − c2)).
+        struct Linear {
+            double alpha, kappa;
+        };
+        auto spring_damper = [&](int i, double K, double r, double dmp) {
             const double c1 = st.c1[i], c2 = st.c2[i];
-            // spring: −K [ (ratio/2)((c1 + c2)/2 − r) + ½((c2 + c3)/2 − r) ], the first part only
-            // after the start of vi-midpoint (which takes half of the first interval alone)
             const double spring_known = st.start ? -0.5 * K * (0.5 * c2 - r)
                                                  : -K * (0.5 * ratio * (0.5 * (c1 + c2) - r) + 0.5 * (0.5 * c2 - r));
-            // damper: −(d/2h)(c3 − c1), the mean of the two intervals' rates (at the start of
-            // vi-midpoint half of the first interval's: −(d/2h)(c3 − c2))
             const double damp_alpha = 0.5 * dmp * (st.start ? c2 : c1) / h, damp_kappa = 0.5 * dmp / h;
-            st.alpha[i] = spring_known + damp_alpha;
-            st.kappa[i] = 0.25 * K + damp_kappa;
+            return Linear{spring_known + damp_alpha, 0.25 * K + damp_kappa};
+        };
+        for (int k = 0; k < ji.dofs; ++k) {
+            const Linear u = spring_damper(ji.dof_offset + k, ji.stiffness[k], ji.rest[k], ji.damping[k]);
+            st.alpha[ji.dof_offset + k] = u.alpha;
+            st.kappa[ji.dof_offset + k] = u.kappa;
         }
         if (ji.servo == ServoSpec::Kind::none) return;
         // A servo (1 DOF, docs/servos.md): a spring kp to its target and a damper kv discretised
         // like the joint's own, and its constant force like an actuation (half at the start).
         const ServoTerms sv = servo_terms(m, d, j);
-        const int i = ji.dof_offset;
-        const double c1 = st.c1[i], c2 = st.c2[i], kp = sv.kp, r = sv.target;
-        const double spring_known = st.start ? -0.5 * kp * (0.5 * c2 - r)
-                                             : -kp * (0.5 * ratio * (0.5 * (c1 + c2) - r) + 0.5 * (0.5 * c2 - r));
-        st.alpha[i] += spring_known + 0.5 * sv.kv * (st.start ? c2 : c1) / h + (st.start ? 0.5 : 1.0) * sv.force;
-        st.kappa[i] += 0.25 * kp + 0.5 * sv.kv / h;
+        const Linear u = spring_damper(ji.dof_offset, sv.kp, sv.target, sv.kv);
+        st.alpha[ji.dof_offset] += u.alpha + (st.start ? 0.5 : 1.0) * sv.force;
+        st.kappa[ji.dof_offset] += u.kappa;
     }
 
     // The terms of body b's rows of f(s) that depend on its velocities (sb: its unknowns), shared by

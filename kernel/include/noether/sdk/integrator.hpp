@@ -16,6 +16,7 @@
 #include "noether/export.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ struct NOETHER_API StepReport {
 // positive and finite, got <value>" unless value > 0 and finite.
 NOETHER_API void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
                                        std::vector<Diagnostic>& out);
+// A string option (Options::extra_lists) given as one value: that value, else null.
+NOETHER_API const std::string* string_option(const Model& m, const char* name);
+// Appends "options: <integrator> option '<name>' must be a string (one of 'a', 'b'), got a number" or
+// "... must be one of 'a', 'b', got '<value>'" unless the option is absent or one of `allowed`.
+NOETHER_API void check_choice_option(const Model& m, const char* integrator, const char* name,
+                                     std::initializer_list<const char*> allowed, std::vector<Diagnostic>& out);
 
 // For introspection that must leave an integrator's state as it was (step_system, linearize):
 // runs f() between a save and a restore of `st`, and returns what f returns.
