@@ -5,8 +5,8 @@
 //   noether view FILE.nrec [-o FILE.html]
 //   noether plot FILE.csv [-o FILE.png] [--channels a,b,...]
 //   noether check SCRIPT [--set name=value]... [--option name=value]...
-//   noether import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
-//                  [--option name=number]... [--summary-json FILE]
+//   noether import FILE.urdf|FILE.xml [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
+//                  [--option name=number]... [--summary-json FILE] [--keyframe NAME] [--drop-armature]
 //   noether sweep SCRIPT [--grid k=a:b:n | --grid k=v1,v2]... [--samples N] [--seed S] [--threads T] [--out F]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
@@ -29,6 +29,7 @@
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
+#include "noether/mjcf.hpp"
 #include "noether/urdf.hpp"
 
 #include "cli.hpp"
@@ -75,6 +76,8 @@ std::string cli_wording(const std::string& msg_in) {
         if (name == "base") return "--base " + value;
         if (name == "limits" && value == "false") return std::string("--no-limits");
         if (name == "contacts") return std::string("--ground");
+        if (name == "drop_armature") return std::string("--drop-armature");
+        if (name == "keyframe") return "--keyframe " + value;
         if (name == "positions")
             return "positions = { " + value + " = ... } in a Lua scene's w:urdf{} (noether import has no flag for it)";
         return name + " = " + value + " in a Lua scene's w:urdf{} (noether import has no flag for it)";
@@ -123,6 +126,10 @@ void usage(FILE* out) {
                  "                     move under gravity and print the run summary. Joint limits are enforced\n"
                  "                     unless --no-limits; --ground stands the robot on the ground z = 0 with its\n"
                  "                     sphere, box and capsule <collision> shapes as contacts (friction MU, 1)\n"
+                 "  import FILE.xml [--keyframe NAME] [--drop-armature] [--simulate SECONDS] [--dt DT] ...\n"
+                 "                     the same for an MJCF (MuJoCo XML) model (docs/mjcf.md): it starts from\n"
+                 "                     the keyframe NAME (else qpos0), steps at the file's timestep unless\n"
+                 "                     --dt; --drop-armature imports a model with joint armature without it\n"
                  "  sweep SCRIPT [--grid name=lo:hi:n | --grid name=v1,v2,...]... [--samples N] [--seed S]\n"
                  "             [--set name=value]... [--threads T] [--out FILE.csv|FILE.jsonl] [--quiet] [--timing]\n"
                  "             [--sandbox DIR] [--time-limit S]\n"
@@ -292,9 +299,9 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
 
 // `noether import`: the import report, the graph, and optionally a run under gravity.
 int cmd_import(const std::vector<std::string>& args) {
-    std::string file, base = "floating", summary_json, record;
+    std::string file, base = "floating", summary_json, record, keyframe;
     double simulate = -1, dt = 0.005, mu = 1.0;
-    bool limits = true, ground = false;
+    bool limits = true, ground = false, dt_given = false, base_given = false, drop_armature = false;
     std::string integrator;
     std::map<std::string, double> extra;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -321,12 +328,15 @@ int cmd_import(const std::vector<std::string>& args) {
         }
         if (a == "--base") {
             base = value();
+            base_given = true;
             if (base != "fixed" && base != "floating") {
                 std::fprintf(stderr, "noether import: --base must be fixed or floating, got '%s'\n", base.c_str());
                 return 2;
             }
         } else if (a == "--simulate") simulate = number(value(), "--simulate");
-        else if (a == "--dt") dt = number(value(), "--dt");
+        else if (a == "--dt") dt = number(value(), "--dt"), dt_given = true;
+        else if (a == "--keyframe") keyframe = value();
+        else if (a == "--drop-armature") drop_armature = true;
         else if (a == "--integrator") integrator = value();
         else if (a == "--option") {
             const std::string kv = value();
@@ -351,7 +361,7 @@ int cmd_import(const std::vector<std::string>& args) {
         }
     }
     if (file.empty()) {
-        std::fprintf(stderr, "noether import: which file? (noether import FILE.urdf)\n");
+        std::fprintf(stderr, "noether import: which file? (noether import FILE.urdf or FILE.xml)\n");
         return 2;
     }
     if (!(dt > 0)) {
@@ -369,23 +379,46 @@ int cmd_import(const std::vector<std::string>& args) {
     const bool variational = spec.options.integrator == "vi-maximal" || spec.options.integrator == "vi-midpoint";
     if (variational && !extra.count("max_turn")) extra["max_turn"] = 0.1;
     for (const auto& [k, v] : extra) spec.options.extra[k] = v;
+    // URDF or MJCF, by the file's root element.
+    const bool mjcf = noether::mjcf::is_mjcf(file);
+    if (mjcf && (base_given || ground)) {
+        std::fprintf(stderr, "noether import: %s is MJCF: %s applies to URDF files (an MJCF file says which bodies float, "
+                             "and its planes are the ground)\n", file.c_str(), base_given ? "--base" : "--ground");
+        return 2;
+    }
+    if (!mjcf && (!keyframe.empty() || drop_armature)) {
+        std::fprintf(stderr, "noether import: %s applies to MJCF files\n", keyframe.empty() ? "--drop-armature" : "--keyframe");
+        return 2;
+    }
     noether::urdf::Options uo;
     uo.fixed_base = base == "fixed";
     uo.limits = limits;
     uo.contacts_all = ground;  // every link's sphere, box and capsule <collision> against z = 0
     uo.on_ground = ground;
     uo.mu = mu;
-    noether::urdf::Report rep;
+    noether::mjcf::Options mo;
+    mo.keyframe = keyframe;
+    mo.limits = limits;
+    mo.drop_armature = drop_armature;
+    std::string report_text, report_file;
+    std::vector<std::string> warnings;
     std::shared_ptr<const noether::Model> model;
     try {
-        rep = noether::urdf::import(spec, file, uo);
+        if (mjcf) {
+            const noether::mjcf::Report r = noether::mjcf::import(spec, file, mo);
+            if (!dt_given && r.timestep > 0) spec.options.dt = r.timestep;  // the file's step unless --dt says otherwise
+            report_text = r.to_text(), report_file = r.file, warnings = r.warnings;
+        } else {
+            const noether::urdf::Report r = noether::urdf::import(spec, file, uo);
+            report_text = r.to_text(), report_file = r.file, warnings = r.warnings;
+        }
         const noether::AssemblyReport a = noether::assemble(spec);
         if (!a.converged) {
             std::fprintf(stderr, "noether: %s: the joints cannot all be satisfied: the assembly stopped at violation %g\n",
                          file.c_str(), a.final_violation);
             return 2;
         }
-        std::printf("%s", cli_wording(rep.to_text()).c_str());
+        std::printf("%s", cli_wording(report_text).c_str());
         model = noether::compile(spec);
     } catch (const noether::Error& e) {
         std::fprintf(stderr, "noether: %s\n", cli_wording(e.what()).c_str());
@@ -410,7 +443,7 @@ int cmd_import(const std::vector<std::string>& args) {
         }
     }
     const std::string graph = run.graph_report();  // the advice of the initial state
-    for (const std::string& w : rep.warnings) run.add_note(rep.file + ": " + w);
+    for (const std::string& w : warnings) run.add_note(report_file + ": " + cli_wording(w));
     run.set_progress(isatty(2));
     if (simulate >= 0) run.steps(run.steps_for(simulate));
     run.finish();

@@ -1,0 +1,316 @@
+// The MJCF importer against MuJoCo 2.2.2 itself (Debian's libmujoco-dev, a test oracle only: never
+// linked by the engine). For every shared model 2.2.2 loads (a scratch copy without the meshes it
+// cannot read or the attribute it does not know, as the shared MANIFEST says), and for a model written
+// here that uses every orientation form, geom type, fromto, defaults and childclass: nq and nv, every
+// body's frame at qpos0, every noether body's mass, centre of mass, principal moments of inertia and
+// inertia tensor (of the MuJoCo bodies it merges), every joint's anchor and axis equal MuJoCo's to
+// 1e-9 (the tensor of a body with products of inertia to the accuracy of MuJoCo's own eigensolver,
+// which stores it diagonalised: measured below); on the fixed-base arm, MuJoCo's
+// forward dynamics (mj_forward, no contacts, limits, actuation or passive forces; armature zeroed as
+// noether leaves it out) equal noether's at random moving states to 1e-9.
+#include <catch2/catch.hpp>
+
+#include <Eigen/Eigenvalues>
+#include <mujoco/mujoco.h>
+#include <tinyxml2.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "noether/mjcf.hpp"
+#include "noether/noether.hpp"
+#include "util.hpp"
+
+using namespace noether;
+
+namespace {
+
+const std::string kModels = std::string(NOETHER_SOURCE_DIR) + "/../shared/models/";
+
+bool exists(const std::string& p) {
+    std::FILE* f = std::fopen(p.c_str(), "r");
+    if (f) std::fclose(f);
+    return f != nullptr;
+}
+
+// A scratch copy of an MJCF file without its mesh assets and mesh geoms (and, if asked, without
+// <option integrator>, which 2.2.2 does not know in Menagerie's newer files). Written next to the
+// tests' binaries.
+std::string scratch_copy(const std::string& path, const std::string& name, bool drop_integrator) {
+    tinyxml2::XMLDocument doc;
+    REQUIRE(doc.LoadFile(path.c_str()) == tinyxml2::XML_SUCCESS);
+    std::vector<tinyxml2::XMLElement*> stack{doc.RootElement()}, doomed;
+    while (!stack.empty()) {
+        tinyxml2::XMLElement* e = stack.back();
+        stack.pop_back();
+        for (tinyxml2::XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+            const std::string t = c->Name();
+            if ((t == "mesh" && std::strcmp(e->Name(), "asset") == 0) || (t == "geom" && c->Attribute("mesh"))) doomed.push_back(c);
+            else stack.push_back(c);
+            if (t == "option" && drop_integrator) c->DeleteAttribute("integrator");
+        }
+    }
+    for (tinyxml2::XMLElement* e : doomed) e->Parent()->DeleteChild(e);
+    const std::string out = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
+    REQUIRE(doc.SaveFile(out.c_str()) == tinyxml2::XML_SUCCESS);
+    return out;
+}
+
+double quat_distance(const Quat& a, const Quat& b) {  // the angle between two rotations [rad], well conditioned
+    const Quat d = conj(qnormalized(a)) * qnormalized(b);
+    return 2 * std::atan2(std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z), std::fabs(d.w));
+}
+
+struct Worst {
+    double value = 0;
+    std::string where;
+    void add(double v, const std::string& w) {
+        if (v > value) value = v, where = w;
+    }
+};
+
+// Everything the importer decides at qpos0, against MuJoCo's compiled model.
+void compare_with_mujoco(const std::string& file, int expect_bodies, double inertia_tolerance = 1e-9) {
+    Spec s;
+    s.options.integrator = "none";
+    mjcf::Options o;
+    o.drop_armature = true;
+    o.limits = false;  // start exactly at qpos0 (some models have q = 0 outside their ranges)
+    o.actuators = false;
+    const mjcf::Report rep = mjcf::import(s, file, o);
+    char err[1000] = "";
+    mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+    INFO(file << ": " << err);
+    REQUIRE(m);
+    mjData* d = mj_makeData(m);
+    mj_forward(m, d);  // qpos0
+    CHECK(rep.nq == m->nq);
+    CHECK(rep.nv == m->nv);
+    CHECK(m->nbody - 1 == expect_bodies);
+    std::map<std::string, int> body_of;
+    for (std::size_t i = 0; i < s.bodies.size(); ++i) body_of[s.bodies[i].name] = static_cast<int>(i);
+    // Frames: every MuJoCo body at its world pose.
+    Worst pos, rot, mass, com, inertia, moments, anchor, axis;
+    double scale = 0;
+    for (int b = 1; b < m->nbody; ++b) scale = std::max(scale, std::sqrt(d->xpos[3 * b] * d->xpos[3 * b] + d->xpos[3 * b + 1] * d->xpos[3 * b + 1] +
+                                                                          d->xpos[3 * b + 2] * d->xpos[3 * b + 2]));
+    scale = std::max(scale, 1.0);
+    std::map<int, std::vector<int>> members;  // noether body → MuJoCo bodies
+    for (int b = 1; b < m->nbody; ++b) {
+        const char* mjname = mj_id2name(m, mjOBJ_BODY, b);
+        const std::string name = mjname ? mjname : "body" + std::to_string(b);  // the importer's name for an unnamed body
+        auto fr = rep.frames.find(name);
+        REQUIRE(fr != rep.frames.end());
+        Pose world = fr->second.offset;
+        if (fr->second.body != "world") {
+            const BodySpec& B = s.bodies[body_of.at(fr->second.body)];
+            world = {B.position + rotate(B.orientation, fr->second.offset.x), B.orientation * fr->second.offset.q};
+            members[body_of.at(fr->second.body)].push_back(b);
+        }
+        pos.add(norm(world.x - Vec3{d->xpos[3 * b], d->xpos[3 * b + 1], d->xpos[3 * b + 2]}) / scale, name);
+        rot.add(quat_distance(world.q, Quat{d->xquat[4 * b], d->xquat[4 * b + 1], d->xquat[4 * b + 2], d->xquat[4 * b + 3]}), name);
+    }
+    // Mass properties: each noether body against the MuJoCo bodies merged into it.
+    for (const auto& [nb, list] : members) {
+        const BodySpec& B = s.bodies[nb];
+        double M = 0;
+        Vec3 c;
+        for (int b : list) M += m->body_mass[b], c += m->body_mass[b] * Vec3{d->xipos[3 * b], d->xipos[3 * b + 1], d->xipos[3 * b + 2]};
+        c = c / M;
+        Mat3 I;
+        for (int b : list) {
+            Mat3 R, D;
+            for (int i = 0; i < 3; ++i)
+                for (int k = 0; k < 3; ++k) R.m[i][k] = d->ximat[9 * b + 3 * i + k];
+            for (int i = 0; i < 3; ++i) D.m[i][i] = m->body_inertia[3 * b + i];
+            const Vec3 r = Vec3{d->xipos[3 * b], d->xipos[3 * b + 1], d->xipos[3 * b + 2]} - c;
+            I = I + R * D * transpose(R) + m->body_mass[b] * (dot(r, r) * Mat3::identity() - outer(r, r));
+        }
+        const Mat3 Rb = rotation(B.orientation);
+        const Mat3 In = Rb * B.inertia * transpose(Rb);
+        double Imax = 0, Idiff = 0;
+        for (int i = 0; i < 3; ++i)
+            for (int k = 0; k < 3; ++k) Imax = std::max(Imax, std::fabs(I.m[i][k])), Idiff = std::max(Idiff, std::fabs(I.m[i][k] - In.m[i][k]));
+        mass.add(std::fabs(M - B.mass) / M, B.name);
+        if (list.size() == 1) {  // the principal moments, which MuJoCo's eigensolver gets to round-off
+            Eigen::Matrix3d E;
+            for (int i = 0; i < 3; ++i)
+                for (int k = 0; k < 3; ++k) E(i, k) = B.inertia.m[i][k];
+            Eigen::Vector3d ev = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(E).eigenvalues();
+            Eigen::Vector3d mj(m->body_inertia[3 * list[0]], m->body_inertia[3 * list[0] + 1], m->body_inertia[3 * list[0] + 2]);
+            std::sort(mj.data(), mj.data() + 3);
+            moments.add((ev - mj).cwiseAbs().maxCoeff() / ev.cwiseAbs().maxCoeff(), B.name);
+        }
+        com.add(norm(c - B.position) / scale, B.name);
+        inertia.add(Idiff / Imax, B.name);
+    }
+    // Joints: anchors and axes (hinge and slide), in the world at qpos0.
+    std::map<std::string, const JointSpec*> joint_of;
+    for (const JointSpec& j : s.joints) joint_of[j.name] = &j;
+    int joints_compared = 0, free_joints = 0;
+    for (int j = 0; j < m->njnt; ++j) {
+        if (m->jnt_type[j] == mjJNT_FREE) {
+            ++free_joints;
+            continue;
+        }
+        const char* jn = mj_id2name(m, mjOBJ_JOINT, j);
+        REQUIRE(jn);
+        const JointSpec& J = *joint_of.at(jn);
+        const Pose P = J.parent == "world" ? Pose{} : Pose{s.bodies[body_of.at(J.parent)].position, s.bodies[body_of.at(J.parent)].orientation};
+        const Pose C{s.bodies[body_of.at(J.child)].position, s.bodies[body_of.at(J.child)].orientation};
+        const Vec3 xa{d->xanchor[3 * j], d->xanchor[3 * j + 1], d->xanchor[3 * j + 2]};
+        anchor.add(norm(P.x + rotate(P.q, *J.parent_anchor) - xa) / scale, jn);
+        anchor.add(norm(C.x + rotate(C.q, *J.child_anchor) - xa) / scale, jn);
+        if (m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE)
+            axis.add(norm(rotate(P.q, *J.parent_axis) - Vec3{d->xaxis[3 * j], d->xaxis[3 * j + 1], d->xaxis[3 * j + 2]}), jn);
+        ++joints_compared;
+    }
+    INFO("body frames: position " << pos.value << " (" << pos.where << "), rotation " << rot.value << " (" << rot.where << ")");
+    INFO("mass " << mass.value << " (" << mass.where << "), centre of mass " << com.value << " (" << com.where << "), inertia "
+                 << inertia.value << " (" << inertia.where << "), principal moments " << moments.value << " (" << moments.where << ")");
+    INFO("joints: anchor " << anchor.value << " (" << anchor.where << "), axis " << axis.value << " (" << axis.where << ")");
+    CHECK(!members.empty());
+    CHECK(joints_compared == m->njnt - free_joints);
+    CHECK(pos.value <= 1e-9);
+    CHECK(rot.value <= 1e-9);
+    CHECK(mass.value <= 1e-9);
+    CHECK(com.value <= 1e-9);
+    CHECK(inertia.value <= inertia_tolerance);
+    CHECK(moments.value <= 1e-9);
+    CHECK(anchor.value <= 1e-9);
+    CHECK(axis.value <= 1e-9);
+    // The total mass is MuJoCo's.
+    double total = 0;
+    for (int b = 1; b < m->nbody; ++b) total += m->body_mass[b];
+    CHECK(rep.file_mass == Approx(total).epsilon(1e-12));
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
+
+// Every orientation form, every geom type with mass from density and from mass, fromto, nested
+// defaults with childclass, degrees, eulerseq, ref, a welded body, a slide and a ball joint.
+const char* kFeatures = R"(<mujoco model="features">
+  <compiler angle="degree" eulerseq="zyx" autolimits="true"/>
+  <default>
+    <geom density="700"/>
+    <joint damping="0.1"/>
+    <default class="arm">
+      <joint axis="0 1 0" range="-90 90"/>
+      <geom type="capsule" size="0.03"/>
+      <default class="heavy">
+        <geom density="2500"/>
+      </default>
+    </default>
+  </default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="base" pos="0.1 -0.2 1.5" euler="10 20 30" childclass="arm">
+      <joint name="j0" ref="15"/>
+      <geom fromto="0 0 0 0.3 0.1 -0.4"/>
+      <geom type="box" size="0.05 0.07 0.09" pos="0.1 0 0" quat="0.9 0.1 -0.2 0.3"/>
+      <body name="welded" pos="0.3 0.1 -0.4" axisangle="1 1 0 40">
+        <geom type="sphere" size="0.06" class="heavy"/>
+        <geom type="ellipsoid" size="0.04 0.06 0.08" pos="0 0.05 0" xyaxes="0 1 0 -1 0 0.1"/>
+        <body name="slider" pos="0 0 -0.1" zaxis="0.2 0.3 -1">
+          <joint name="s1" type="slide" axis="1 0 0.5" range="-0.2 0.2" ref="0.05"/>
+          <geom type="cylinder" fromto="0 0 0 0 0.2 -0.2" size="0.025" mass="0.4"/>
+          <body name="ball" pos="0 0.2 -0.2" quat="1 2 3 4">
+            <joint name="b2" type="ball" pos="0 0 0.01" range="0 60"/>
+            <geom type="box" fromto="0 0 0 0.1 0.1 -0.3" size="0.02 0.03"/>
+            <geom type="capsule" size="0.02 0.05" pos="0 0 -0.1" euler="30 0 45" class="heavy"/>
+            <body name="hand" pos="0.1 0.1 -0.3">
+              <joint name="j3" pos="0.01 0 0" axis="1 2 2"/>
+              <inertial pos="0.01 0.02 -0.03" mass="0.3" fullinertia="0.002 0.003 0.004 0.0001 -0.0002 0.0003"/>
+              <geom type="sphere" size="0.03" pos="0 0 -0.02"/>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+)";
+
+}  // namespace
+
+TEST_CASE("mjcf: a model with every orientation form, geom type and default equals MuJoCo's compile to 1e-9", "[mjcf][mujoco]") {
+    const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/mjcf_features.xml";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f);
+    std::fputs(kFeatures, f);
+    std::fclose(f);
+    compare_with_mujoco(path, 5, 1e-7);  // rotated geoms and a fullinertia: MuJoCo's eigensolver (see Cassie)
+}
+
+TEST_CASE("mjcf: the shared MJCF models equal MuJoCo's compile to 1e-9", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;  // no shared models here
+    SECTION("Cassie (four connect loops, ball joints, ref, xyaxes, fullinertia)") {
+        // MuJoCo stores a fullinertia diagonalised (principal moments and a quaternion); its eigensolver
+        // gives the file's own tensor back only to ~5e-8 (left-knee's Ixx 0.001376 comes back as
+        // 0.0013760000709), so Cassie's inertias are compared at 1e-6, the rest at 1e-9.
+        const std::string file = kModels + "mujoco_menagerie/agility_cassie/cassie.xml";
+        char err[1000] = "";
+        mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+        REQUIRE(m);
+        const int b = mj_name2id(m, mjOBJ_BODY, "left-knee");
+        REQUIRE(b > 0);
+        mjtNum R[9];
+        mju_quat2Mat(R, m->body_iquat + 4 * b);
+        double Ixx = 0;
+        for (int j = 0; j < 3; ++j) Ixx += R[j] * m->body_inertia[3 * b + j] * R[j];
+        CHECK(std::fabs(Ixx - 0.001376) / 0.001376 > 1e-8);  // the premise: MuJoCo's round trip is not exact
+        CHECK(std::fabs(Ixx - 0.001376) / 0.001376 < 1e-6);
+        mj_deleteModel(m);
+        compare_with_mujoco(file, 25, 1e-6);
+    }
+    SECTION("Go2 (scratch copy without its meshes)") {
+        compare_with_mujoco(scratch_copy(kModels + "mujoco_menagerie/unitree_go2/go2.xml", "go2_no_meshes.xml", false), 13);
+    }
+    SECTION("UR5e (scratch copy without its meshes and integrator=\"implicitfast\")") {
+        compare_with_mujoco(scratch_copy(kModels + "mujoco_menagerie/universal_robots_ur5e/ur5e.xml", "ur5e_no_meshes.xml", true), 7);
+    }
+    SECTION("ant (masses from geoms at density 5, fromto capsules)") {
+        compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/ant.xml", 13);
+    }
+}
+
+TEST_CASE("mjcf: the UR5e's forward dynamics equal MuJoCo's mj_forward to 1e-9 at moving states", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;
+    const std::string file = scratch_copy(kModels + "mujoco_menagerie/universal_robots_ur5e/ur5e.xml", "ur5e_no_meshes_fd.xml", true);
+    Spec s;
+    s.options.integrator = "none";
+    mjcf::Options o;
+    o.drop_armature = true;
+    o.limits = false;
+    o.actuators = false;
+    mjcf::import(s, file, o);
+    for (JointSpec& j : s.joints) j.damping.clear();  // the queries leave out passive forces; so does MuJoCo below
+    auto model = compile(s);
+    Kinematics k(model);
+    const int n = k.n();
+    char err[1000] = "";
+    mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+    INFO(err);
+    REQUIRE(m);
+    REQUIRE(m->nv == n);
+    for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 0, m->dof_damping[i] = 0, m->dof_frictionloss[i] = 0;
+    m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_PASSIVE | mjDSBL_FRICTIONLOSS;
+    mjData* d = mj_makeData(m);
+    for (int j = 0; j < n; ++j) REQUIRE(std::string(mj_id2name(m, mjOBJ_JOINT, j)) == model->joints[j].name);
+    testutil::Rng r(5);
+    double worst = 0, scale = 0;
+    for (int trial = 0; trial < 5; ++trial) {
+        std::vector<double> q(n), qd(n), tau(n, 0.0), qdd(n);
+        for (int i = 0; i < n; ++i) q[i] = r.uniform(-2, 2), qd[i] = r.uniform(-2, 2);
+        k.forward_dynamics(q.data(), qd.data(), tau.data(), qdd.data());
+        for (int i = 0; i < n; ++i) d->qpos[i] = q[i], d->qvel[i] = qd[i];
+        mj_forward(m, d);
+        for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(qdd[i] - d->qacc[i])), scale = std::max(scale, std::fabs(d->qacc[i]));
+    }
+    INFO("largest difference " << worst << " of " << scale << " rad/s^2");
+    CHECK(scale > 1);  // the states move: gravity and velocity terms are in play
+    CHECK(worst <= 1e-9 * scale);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
