@@ -48,7 +48,7 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && NOETHER_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer on the URDF pipeline, on Lua scenes in the sandbox and on the recording reader, FUZZ_SECONDS each (clang;
+# libFuzzer on the URDF and MJCF pipelines, on Lua scenes in the sandbox and on the recording reader, FUZZ_SECONDS each (clang;
 # installed if missing). Seeds: tests/fuzz/seeds, the example scenes and the shared models;
 # findings land in $(FUZZ_BUILD)/findings — add each (minimised) to tests/fuzz/regressions.
 fuzz: deps
@@ -57,13 +57,18 @@ fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOETHER_FUZZ=ON \
 	  -DNOETHER_BUILD_TESTS=OFF -DNOETHER_BUILD_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	mkdir -p $(FUZZ_BUILD)/corpus/urdf $(FUZZ_BUILD)/corpus/lua $(FUZZ_BUILD)/corpus/recording $(FUZZ_BUILD)/findings
+	mkdir -p $(FUZZ_BUILD)/corpus/urdf $(FUZZ_BUILD)/corpus/mjcf $(FUZZ_BUILD)/corpus/lua $(FUZZ_BUILD)/corpus/recording $(FUZZ_BUILD)/findings
 	cp tests/fuzz/seeds/urdf/* tests/fuzz/regressions/urdf/* $(FUZZ_BUILD)/corpus/urdf/
+	cp tests/fuzz/seeds/mjcf/* $(FUZZ_BUILD)/corpus/mjcf/
+	-cp tests/fuzz/regressions/mjcf/* $(FUZZ_BUILD)/corpus/mjcf/ 2>/dev/null
 	cp tests/fuzz/seeds/lua/* tests/fuzz/regressions/lua/* scripts/examples/*.lua $(FUZZ_BUILD)/corpus/lua/
 	cp tests/fuzz/seeds/recording/* tests/fuzz/regressions/recording/* $(FUZZ_BUILD)/corpus/recording/
 	-find $(MODELS_DIR) -name '*.urdf' -size -64k -exec cp {} $(FUZZ_BUILD)/corpus/urdf/ \; 2>/dev/null
+	-find $(MODELS_DIR) -name '*.xml' -size -64k -exec cp {} $(FUZZ_BUILD)/corpus/mjcf/ \; 2>/dev/null
 	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_urdf corpus/urdf -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/urdf- -print_final_stats=1
+	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_mjcf corpus/mjcf -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/mjcf- -print_final_stats=1
 	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_lua corpus/lua -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=16384 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/lua- -print_final_stats=1
 	cd $(FUZZ_BUILD) && ./bin/fuzz_recording corpus/recording -max_total_time=$(FUZZ_SECONDS) \

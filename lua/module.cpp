@@ -274,7 +274,7 @@ int open_module(lua_State* L) {
         {"force", method<l_force>},         {"contact", method<l_contact>},     {"on_step", method<l_on_step>},
         {"servo", method<l_servo>},         {"set_target", compiled<world_state<l_set_target>>},
         {"set_servo", compiled<world_state<l_set_servo>>},
-        {"output", method<l_output>}, {"record", method<l_world_record>},       {"urdf", method<l_urdf>},
+        {"output", method<l_output>}, {"record", method<l_world_record>},       {"urdf", method<l_urdf>}, {"mjcf", method<l_mjcf>},
         {"assemble", method<l_assemble>},   {"time", method<l_time>},
         {"finish", method<l_finish>},       {"compile", compiled<l_compile>},
         {"run", compiled<l_run>},           {"step", compiled<l_step>},

@@ -9,11 +9,7 @@
 namespace noether {
 namespace lua {
 
-namespace {
-
 // ---- w:urdf{} and w:assemble() ----------------------------------------------------------------
-
-// Directory of the script that called the current function ("" if unknown).
 
 void push_assembly(lua_State* L, const AssemblyReport& a) {
     lua_createtable(L, 0, 6);
@@ -46,7 +42,6 @@ AssemblyReport assemble_world(lua_State* L, World& w, const char* fn) {
 }
 
 // w:urdf{ file, base = "floating"|"fixed", position, orientation, prefix, lump_fixed, assemble }
-}  // namespace
 
 int l_urdf(lua_State* L, World& w) {
     check_table(L, 2, "urdf");

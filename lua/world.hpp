@@ -312,6 +312,8 @@ int l_output(lua_State* L, World& w);
 int l_world_record(lua_State* L, World& w);
 // urdf.cpp
 int l_urdf(lua_State* L, World& w);
+// mjcf.cpp
+int l_mjcf(lua_State* L, World& w);
 int l_assemble(lua_State* L, World& w);
 // state.cpp
 int l_compile(lua_State* L, World& w);

@@ -5,6 +5,7 @@
 // starts a noether body, a body without one is merged into its parent's (the world's, if it hangs
 // from the world). Joint frames come from the pose the file is written in (qpos0, where hinge and
 // slide coordinates equal their `ref`); the bodies start at the keyframe's pose when one is chosen.
+#include <sys/stat.h>
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -112,6 +113,12 @@ public:
     }
 
     const XMLElement* load(const std::string& path, const XMLElement* from) {
+        struct stat st;
+        if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {  // a device or a pipe could block or never end
+            if (from) fail(from, "<include file='" + std::string(from->Attribute("file")) + "'>: '" + path + "' is not a regular file");
+            fail_file(path, 0, "not a regular file");
+        }
+        if (!from) included_files_.insert(path);
         auto doc = std::make_unique<XMLDocument>();
         const tinyxml2::XMLError err = doc->LoadFile(path.c_str());
         if (err == tinyxml2::XML_ERROR_FILE_NOT_FOUND || err == tinyxml2::XML_ERROR_FILE_COULD_NOT_BE_OPENED) {
@@ -148,7 +155,11 @@ public:
                 std::string path = f;
                 const std::string from = file_of(c);
                 if (path[0] != '/' && from.find('/') != std::string::npos) path = from.substr(0, from.rfind('/') + 1) + path;
-                if (!included_files_.insert(path).second) fail(c, "<include file='" + std::string(f) + "'>: '" + path + "' is included twice");
+                if (opt_.include_problem) {
+                    const std::string why = opt_.include_problem(path);
+                    if (!why.empty()) fail(c, "<include file='" + std::string(f) + "'>: " + why);
+                }
+                if (!included_files_.insert(path).second) fail(c, "<include file='" + std::string(f) + "'>: '" + path + "' is already part of the model");
                 if (included_files_.size() > 100) fail(c, "<include>: more than 100 included files");
                 root = load(path, c);
                 included_[c] = root;
@@ -1055,6 +1066,7 @@ Report Reader::import_into(Spec& spec) {
 
     // ---- emit bodies ----------------------------------------------------------------------------
     const std::string& pre = opt_.prefix;
+    const std::size_t first_body = spec.bodies.size();
     std::vector<std::string> gname(ng);
     for (int gi = 0; gi < ng; ++gi) {
         const G& g = groups[gi];
@@ -1337,6 +1349,9 @@ Report Reader::import_into(Spec& spec) {
     for (const XMLElement* c : contacts_el)
         for (const XMLElement* e : children(c)) note_ignored(e, "contact pairs and exclusions are not used (contacts are declared against planes)");
     if (opt_.contacts && !contact_disabled_) {
+        const std::size_t first_contact = spec.contacts.size();
+        std::map<std::string, std::size_t> body_index_of;
+        for (std::size_t i = first_body; i < spec.bodies.size(); ++i) body_index_of[spec.bodies[i].name] = i;
         std::vector<const Geom*> planes;
         for (const Geom& g : bodies_[0].geoms)
             if (g.type == "plane") planes.push_back(&g);
@@ -1378,6 +1393,49 @@ Report Reader::import_into(Spec& spec) {
                     spec.contacts.push_back(cs);
                     ++rep_.contacts;
                 }
+            }
+        }
+        // A keyframe may rest its feet a little inside the floor (MuJoCo's contacts are soft); noether's
+        // are hard and must start apart: a model whose bodies all float is lifted out, with a warning.
+        // Judged at the assembled pose (closing loops moves the feet), which a lift only translates.
+        bool all_float = spec.contacts.size() > first_contact;
+        for (const JointSpec& j : spec.joints)
+            if (j.parent == "world" && std::find(rep_.joint_names.begin(), rep_.joint_names.end(), j.name) != rep_.joint_names.end())
+                all_float = false;
+        if (all_float) {
+            Spec assembled = spec;
+            assembled.contacts.clear();  // (a spec that starts in penetration does not compile)
+            if (rep_.loop_joints > 0) assemble(assembled);
+            double deepest = 0;
+            Vec3 normal;
+            std::string deepest_name;
+            for (std::size_t k = first_contact; k < spec.contacts.size(); ++k) {
+                const ContactSpec& cs = spec.contacts[k];
+                const BodySpec& B = assembled.bodies[body_index_of.at(cs.body)];
+                std::vector<Vec3> pts;
+                double radius = 0;
+                if (cs.type == ContactSpec::Type::box) {
+                    for (int b = 0; b < 8; ++b)
+                        pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{(b & 1 ? 0.5 : -0.5) * cs.size.x, (b & 2 ? 0.5 : -0.5) * cs.size.y,
+                                                                         (b & 4 ? 0.5 : -0.5) * cs.size.z}));
+                } else if (cs.type == ContactSpec::Type::capsule) {
+                    radius = cs.size.x;
+                    for (double e : {-0.5, 0.5}) pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{0, 0, e * cs.size.y}));
+                } else {
+                    radius = cs.size.x;
+                    pts.push_back(cs.pose.x);
+                }
+                const Vec3 n = normalized(cs.normal);
+                for (const Vec3& p : pts) {
+                    const double gap = dot(n, B.position + rotate(B.orientation, p)) - cs.offset / norm(cs.normal) - radius;
+                    if (gap < deepest) deepest = gap, normal = n, deepest_name = cs.name;
+                }
+            }
+            if (deepest < 0) {
+                for (std::size_t i = first_body; i < spec.bodies.size(); ++i) spec.bodies[i].position += -deepest * normal;
+                rep_.warnings.push_back("contact '" + deepest_name + "' started " + fmt(-deepest) + " m inside its plane " +
+                                        (rep_.keyframe.empty() ? std::string("at qpos0") : "in keyframe '" + rep_.keyframe + "'") +
+                                        " (MuJoCo's contacts are soft, noether's hard); the model was lifted out by that much");
             }
         }
         if (unusable > 0)

@@ -7,7 +7,8 @@
     w.poses                            # (nbodies, 7): CoM position, orientation (w, x, y, z)
     w.actuation[:] = u                 # joint inputs (a writable view)
 
-Scenes come from Lua scripts (load), URDF files (import_urdf) or are built body by body (Spec).
+Scenes come from Lua scripts (load), URDF files (import_urdf), MJCF files (import_mjcf) or are built
+body by body (Spec).
 Errors raise noether.Error (ModelError, UsageError, ScriptError, StepError) with the engine's
 messages (file:line). docs/python.md.
 """
@@ -22,6 +23,7 @@ from ._noether import (  # noqa: F401
     UsageError,
     World,
     __version__,
+    import_mjcf,
     import_urdf,
     load_all,
 )

@@ -21,6 +21,7 @@
 #include "noether/lua.hpp"
 #include "noether/noether.hpp"
 #include "noether/run.hpp"
+#include "noether/mjcf.hpp"
 #include "noether/urdf.hpp"
 
 namespace py = pybind11;
@@ -1034,4 +1035,35 @@ PYBIND11_MODULE(_noether, mod) {
         "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
         "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).\n"
         "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).");
+    mod.def(
+        "import_mjcf",
+        [](const std::string& path, std::optional<double> dt, const std::string& integrator, const std::string& keyframe, bool limits,
+           bool contacts, bool actuators, bool drop_armature, std::map<std::string, double> options, const std::string& prefix) {
+            Spec s;
+            s.options.integrator = integrator;
+            for (const auto& kv : options) s.options.extra[kv.first] = kv.second;  // checked by compile
+            mjcf::Options o;
+            o.keyframe = keyframe;
+            o.limits = limits;
+            o.contacts = contacts;
+            o.actuators = actuators;
+            o.drop_armature = drop_armature;
+            o.prefix = prefix;
+            const mjcf::Report rep = mjcf::import(s, path, o);
+            s.options.dt = dt ? *dt : rep.timestep > 0 ? rep.timestep : 0.005;
+            const AssemblyReport a = assemble(s);
+            if (!a.converged)
+                raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
+                                         std::to_string(a.final_violation) + ")");
+            auto w = std::make_shared<World>(compile(s));
+            for (const std::string& x : rep.warnings) w->run().add_note(rep.file + ": " + py_wording(x));
+            return w;
+        },
+        py::arg("path"), py::arg("dt") = py::none(), py::arg("integrator") = "vi-maximal", py::arg("keyframe") = "",
+        py::arg("limits") = true, py::arg("contacts") = true, py::arg("actuators") = true, py::arg("drop_armature") = false,
+        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
+        "Import an MJCF (MuJoCo XML) model (errors name the file and line), assemble it and compile it\n"
+        "(docs/mjcf.md). dt: the file's <option timestep> unless given (else 0.005); keyframe: start from that\n"
+        "<key> (name, or '#k'); limits, contacts (geoms against the world's planes), actuators (position and\n"
+        "velocity actuators as servos) and drop_armature as w:mjcf{} in Lua; gravity is the file's.");
 }

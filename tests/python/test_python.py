@@ -164,6 +164,24 @@ def test_a_urdf_robot_loads_and_moves():
     assert abs(w.q[off] + 1.0) > 1e-3  # it fell
 
 
+def test_an_mjcf_robot_loads_with_its_keyframe_and_loops():
+    """Cassie from Menagerie's MJCF: the keyframe's coordinates (qpos order), four loops closed, the
+    file's timestep; a model with armature is refused unless drop_armature=True, naming the joint."""
+    cassie = os.path.join(MODELS, "mujoco_menagerie/agility_cassie/cassie.xml")
+    if not os.path.exists(cassie):
+        pytest.skip("shared models not found")
+    with pytest.raises(noether.ModelError, match=r"cassie.xml:\d+: <joint name='left-hip-roll'>: armature .*drop_armature=True"):
+        noether.import_mjcf(cassie)
+    w = noether.import_mjcf(cassie, keyframe="home", drop_armature=True)
+    assert w.dt == pytest.approx(0.0005)
+    assert len(w.body_names) == 23
+    off, n = w.joint_dofs("left-knee")
+    assert n == 1 and w.q[off] == pytest.approx(-1.1997, abs=0.01)  # home's knee (qpos 14), after closing the loops
+    s = w.run(steps=200)
+    assert s["max_violation"] < 1e-10
+    assert any("armature left out" in x for x in s["warnings"])
+
+
 def test_linearize_agrees_with_differences_of_the_step():
     w = double_pendulum_spec("vi-galerkin").compile()
     w.set_joint_state([0.4, -0.3], [0.2, 0.1])

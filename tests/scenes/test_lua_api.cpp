@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "noether_lua.h"
+#include "noether_mjcf.h"
 #include "noether_urdf.h"
 #include "scene_util.hpp"
 
@@ -335,6 +336,62 @@ TEST_CASE("the URDF importer's suggestions are worded in each host's own syntax"
     std::string warnings;
     for (const std::string& x : r.worlds[0].warnings) warnings += x + "\n";
     CHECK_THAT(warnings, Contains("(give w:urdf{ positions = { j = ... } } inside them, or w:urdf{ limits = false })"));
+}
+
+TEST_CASE("the MJCF importer: w:mjcf, noether import and the C API, each suggesting in its own syntax", "[lua][c-api][cli][mjcf]") {
+    const std::string xml = write_script("armature_arm.xml", R"(<mujoco model="arm">
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="upper">
+      <joint name="shoulder" axis="0 1 0" armature="0.05" range="-90 90"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03"/>
+      <body name="lower" pos="0.4 0 0">
+        <joint name="elbow" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.025"/>
+        <site name="hand" pos="0.3 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="elbow" kp="20"/>
+  </actuator>
+  <keyframe>
+    <key name="bent" qpos="0.3 -0.5"/>
+  </keyframe>
+</mujoco>
+)");
+    CHECK_THAT(error_of("mjcf_arm.lua", "w:mjcf{ file = '" + xml + "' }\n"),
+               Contains("mjcf_arm.lua:4: mjcf: ") && Contains("armature_arm.xml:5: <joint name='shoulder'>: armature 0.05") &&
+                   Contains("w:mjcf{ drop_armature = true }"));
+    const std::string cli_text = cli_err("import " + xml);
+    CHECK_THAT(cli_text, Contains("armature_arm.xml:5") && Contains("--drop-armature"));
+    noether_spec* spec = noether_spec_new();
+    CHECK(noether_spec_import_mjcf(spec, xml.c_str(), nullptr, 0, nullptr) == NOETHER_BAD_INPUT);
+    CHECK_THAT(std::string(noether_last_error()), Contains("armature_arm.xml:5") && Contains("drop_armature = 1"));
+    REQUIRE(noether_spec_import_mjcf(spec, xml.c_str(), "bent", 1, "r/") == NOETHER_OK);
+    noether_spec_free(spec);
+    // The result table: bodies and joints by MJCF name, sites as frames, the keyframe, the servo.
+    const auto r = run(write_script("mjcf_table.lua", "local noether = require('noether')\n"
+                                                      "local w = noether.world{ dt = 0.002 }\n"
+                                                      "local m = w:mjcf{ file = '" + xml + "', keyframe = 'bent', drop_armature = true }\n"
+                                                      "assert(m.nq == 2 and m.nv == 2 and m.servos == 1 and m.timestep == 0.002)\n"
+                                                      "assert(m.frames.hand.body == 'lower' and m.keyframes[1] == 'bent')\n"
+                                                      "assert(m.bodies.upper and m.joints.elbow)\n"
+                                                      "assert(math.abs(w:coord('shoulder') - 0.3) < 1e-12)\n"
+                                                      "w:run{ steps = 10 }\n"));
+    INFO(r.error);
+    REQUIRE(r.exit_code == 0);
+    std::string warnings;
+    for (const std::string& x : r.worlds[0].warnings) warnings += x + "\n";
+    CHECK_THAT(warnings, Contains("armature left out (w:mjcf{ drop_armature = true })"));
+    // noether import steps at the file's timestep and starts from the keyframe.
+    const std::string outf = std::string(NOETHER_BINARY_DIR) + "/tests/mjcf_import_out.txt";
+    CHECK(cli("import " + xml + " --keyframe bent --drop-armature --simulate 0.1 --summary-json " + outf + ".json") == 0);
+    CHECK(std::system((std::string(NOETHER_BINARY_DIR) + "/bin/noether import " + xml +
+                       " --keyframe bent --drop-armature --simulate 0.1 > " + outf).c_str()) == 0);
+    std::ifstream of(outf);
+    const std::string out((std::istreambuf_iterator<char>(of)), std::istreambuf_iterator<char>());
+    CHECK_THAT(out, Contains("dt 0.002 s") && Contains("started from 'bent'") && Contains("simulated 0.1 s in 50 steps"));
 }
 
 TEST_CASE("noether check writes no output file", "[lua][cli]") {

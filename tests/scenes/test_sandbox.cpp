@@ -147,6 +147,17 @@ TEST_CASE("sandbox: noether's own files stay inside the sandbox directory, no pl
     CHECK_THAT(refused("sb_restore.lua", std::string(kWorld) + "w:restore_file('/etc/passwd')\n"),
                Contains("sandbox: restore_file path"));
     CHECK_THAT(refused("sb_urdf.lua", std::string(kWorld) + "w:urdf{ file = '/etc/passwd' }\n"), Contains("sandbox: URDF file"));
+    CHECK_THAT(refused("sb_mjcf.lua", std::string(kWorld) + "w:mjcf{ file = '/etc/passwd' }\n"), Contains("sandbox: MJCF file"));
+    {
+        // An MJCF file inside the sandbox may not include one outside it (the include is read by the
+        // importer, not by the script: the sandbox's read rule is handed to it).
+        std::FILE* f = std::fopen((box() + "/inc_escape.xml").c_str(), "w");
+        REQUIRE(f);
+        std::fputs("<mujoco>\n  <include file=\"/etc/passwd\"/>\n  <worldbody/>\n</mujoco>\n", f);
+        std::fclose(f);
+        CHECK_THAT(refused("sb_mjcf_inc.lua", std::string(kWorld) + "w:mjcf{ file = 'inc_escape.xml' }\n"),
+                   Contains("inc_escape.xml:2: <include file='/etc/passwd'>: sandbox: included MJCF file '/etc/passwd' is outside the sandbox directory"));
+    }
     CHECK_THAT(refused("sb_plugins.lua", "local noether = require('noether')\nnoether.world{ plugin_dirs = {'/tmp'} }\n"),
                Contains("a scene may not name plugin directories"));
 }

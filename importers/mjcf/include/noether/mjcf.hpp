@@ -11,6 +11,7 @@
 
 #include "noether/export.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct NOETHER_API Options {
     // Joint armature (reflected rotor inertia) is not modelled yet: a file that has it is refused
     // unless this is set, then it is left out with a warning naming every joint that had it.
     bool drop_armature = false;
+    // Asked before an <include> is opened (the resolved path): "" lets it be read, anything else
+    // is the reason it may not (a sandboxed host keeps included files inside its directory).
+    std::function<std::string(const std::string& path)> include_problem;
 };
 
 // An MJCF body or site kept as a frame of a noether body: its pose in that body's frame.

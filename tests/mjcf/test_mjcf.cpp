@@ -1,0 +1,253 @@
+// MJCF import on fixtures written here and on the shared models: errors naming file:line and the
+// element, includes, defaults, keyframes, the report; Cassie's loops closed at assembly and over a
+// 5 s run; trees under vi-maximal and riqn.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "noether/mjcf.hpp"
+#include "noether/noether.hpp"
+#include "util.hpp"
+
+using namespace noether;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kModels = std::string(NOETHER_SOURCE_DIR) + "/../shared/models/";
+
+std::string fixture(const std::string& name, const std::string& text) {
+    const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    return path;
+}
+
+std::string import_error(const std::string& name, const std::string& text, mjcf::Options o = {}) {
+    Spec s;
+    try {
+        mjcf::import(s, fixture(name, text), o);
+    } catch (const ModelError& e) {
+        return e.what();
+    }
+    FAIL("import accepted " << name);
+    return "";
+}
+
+bool have_models() {
+    std::ifstream f(kModels + "MANIFEST.md");
+    return f.good();
+}
+
+// A pendulum: one hinge about y at the world origin, a 2 kg sphere 0.5 m below.
+const char* kPendulum = R"(<mujoco model="p">
+  <worldbody>
+    <body name="arm">
+      <joint name="hinge" axis="0 1 0"/>
+      <geom type="sphere" size="0.05" pos="0 0 -0.5" mass="2"/>
+    </body>
+  </worldbody>
+</mujoco>
+)";
+
+}  // namespace
+
+TEST_CASE("mjcf: bad files are refused naming the file, the line, the element and the rule", "[mjcf]") {
+    CHECK_THAT(import_error("m_urdf.xml", "<robot name=\"r\"/>\n"), Contains("m_urdf.xml:1") && Contains("must be <mujoco>, got <robot>"));
+    CHECK_THAT(import_error("m_bad.xml", "<mujoco>\n<worldbody>\n</mujoco>\n"), Contains("m_bad.xml:") && Contains("not well-formed"));
+    CHECK_THAT(import_error("m_noworld.xml", "<mujoco model=\"x\"/>\n"), Contains("no <worldbody>"));
+    CHECK_THAT(import_error("m_include.xml", "<mujoco>\n  <include file=\"nowhere.xml\"/>\n  <worldbody/>\n</mujoco>\n"),
+               Contains("m_include.xml:2") && Contains("cannot open") && Contains("/tests/nowhere.xml"));
+    CHECK_THAT(import_error("m_class.xml", "<mujoco>\n<worldbody>\n<body>\n<joint class=\"nope\"/>\n<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_class.xml:4") && Contains("class 'nope' is not defined"));
+    CHECK_THAT(import_error("m_twoforms.xml", "<mujoco>\n<worldbody>\n<body quat=\"1 0 0 0\" euler=\"0 0 10\">\n<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_twoforms.xml:3") && Contains("both quat and euler"));
+    CHECK_THAT(import_error("m_zeroquat.xml", "<mujoco>\n<worldbody>\n<body quat=\"0 0 0 0\">\n<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_zeroquat.xml:3") && Contains("quat has zero norm"));
+    CHECK_THAT(import_error("m_number.xml", "<mujoco>\n<worldbody>\n<body pos=\"0 x 0\">\n<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_number.xml:3") && Contains("'x' is not a number"));
+    CHECK_THAT(import_error("m_massless.xml", "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_massless.xml:3") && Contains("body 'b' moves") && Contains("no mass"));
+    CHECK_THAT(import_error("m_compound.xml",
+                            "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint name=\"x\" type=\"slide\"/>\n<joint name=\"y\"/>\n"
+                            "<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_compound.xml:5") && Contains("body 'b' has 2 joints (x, y)") && Contains("not supported yet"));
+    CHECK_THAT(import_error("m_jointeq.xml",
+                            "<mujoco>\n<worldbody>\n<body name=\"a\"><joint name=\"j1\"/><geom size=\"0.1\"/>\n"
+                            "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/></body></body>\n</worldbody>\n"
+                            "<equality>\n<joint joint1=\"j1\" joint2=\"j2\"/>\n</equality>\n</mujoco>\n"),
+               Contains("m_jointeq.xml:7") && Contains("joint equalities") && Contains("not supported yet"));
+    const std::string arm = "<mujoco>\n<worldbody>\n<body><joint name=\"j\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n";
+    CHECK_THAT(import_error("m_armature.xml", arm),
+               Contains("m_armature.xml:3") && Contains("armature 0.1") && Contains("import setting 'drop_armature' = true"));
+    {
+        Spec s;
+        mjcf::Options o;
+        o.drop_armature = true;
+        const mjcf::Report r = mjcf::import(s, fixture("m_armature.xml", arm), o);
+        REQUIRE(r.warnings.size() == 1);
+        CHECK_THAT(r.warnings[0], Contains("armature left out") && Contains("j 0.1"));
+    }
+    CHECK_THAT(import_error("m_plane.xml", "<mujoco>\n<worldbody>\n<body><joint/><geom type=\"plane\" size=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_plane.xml:3") && Contains("plane geom can only be part of the world"));
+    CHECK_THAT(import_error("m_free.xml",
+                            "<mujoco>\n<worldbody>\n<body><joint/><geom size=\"0.1\"/>\n<body><freejoint/><geom size=\"0.1\"/></body>\n"
+                            "</body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_free.xml:4") && Contains("free joint is allowed only in a body that hangs from the world"));
+    CHECK_THAT(import_error("m_ball.xml", "<mujoco>\n<worldbody>\n<body><joint type=\"ball\" range=\"-10 30\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_ball.xml:3") && Contains("first value must be 0"));
+    CHECK_THAT(import_error("m_key.xml", kPendulum, [] {
+                   mjcf::Options o;
+                   o.keyframe = "home";
+                   return o;
+               }()),
+               Contains("keyframe 'home'") && Contains("no such <key>"));
+    // Includes: relative to the including file; the same file twice is refused; a host may forbid one.
+    fixture("m_inc_body.xml", "<mujoco>\n<worldbody>\n<body name=\"b\"><joint/><geom size=\"0.1\" pos=\"0 0 -1\"/></body>\n</worldbody>\n</mujoco>\n");
+    const std::string twice = fixture("m_inc_twice.xml", "<mujoco>\n<include file=\"m_inc_body.xml\"/>\n<include file=\"m_inc_body.xml\"/>\n</mujoco>\n");
+    CHECK_THAT(import_error("m_inc_twice.xml", testutil::slurp(twice)), Contains("m_inc_twice.xml:3") && Contains("already part of the model"));
+    mjcf::Options forbid;
+    forbid.include_problem = [](const std::string& p) { return p.find("m_inc_body") != std::string::npos ? "outside the sandbox" : ""; };
+    CHECK_THAT(import_error("m_inc_once.xml", "<mujoco>\n<include file=\"m_inc_body.xml\"/>\n</mujoco>\n", forbid),
+               Contains("m_inc_once.xml:2") && Contains("outside the sandbox"));
+    Spec s;
+    const mjcf::Report r = mjcf::import(s, fixture("m_inc_once.xml", "<mujoco>\n<include file=\"m_inc_body.xml\"/>\n</mujoco>\n"), {});
+    REQUIRE(s.bodies.size() == 1);
+    CHECK(s.bodies[0].name == "b");
+    CHECK(s.bodies[0].position.z == Approx(-1));
+    CHECK(r.nq == 1);
+    // A failed import leaves the spec unchanged.
+    Spec before;
+    mjcf::import(before, fixture("m_p.xml", kPendulum), {});
+    Spec after = before;
+    try {
+        mjcf::import(after, fixture("m_compound.xml", testutil::slurp(std::string(NOETHER_BINARY_DIR) + "/tests/m_compound.xml")), {});
+    } catch (const ModelError&) {
+    }
+    CHECK(after.bodies.size() == before.bodies.size());
+}
+
+TEST_CASE("mjcf: a pendulum swings with MuJoCo's period, and ref, springref and the keyframe set the coordinates", "[mjcf]") {
+    // Small oscillations of the sphere pendulum: ω² = m g l / I with I = m l² + 2/5 m r².
+    Spec s;
+    s.options.integrator = "vi-maximal";
+    s.options.dt = 1e-3;
+    mjcf::import(s, fixture("m_p.xml", kPendulum), {});
+    const double m = 2, l = 0.5, r = 0.05, I = m * l * l + 0.4 * m * r * r, w = std::sqrt(m * 9.81 * l / I);
+    auto model = compile(s);
+    Data d(model);
+    const double a0 = 0.01;
+    {
+        // Tilt by a0 through the joint coordinate, at rest.
+        std::vector<double> q{a0}, qd{0};
+        set_joint_state(*model, d, q.data(), qd.data());
+    }
+    const int n = static_cast<int>(std::lround(2 * 3.14159265358979 / w / s.options.dt));  // one period
+    for (int i = 0; i < n; ++i) REQUIRE(step(*model, d) == StepStatus::ok);
+    CHECK(d.coord[0] == Approx(a0).margin(2e-5));  // back where it started after one small-angle period
+
+    // ref: the file's pose is q = ref; a spring to springref; a keyframe (degrees) sets qpos.
+    const char* refd = R"(<mujoco>
+  <worldbody>
+    <body name="arm">
+      <joint name="hinge" axis="0 1 0" ref="30" springref="10" stiffness="5"/>
+      <geom type="sphere" size="0.05" pos="0 0 -0.5" mass="2"/>
+    </body>
+  </worldbody>
+  <keyframe>
+    <key name="tilted" qpos="0.7" qvel="1.5"/>
+  </keyframe>
+</mujoco>
+)";
+    Spec s2;
+    mjcf::Options o;
+    o.keyframe = "tilted";
+    const mjcf::Report rep = mjcf::import(s2, fixture("m_ref.xml", refd), o);
+    CHECK(rep.keyframes == std::vector<std::string>{"tilted"});
+    REQUIRE(s2.joints.size() == 1);
+    CHECK(s2.joints[0].offset[0] == Approx(30 * 3.14159265358979 / 180));
+    CHECK(s2.joints[0].rest[0] == Approx(10 * 3.14159265358979 / 180));
+    CHECK(s2.joints[0].stiffness[0] == 5);
+    s2.options.integrator = "vi-maximal";
+    auto m2 = compile(s2);
+    Data d2(m2);
+    CHECK(d2.coord[0] == Approx(0.7).epsilon(1e-12));  // qpos of the keyframe (radians: keyframes are not scaled)
+    CHECK(d2.rate[0] == Approx(1.5).epsilon(1e-12));
+    // The sphere turned by 0.7 - ref about y from the written pose (straight down).
+    const double turn = 0.7 - 30 * 3.14159265358979 / 180;
+    CHECK(s2.bodies[0].position.x == Approx(-0.5 * std::sin(turn)).epsilon(1e-12));
+    CHECK(s2.bodies[0].position.z == Approx(-0.5 * std::cos(turn)).epsilon(1e-12));
+    CHECK(s2.bodies[0].velocity.x == Approx(-0.5 * std::cos(turn) * 1.5).epsilon(1e-12));
+}
+
+TEST_CASE("mjcf: Cassie's four loops close to 1e-12 at assembly and stay closed over a 5 s run", "[mjcf][models]") {
+    if (!have_models()) return;
+    Spec s;
+    s.options.integrator = "vi-maximal";
+    s.options.dt = 0.001;
+    mjcf::Options o;
+    o.keyframe = "home";
+    o.drop_armature = true;
+    const mjcf::Report rep = mjcf::import(s, kModels + "mujoco_menagerie/agility_cassie/cassie.xml", o);
+    CHECK(rep.loop_joints == 4);
+    CHECK(rep.nq == 35);
+    CHECK(rep.nv == 32);
+    CHECK(rep.file_mass == Approx(33.312).epsilon(1e-12));
+    const AssemblyReport a = assemble(s);
+    INFO("home leaves the loops open by " << a.initial_violation << " m");
+    CHECK(a.initial_violation > 1e-4);  // the keyframe's rounding (MANIFEST: up to 1.5 mm)
+    CHECK(a.initial_violation < 2e-3);
+    CHECK(a.final_violation <= 1e-12);
+    auto m = compile(s);
+    Data d(m);
+    const Monitors m0 = monitors(*m, d);
+    double worst = 0, e_max = m0.total;
+    for (int i = 0; i < 5000; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        const Monitors mi = monitors(*m, d);
+        worst = std::max(worst, mi.max_violation);
+        e_max = std::max(e_max, mi.total);
+    }
+    INFO("largest violation " << worst << ", energy at most " << e_max << " J from " << m0.total);
+    CHECK(worst <= 1e-10);
+    // Falling freely, with the joints' damping and limits taking energy out: it never grows beyond the
+    // method's error at this step.
+    CHECK(e_max <= m0.total + 1e-3 * std::fabs(m0.total));
+}
+
+TEST_CASE("mjcf: Go2 (a floating tree) runs under vi-maximal and riqn and they agree", "[mjcf][models]") {
+    if (!have_models()) return;
+    std::vector<double> final_coord[2];
+    int k = 0;
+    for (const char* integ : {"vi-maximal", "riqn"}) {
+        Spec s;
+        s.options.integrator = integ;
+        s.options.dt = 0.0005;
+        s.gravity = {0, 0, 0};  // no floor in go2.xml: a tumble in space, energy and momentum conserved
+        mjcf::Options o;
+        o.keyframe = "home";
+        o.drop_armature = true;
+        o.limits = false;
+        mjcf::import(s, kModels + "mujoco_menagerie/unitree_go2/go2.xml", o);
+        for (JointSpec& j : s.joints) j.damping.clear();
+        const Vec3 w{0.5, -1, 2}, v{1, 0, 0}, x0 = s.bodies[0].position;
+        for (BodySpec& b : s.bodies) b.angular_velocity = w, b.velocity = v + cross(w, b.position - x0);  // a rigid tumble
+        auto m = compile(s);
+        Data d(m);
+        const Monitors m0 = monitors(*m, d);
+        double de = 0, dL = 0;
+        for (int i = 0; i < 1000; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            const Monitors mi = monitors(*m, d);
+            de = std::max(de, std::fabs(mi.total - m0.total));
+            dL = std::max(dL, norm(mi.angular_momentum - m0.angular_momentum));
+        }
+        INFO(integ << ": energy deviation " << de << " J of " << m0.kinetic << ", angular momentum " << dL);
+        CHECK(de <= 2e-3 * m0.kinetic);
+        CHECK(dL <= 1e-8 * norm(m0.angular_momentum));  // to the Newton tolerance (riqn: 1.5e-9 measured)
+        final_coord[k++] = d.coord;
+    }
+    double diff = 0;
+    for (std::size_t i = 0; i < final_coord[0].size(); ++i) diff = std::max(diff, std::fabs(final_coord[0][i] - final_coord[1][i]));
+    INFO("largest coordinate difference after 0.5 s: " << diff);
+    CHECK(diff <= 1e-3);
+}
