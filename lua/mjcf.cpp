@@ -54,7 +54,9 @@ int l_mjcf(lua_State* L, World& w) {
             try {
                 sandbox_path(L, path, false, "included MJCF file");
             } catch (const LuaFail& e) {
-                return e.what();
+                const std::string m = e.what();  // without the script's position (the importer adds the file's)
+                const std::size_t at = m.find("sandbox: ");
+                return at == std::string::npos ? m : m.substr(at);
             }
             return "";
         };
