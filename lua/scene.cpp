@@ -234,7 +234,7 @@ int l_joint(lua_State* L, World& w) {
     std::vector<std::string> type_params;
     if (const JointType* type = Registry::global().joint(j.type)) type_params = type->parameters();
     f.only({"name", "type", "parent", "child", "anchor", "axis", "axis2", "parent_anchor", "child_anchor", "parent_axis",
-            "child_axis", "stiffness", "damping", "rest", "offset", "lower", "upper", "limited"},
+            "child_axis", "stiffness", "damping", "rest", "offset", "lower", "upper", "limited", "armature"},
            [&](const std::string& k) { return std::find(type_params.begin(), type_params.end(), k) != type_params.end(); });
     raw_getfield(L, 2, "parent");
     if (lua_isnil(L, -1)) fail(L, "%s: field 'parent' is required (a body, or w.world)", who);
@@ -253,6 +253,7 @@ int l_joint(lua_State* L, World& w) {
     j.child_axis = f.vec3("child_axis");
     j.stiffness = f.numbers("stiffness");
     j.damping = f.numbers("damping");
+    j.armature = f.numbers("armature");
     j.rest = f.numbers("rest");
     j.offset = f.numbers("offset");
     // Limits given are enforced (limited = false keeps them for output only).

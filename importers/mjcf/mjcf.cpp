@@ -852,7 +852,6 @@ Report Reader::import_into(Spec& spec) {
     // ---- joints: kinds, coordinate addresses ----------------------------------------------------
     std::vector<std::pair<int, int>> joint_list;  // (body, joint within body) in qpos order
     std::map<std::string, std::pair<int, int>> joint_id;
-    bool armature_refused = false;
     for (int i = 1; i < nb; ++i) {
         Body& b = bodies_[i];
         if (b.joints.size() > 1) {
@@ -874,12 +873,10 @@ Report Reader::import_into(Spec& spec) {
                 joint_id[j.name] = {i, static_cast<int>(k)};
             }
             joint_list.push_back({i, static_cast<int>(k)});
-            if (j.armature > 0 && !opt_.drop_armature && !armature_refused) {
-                armature_refused = true;
-                fail(j.xml, who(j.xml) + ": armature " + fmt(j.armature) +
-                                " (reflected rotor inertia) is not modelled yet; import setting 'drop_armature' = true "
-                                "imports the model without it");
-            }
+            if (j.armature > 0 && !opt_.drop_armature && (j.type == "ball" || j.type == "free"))
+                fail(j.xml, who(j.xml) + ": armature " + fmt(j.armature) + " on a " + j.type +
+                                " joint: armature is modelled on hinge and slide joints only; import setting 'drop_armature' = "
+                                "true imports the model without any");
         }
     }
     {
@@ -889,10 +886,11 @@ Report Reader::import_into(Spec& spec) {
             const Joint& j = bodies_[bi].joints[k];
             if (j.armature > 0) dropped += (n++ < 6 ? std::string(n > 1 ? ", " : "") + (j.name.empty() ? "?" : j.name) + " " + fmt(j.armature) : "");
         }
-        if (n > 0)
+        if (n > 0 && opt_.drop_armature)
             rep_.warnings.push_back("armature left out (import setting 'drop_armature' = true) on " + std::to_string(n) +
                                     " joint" + (n > 1 ? "s" : "") + ": " + dropped + (n > 6 ? ", ..." : "") +
-                                    "; the dynamics differ from MuJoCo's by that rotor inertia");
+                                    "; the dynamics differ from MuJoCo's by that rotor inertia (kept, it is integrated by vi-maximal and "
+                                    "vi-midpoint only)");
         int nf = 0;
         for (const auto& [bi, k] : joint_list) nf += bodies_[bi].joints[k].frictionloss > 0 ? 1 : 0;
         if (nf > 0)
@@ -1156,6 +1154,7 @@ Report Reader::import_into(Spec& spec) {
         if (j.type != "ball") {
             js.parent_axis = rotate_inv(BP.q, rotate(T0[bi].q, j.axis));
             js.offset = {j.ref};
+            if (j.armature > 0 && !opt_.drop_armature) js.armature = {j.armature};
             if (j.stiffness > 0) js.stiffness = {j.stiffness}, js.rest = {j.springref};
             if (j.damping > 0) js.damping = {j.damping};
             if (j.limited) {
@@ -1177,7 +1176,8 @@ Report Reader::import_into(Spec& spec) {
         spec.joints.push_back(js);
         rep_.joint_names.push_back(js.name);
         rep_.joints_in.push_back({jname, j.type + " -> " + js.type + " '" + js.name + "' (" + js.parent + " -> " + js.child + ")" +
-                                             (j.ref != 0 ? ", ref " + fmt(j.ref) : "")});
+                                             (j.ref != 0 ? ", ref " + fmt(j.ref) : "") +
+                                             (!js.armature.empty() ? ", armature " + fmt(js.armature[0]) : "")});
     }
 
     // ---- equalities -----------------------------------------------------------------------------

@@ -165,6 +165,17 @@ int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double low
     return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_joint_limits: no joint named '") + joint + "' (add it first)");
 }
 
+int noether_spec_set_joint_armature(noether_spec* s, const char* joint, double armature) {
+    clear_error();
+    if (!s || !joint) return fail(NOETHER_USAGE, "noether_spec_set_joint_armature: spec and joint are required");
+    for (noether::JointSpec& j : s->spec.joints)
+        if (j.name == joint) {
+            j.armature = {armature};
+            return NOETHER_OK;
+        }
+    return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_joint_armature: no joint named '") + joint + "' (add it first)");
+}
+
 int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv, double target,
                            double effort_limit) {
     clear_error();

@@ -541,16 +541,21 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                     return;
                 }
         };
-        if (ji.dofs == 0 && (!js.stiffness.empty() || !js.damping.empty() || !js.rest.empty() || !js.offset.empty()))
-            fail("type '" + js.type + "' has no degrees of freedom: stiffness, damping, rest and offset do not apply");
+        if (ji.dofs == 0 && (!js.stiffness.empty() || !js.damping.empty() || !js.rest.empty() || !js.offset.empty() ||
+                             !js.armature.empty()))
+            fail("type '" + js.type + "' has no degrees of freedom: stiffness, damping, rest, offset and armature do not apply");
         dof_list(js.stiffness, "stiffness", 0, true, ji.stiffness);
         dof_list(js.damping, "damping", 0, true, ji.damping);
         dof_list(js.offset, "offset", 0, false, ji.offset);
         // The rest position defaults to the initial coordinates (the offsets).
         if (js.rest.empty()) ji.rest = ji.offset;
         else dof_list(js.rest, "rest", 0, false, ji.rest);
+        dof_list(js.armature, "armature", 0, true, ji.armature);
+        if (!js.armature.empty() && ji.dofs != 1)
+            fail("field 'armature' applies to joints of one degree of freedom (revolute, prismatic, helical); type '" +
+                 js.type + "' has " + std::to_string(ji.dofs));
         for (int k = 0; k < ji.dofs; ++k)
-            if (ji.stiffness[k] != 0 || ji.damping[k] != 0) ji.has_force_element = true;
+            if (ji.stiffness[k] != 0 || ji.damping[k] != 0 || ji.armature[k] != 0) ji.has_force_element = true;
         // Limits (kept for output and later enforcement).
         auto limit_list = [&](const std::vector<double>& in, const char* field, double fill, std::vector<double>& out) {
             if (!per_dof(in, ji.dofs, fill, out)) {
@@ -844,9 +849,9 @@ std::shared_ptr<const Model> ModelVariation::build() const {
                                           (nonneg ? "non-negative and " : "") + "finite, got " + num(x));
                     break;
                 }
-            j.has_force_element = false;
+            j.has_force_element = j.servo != ServoSpec::Kind::none;  // (a servo keeps its joint's force rows)
             for (int k = 0; k < j.dofs; ++k)
-                if (j.stiffness[k] != 0 || j.damping[k] != 0) j.has_force_element = true;
+                if (j.stiffness[k] != 0 || j.damping[k] != 0 || j.armature[k] != 0) j.has_force_element = true;
         }
         }
     }

@@ -442,11 +442,25 @@ void check_choice_option(const Model& m, const char* integrator, const char* nam
                            (it->second.size() > 1 ? "', …" : "'")});
 }
 
+void refuse_armature(const Model& m, const char* integrator, std::vector<Diagnostic>& out) {
+    for (const JointInfo& j : m.joints)
+        for (double a : j.armature)
+            if (a != 0) {
+                char buf[48];
+                std::snprintf(buf, sizeof buf, "%g", a);
+                out.push_back({Severity::error, j.origin,
+                               "joint '" + j.name + "': armature " + buf + ": integrator '" + integrator +
+                                   "' does not take joint armature yet (integrators that do: vi-maximal, vi-midpoint)"});
+                return;
+            }
+}
+
 Monitors Integrator::default_monitors(const Model& m, const Data& d) {
     Monitors mon = continuous_monitors(m, d.pose.data(), d.twist.data());
-    const double se = spring_energy(m, d.coord.data());
+    const double se = spring_energy(m, d.coord.data()), ae = armature_energy(m, d.rate.data());
     mon.potential += se;
-    mon.total += se;
+    mon.kinetic += ae;
+    mon.total += se + ae;
     return mon;
 }
 
@@ -478,6 +492,15 @@ double spring_energy(const Model& m, const double* coord) {
             const double x = coord[j.dof_offset + k] - j.rest[k];
             e += 0.5 * j.stiffness[k] * x * x;
         }
+    }
+    return e;
+}
+
+double armature_energy(const Model& m, const double* rate) {
+    double e = 0;
+    for (const JointInfo& j : m.joints) {
+        if (!j.has_force_element) continue;
+        for (int k = 0; k < j.dofs; ++k) e += 0.5 * j.armature[k] * rate[j.dof_offset + k] * rate[j.dof_offset + k];
     }
     return e;
 }
@@ -660,6 +683,7 @@ Monitors discrete_monitors(const Model& m, const Data& d, double dt) {
         mon.angular_momentum += cross(d.pose[i].x, b.mass * v1) + rotate(d.pose[i].q, pi);
     }
     mon.potential += spring_energy(m, d.coord.data());
+    mon.kinetic += armature_energy(m, d.rate.data());
     mon.total = mon.kinetic + mon.potential;
     mon.max_violation = max_violation(m, d.pose.data(), &mon.worst_joint);
     return mon;

@@ -113,6 +113,7 @@ public:
     }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {
+        refuse_armature(m, kMethod == Method::heun ? "heun" : kMethod == Method::rk4 ? "rk4" : "dp45-projection", out);
         if (kMethod != Method::dp45) {
             // Servos (docs/servos.md) are applied explicitly here: say so once, where a stiff one
             // would otherwise just blow up with a step-size suggestion.

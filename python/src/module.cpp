@@ -519,13 +519,14 @@ PYBIND11_MODULE(_noether, mod) {
              [](Spec& s, const std::string& name, const std::string& type, const std::string& parent, const std::string& child,
                 std::optional<std::vector<double>> anchor, std::optional<std::vector<double>> axis,
                 std::optional<std::vector<double>> axis2, std::vector<double> stiffness, std::vector<double> damping,
-                std::vector<double> lower, std::vector<double> upper) {
+                std::vector<double> lower, std::vector<double> upper, std::vector<double> armature) {
                  JointSpec& j = s.add_joint(name, type, parent, child);
                  if (anchor) j.anchor = vec3(*anchor, "anchor");
                  if (axis) j.axis = vec3(*axis, "axis");
                  if (axis2) j.axis2 = vec3(*axis2, "axis2");
                  j.stiffness = stiffness;
                  j.damping = damping;
+                 j.armature = armature;
                  j.lower = lower;
                  j.upper = upper;
                  j.limited = !lower.empty() || !upper.empty();
@@ -534,9 +535,9 @@ PYBIND11_MODULE(_noether, mod) {
              py::arg("name"), py::arg("type"), py::arg("parent"), py::arg("child"), py::arg("anchor") = py::none(),
              py::arg("axis") = py::none(), py::arg("axis2") = py::none(), py::arg("stiffness") = std::vector<double>{},
              py::arg("damping") = std::vector<double>{}, py::arg("lower") = std::vector<double>{},
-             py::arg("upper") = std::vector<double>{},
+             py::arg("upper") = std::vector<double>{}, py::arg("armature") = std::vector<double>{},
              "Add a joint (parent: a body name or 'world'); anchor and axis in world coordinates at the initial poses;\n"
-             "lower/upper: enforced limits (docs/contact.md).")
+             "lower/upper: enforced limits (docs/contact.md); armature: an inertia on the joint coordinate.")
         .def("servo",
              [](Spec& s, const std::string& joint, double kp, double kv, std::optional<double> target, const std::string& type,
                 double target_velocity, double effort_limit) {

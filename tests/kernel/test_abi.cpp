@@ -246,10 +246,11 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 9 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
-// TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos)
+// The layout of ABI version 10 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
+// 10: JointInfo::armature)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 9.
+// The digest of virtual_interfaces() for ABI version 10 (unchanged since 9).
 constexpr std::uint64_t kRecordedInterfaces = 10028519762993043875ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
@@ -272,7 +273,7 @@ BodyInfo 312/8
   inertia 40
   pose0 112
   twist0 168
-JointInfo 424/8
+JointInfo 456/8
   a 64
   b 68
   rows 72
@@ -281,12 +282,12 @@ JointInfo 424/8
   dof_offset 84
   impl 88
   stiffness 104
-  has_force_element 249
-  loop 296
+  has_force_element 280
+  loop 328
   limited 248
-  servo 252
-  servo_kp 256
-  effort_limit 288
+  servo 284
+  servo_kp 288
+  effort_limit 320
 ServoTerms 40/8
   kv 8
   target 16
@@ -433,11 +434,12 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 9u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 10u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
                                       // 8: contacts and limits (ContactInfo, ContactResult, Model::contacts,
                                       // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities);
-                                      // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms)
+                                      // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms);
+                                      // 10: joint armature (JointInfo::armature)
 }

@@ -76,17 +76,27 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
                             "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/></body></body>\n</worldbody>\n"
                             "<equality>\n<joint joint1=\"j1\" joint2=\"j2\"/>\n</equality>\n</mujoco>\n"),
                Contains("m_jointeq.xml:7") && Contains("joint equalities") && Contains("not supported yet"));
+    // Armature: kept on hinges (JointSpec::armature; integrators without it refuse the model by
+    // name), refused on a ball, left out with a warning under drop_armature.
     const std::string arm = "<mujoco>\n<worldbody>\n<body><joint name=\"j\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n";
-    CHECK_THAT(import_error("m_armature.xml", arm),
-               Contains("m_armature.xml:3") && Contains("armature 0.1") && Contains("import setting 'drop_armature' = true"));
     {
         Spec s;
+        const mjcf::Report r = mjcf::import(s, fixture("m_armature.xml", arm), {});
+        REQUIRE(s.joints.size() == 1);
+        CHECK(s.joints[0].armature == std::vector<double>{0.1});
+        CHECK(r.warnings.empty());
+        s.options.integrator = "riqn";
+        CHECK_THROWS_WITH(compile(s), Contains("m_armature.xml:3") && Contains("joint 'j': armature 0.1: integrator 'riqn' does not take"));
+        Spec s2;
         mjcf::Options o;
         o.drop_armature = true;
-        const mjcf::Report r = mjcf::import(s, fixture("m_armature.xml", arm), o);
-        REQUIRE(r.warnings.size() == 1);
-        CHECK_THAT(r.warnings[0], Contains("armature left out") && Contains("j 0.1"));
+        const mjcf::Report r2 = mjcf::import(s2, fixture("m_armature.xml", arm), o);
+        CHECK(s2.joints[0].armature.empty());
+        REQUIRE(r2.warnings.size() == 1);
+        CHECK_THAT(r2.warnings[0], Contains("armature left out") && Contains("j 0.1"));
     }
+    CHECK_THAT(import_error("m_ballarm.xml", "<mujoco>\n<worldbody>\n<body><joint name=\"b\" type=\"ball\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n"),
+               Contains("m_ballarm.xml:3") && Contains("armature 0.1 on a ball joint") && Contains("import setting 'drop_armature' = true"));
     CHECK_THAT(import_error("m_plane.xml", "<mujoco>\n<worldbody>\n<body><joint/><geom type=\"plane\" size=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_plane.xml:3") && Contains("plane geom can only be part of the world"));
     CHECK_THAT(import_error("m_free.xml",
@@ -185,8 +195,7 @@ TEST_CASE("mjcf: Cassie's four loops close to 1e-12 at assembly and stay closed 
     s.options.integrator = "vi-maximal";
     s.options.dt = 0.001;
     mjcf::Options o;
-    o.keyframe = "home";
-    o.drop_armature = true;
+    o.keyframe = "home";  // with its armature (vi-maximal takes it)
     const mjcf::Report rep = mjcf::import(s, kModels + "mujoco_menagerie/agility_cassie/cassie.xml", o);
     CHECK(rep.loop_joints == 4);
     CHECK(rep.nq == 35);
@@ -225,7 +234,7 @@ TEST_CASE("mjcf: Go2 (a floating tree) runs under vi-maximal and riqn and they a
         s.gravity = {0, 0, 0};  // no floor in go2.xml: a tumble in space, energy and momentum conserved
         mjcf::Options o;
         o.keyframe = "home";
-        o.drop_armature = true;
+        o.drop_armature = true;  // (riqn does not take armature)
         o.limits = false;
         mjcf::import(s, kModels + "mujoco_menagerie/unitree_go2/go2.xml", o);
         for (JointSpec& j : s.joints) j.damping.clear();

@@ -6,8 +6,9 @@
 // inertia tensor (of the MuJoCo bodies it merges), every joint's anchor and axis equal MuJoCo's to
 // 1e-9 (the tensor of a body with products of inertia to the accuracy of MuJoCo's own eigensolver,
 // which stores it diagonalised: measured below); on the fixed-base arm, MuJoCo's
-// forward dynamics (mj_forward, no contacts, limits, actuation or passive forces; armature zeroed as
-// noether leaves it out) equal noether's at random moving states to 1e-9.
+// forward dynamics (mj_forward, no contacts, limits, actuation or passive forces; the joints'
+// armature included) equal noether's at random moving states to 1e-9, and a 0.5 s fall under
+// vi-midpoint follows MuJoCo's RK4.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Eigenvalues>
@@ -275,17 +276,19 @@ TEST_CASE("mjcf: the shared MJCF models equal MuJoCo's compile to 1e-9", "[mjcf]
     }
 }
 
-TEST_CASE("mjcf: the UR5e's forward dynamics equal MuJoCo's mj_forward to 1e-9 at moving states", "[mjcf][mujoco]") {
+TEST_CASE("mjcf: the UR5e's forward dynamics, armature included, equal MuJoCo's mj_forward to 1e-9 at moving states", "[mjcf][mujoco]") {
     if (!exists(kModels + "MANIFEST.md")) return;
     const std::string file = scratch_copy(kModels + "mujoco_menagerie/universal_robots_ur5e/ur5e.xml", "ur5e_no_meshes_fd.xml", true);
     Spec s;
     s.options.integrator = "none";
     mjcf::Options o;
-    o.drop_armature = true;
     o.limits = false;
     o.actuators = false;
     mjcf::import(s, file, o);
-    for (JointSpec& j : s.joints) j.damping.clear();  // the queries leave out passive forces; so does MuJoCo below
+    for (JointSpec& j : s.joints) {
+        j.damping.clear();  // the queries leave out passive forces; so does MuJoCo below
+        REQUIRE(j.armature == std::vector<double>{0.1});  // the file's armature, kept
+    }
     auto model = compile(s);
     Kinematics k(model);
     const int n = k.n();
@@ -294,12 +297,11 @@ TEST_CASE("mjcf: the UR5e's forward dynamics equal MuJoCo's mj_forward to 1e-9 a
     INFO(err);
     REQUIRE(m);
     REQUIRE(m->nv == n);
-    for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 0, m->dof_damping[i] = 0, m->dof_frictionloss[i] = 0;
     m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_PASSIVE | mjDSBL_FRICTIONLOSS;
     mjData* d = mj_makeData(m);
     for (int j = 0; j < n; ++j) REQUIRE(std::string(mj_id2name(m, mjOBJ_JOINT, j)) == model->joints[j].name);
     testutil::Rng r(5);
-    double worst = 0, scale = 0;
+    double worst = 0, scale = 0, armature_effect = 0;
     for (int trial = 0; trial < 5; ++trial) {
         std::vector<double> q(n), qd(n), tau(n, 0.0), qdd(n);
         for (int i = 0; i < n; ++i) q[i] = r.uniform(-2, 2), qd[i] = r.uniform(-2, 2);
@@ -307,10 +309,56 @@ TEST_CASE("mjcf: the UR5e's forward dynamics equal MuJoCo's mj_forward to 1e-9 a
         for (int i = 0; i < n; ++i) d->qpos[i] = q[i], d->qvel[i] = qd[i];
         mj_forward(m, d);
         for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(qdd[i] - d->qacc[i])), scale = std::max(scale, std::fabs(d->qacc[i]));
+        // The same state without armature in MuJoCo: how much it changes the accelerations.
+        std::vector<mjtNum> keep(m->dof_armature, m->dof_armature + n);
+        for (int i = 0; i < n; ++i) m->dof_armature[i] = 0;
+        mj_forward(m, d);
+        for (int i = 0; i < n; ++i) armature_effect = std::max(armature_effect, std::fabs(qdd[i] - d->qacc[i]));
+        for (int i = 0; i < n; ++i) m->dof_armature[i] = keep[i];
     }
-    INFO("largest difference " << worst << " of " << scale << " rad/s^2");
+    INFO("largest difference " << worst << " of " << scale << " rad/s^2; without MuJoCo's armature " << armature_effect);
     CHECK(scale > 1);  // the states move: gravity and velocity terms are in play
     CHECK(worst <= 1e-9 * scale);
+    CHECK(armature_effect > 1e-3 * scale);  // the armature matters at these states: the check can fail
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
+
+TEST_CASE("mjcf: the UR5e falling 0.5 s under vi-midpoint follows MuJoCo's RK4 (armature included)", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;
+    const std::string file = scratch_copy(kModels + "mujoco_menagerie/universal_robots_ur5e/ur5e.xml", "ur5e_no_meshes_run.xml", true);
+    const double dt = 2.5e-4, T = 0.5;
+    const int steps = static_cast<int>(std::lround(T / dt));
+    // MuJoCo: RK4, no contacts, limits or actuation (the UR5e has no joint damping or springs).
+    char err[1000] = "";
+    mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+    INFO(err);
+    REQUIRE(m);
+    m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_FRICTIONLOSS;
+    m->opt.integrator = mjINT_RK4;
+    m->opt.timestep = dt;
+    mjData* d = mj_makeData(m);
+    const double q0[6] = {0.3, -1.2, 1.0, -0.5, 0.8, 0.2};
+    for (int i = 0; i < 6; ++i) d->qpos[i] = q0[i];
+    for (int i = 0; i < steps; ++i) mj_step(m, d);
+    // noether: the same start, vi-midpoint at the same step.
+    Spec s;
+    s.options.integrator = "vi-midpoint";
+    s.options.dt = dt;
+    mjcf::Options o;
+    o.limits = false;
+    o.actuators = false;
+    mjcf::import(s, file, o);
+    auto model = compile(s);
+    Data nd(model);
+    std::vector<double> q(q0, q0 + 6), z(6, 0.0);
+    set_joint_state(*model, nd, q.data(), z.data());
+    for (int i = 0; i < steps; ++i) REQUIRE(step(*model, nd) == StepStatus::ok);
+    double worst = 0, moved = 0;
+    for (int i = 0; i < 6; ++i) worst = std::max(worst, std::fabs(nd.coord[i] - d->qpos[i])), moved = std::max(moved, std::fabs(d->qpos[i] - q0[i]));
+    INFO("largest joint difference after " << T << " s: " << worst << " rad (the joints moved up to " << moved << " rad)");
+    CHECK(moved > 0.3);
+    CHECK(worst <= 1e-5);
     mj_deleteData(d);
     mj_deleteModel(m);
 }

@@ -360,16 +360,32 @@ TEST_CASE("the MJCF importer: w:mjcf, noether import and the C API, each suggest
   </keyframe>
 </mujoco>
 )");
-    CHECK_THAT(error_of("mjcf_arm.lua", "w:mjcf{ file = '" + xml + "' }\n"),
-               Contains("mjcf_arm.lua:4: mjcf: ") && Contains("armature_arm.xml:5: <joint name='shoulder'>: armature 0.05") &&
+    // A ball joint with armature is refused, suggesting drop_armature in each host's syntax.
+    const std::string ball = write_script("ball_armature.xml", "<mujoco>\n<worldbody>\n<body name=\"b\">\n"
+                                                               "<joint name=\"j\" type=\"ball\" armature=\"0.05\"/>\n"
+                                                               "<geom size=\"0.1\" pos=\"0 0 -1\"/>\n</body>\n</worldbody>\n</mujoco>\n");
+    CHECK_THAT(error_of("mjcf_arm.lua", "w:mjcf{ file = '" + ball + "' }\n"),
+               Contains("mjcf_arm.lua:4: mjcf: ") && Contains("ball_armature.xml:4: <joint name='j'>: armature 0.05 on a ball joint") &&
                    Contains("w:mjcf{ drop_armature = true }"));
-    const std::string cli_text = cli_err("import " + xml);
-    CHECK_THAT(cli_text, Contains("armature_arm.xml:5") && Contains("--drop-armature"));
+    const std::string cli_text = cli_err("import " + ball);
+    CHECK_THAT(cli_text, Contains("ball_armature.xml:4") && Contains("--drop-armature"));
     noether_spec* spec = noether_spec_new();
-    CHECK(noether_spec_import_mjcf(spec, xml.c_str(), nullptr, 0, nullptr) == NOETHER_BAD_INPUT);
-    CHECK_THAT(std::string(noether_last_error()), Contains("armature_arm.xml:5") && Contains("drop_armature = 1"));
-    REQUIRE(noether_spec_import_mjcf(spec, xml.c_str(), "bent", 1, "r/") == NOETHER_OK);
+    CHECK(noether_spec_import_mjcf(spec, ball.c_str(), nullptr, 0, nullptr) == NOETHER_BAD_INPUT);
+    CHECK_THAT(std::string(noether_last_error()), Contains("ball_armature.xml:4") && Contains("drop_armature = 1"));
+    REQUIRE(noether_spec_import_mjcf(spec, ball.c_str(), nullptr, 1, "r/") == NOETHER_OK);
+    REQUIRE(noether_spec_import_mjcf(spec, xml.c_str(), "bent", 0, "a/") == NOETHER_OK);  // hinge armature: kept
     noether_spec_free(spec);
+    // A start outside a range suggests the keyframe, in Lua's and the command line's words.
+    const auto rk = run(write_script("mjcf_key.lua", "local noether = require('noether')\n"
+                                                    "local w = noether.world{ dt = 0.002 }\n"
+                                                    "w:mjcf{ file = '" + write_script("outside.xml", "<mujoco>\n<worldbody>\n<body name=\"b\">\n"
+                                                    "<joint name=\"j\" range=\"10 20\"/>\n<geom size=\"0.1\" pos=\"0 0 -1\"/>\n"
+                                                    "</body>\n</worldbody>\n<keyframe><key name=\"up\" qpos=\"0.2\"/></keyframe>\n</mujoco>\n") +
+                                                    "' }\nw:run{ steps = 1 }\n"));
+    REQUIRE(rk.exit_code == 0);
+    std::string kw;
+    for (const std::string& x : rk.worlds[0].warnings) kw += x + "\n";
+    CHECK_THAT(kw, Contains("its start 0 (qpos0) is outside its range") && Contains("w:mjcf{ keyframe = \"up\" }"));
     // The result table: bodies and joints by MJCF name, sites as frames, the keyframe, the servo.
     const auto r = run(write_script("mjcf_table.lua", "local noether = require('noether')\n"
                                                       "local w = noether.world{ dt = 0.002 }\n"

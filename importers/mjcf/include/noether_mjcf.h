@@ -12,8 +12,8 @@ extern "C" {
 /* Import an MJCF (MuJoCo XML) model into the spec (its bodies, joints, loop closures, contacts and
  * servos, named with `prefix` prepended, which may be NULL), starting from the <key> named
  * `keyframe` (NULL or "": qpos0), and move it to a configuration that satisfies every joint, as
- * `noether import` does. drop_armature: 1 imports a file with joint armature without it (0 refuses
- * such a file). NOETHER_BAD_INPUT with a message naming the file, the line and the element if the
+ * `noether import` does. Joint armature is kept (integrators vi-maximal and vi-midpoint); drop_armature
+ * 1 leaves it out (for the other integrators). NOETHER_BAD_INPUT with a message naming the file, the line and the element if the
  * file cannot be used; the spec is then unchanged. Then noether_compile(spec) as usual. */
 NOETHER_API int noether_spec_import_mjcf(noether_spec* spec, const char* path, const char* keyframe, int drop_armature,
                                          const char* prefix);

@@ -284,6 +284,8 @@ NOETHER_API double max_violation(const Model& m, const Pose* poses, int* worst_j
 
 // Potential energy stored in the joint springs, ½ k (coord − rest)², at the given coordinates.
 NOETHER_API double spring_energy(const Model& m, const double* coord);
+// Kinetic energy of the joints' armature, ½ a q̇², at the given rates (Data::rate layout).
+NOETHER_API double armature_energy(const Model& m, const double* rate);
 
 // Energy and momenta of a continuous state (pose, twist = current velocities).
 NOETHER_API Monitors continuous_monitors(const Model& m, const Pose* poses, const Twist* twists);

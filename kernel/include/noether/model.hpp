@@ -45,7 +45,8 @@ struct NOETHER_API JointInfo {
     std::vector<double> stiffness, damping, rest, offset;  // per DOF
     std::vector<double> lower, upper;                       // limits per DOF (±inf if none)
     bool limited = false;                                   // lower/upper enforced (JointSpec::limited)
-    bool has_force_element = false;                         // any stiffness, damping or a servo
+    std::vector<double> armature;                           // per DOF (zero: none)
+    bool has_force_element = false;                         // any stiffness, damping, armature or a servo
     // The servo (JointSpec::servo; kind none: none), its target resolved, and its gains and
     // targets the initial values of Data's servo inputs.
     ServoSpec::Kind servo = ServoSpec::Kind::none;

@@ -38,6 +38,7 @@ void Kinematics::inverse_dynamics(const double* q, const double* qdot, const dou
     for (int i = nl - 1; i >= 0; --i) {
         const TreeLink& l = t.links[i];
         tau[l.dof] = dot6(l.S, &k.F[6 * i]);
+        if (qddot && l.joint >= 0) tau[l.dof] += m.joints[l.joint].armature[0] * qddot[l.dof];  // armature a q̈
         if (l.parent < 0) continue;
         double w[6];
         wrench_to_parent(k.T[i], &k.F[6 * i], w);

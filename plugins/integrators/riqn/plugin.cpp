@@ -16,6 +16,7 @@ RiqnOptions riqn_options(const Model& m) {
 }
 
 void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
+    refuse_armature(m, "riqn", out);
     TreeView t;
     if (build_tree_view(m, "riqn", t, out)) {
         for (const TreeLink& l : t.links) {

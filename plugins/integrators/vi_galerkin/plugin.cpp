@@ -48,6 +48,7 @@ bool Galerkin::take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& o
 }
 
 void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
+    refuse_armature(m, "vi-galerkin", out);
     TreeView t;
     take_tree(m, t, out);
     const Origin none = m.origin;

@@ -158,6 +158,8 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
         st->G = &st->graph;
         st->alpha.assign(nd, 0.0);
         st->kappa.assign(nd, 0.0);
+        st->beta.assign(nd, 0.0);
+        st->zscale.assign(nd, 1.0);
         st->c3.assign(nd, 0.0);
         for (auto* v : {&st->C2a, &st->C2b, &st->C3a, &st->C3b}) v->assign(6 * static_cast<std::size_t>(nd), 0.0);
     } else {
@@ -205,7 +207,7 @@ Monitors state_monitors(const Model& m, const Data& d, bool midpoint) {
     if (st.any_implicit) {
         // Implicit springs: their energy at the interval midpoint (c1 + c2)/2, like gravity's
         // (with it a linear spring's energy is exactly conserved).
-        double e = 0;
+        double e = 0, ek = 0;
         for (const JointInfo& j : m.joints) {
             if (!j.has_force_element) continue;
             for (int k = 0; k < j.dofs; ++k) {
@@ -213,10 +215,16 @@ Monitors state_monitors(const Model& m, const Data& d, bool midpoint) {
                 const double mid = st.coords ? 0.5 * (st.c1[i] + st.c2[i]) : d.coord[i] - 0.5 * st.dt_prev * d.rate[i];
                 const double x = mid - j.rest[k], x2 = d.coord[i] - j.rest[k];
                 e += 0.5 * j.stiffness[k] * (x * x - x2 * x2);
+                // Armature: its kinetic energy at the interval's rate (c2 − c1)/h1, as the bodies'.
+                if (j.armature[k] != 0 && st.coords) {
+                    const double r = (st.c2[i] - st.c1[i]) / st.dt_prev;
+                    ek += 0.5 * j.armature[k] * (r * r - d.rate[i] * d.rate[i]);
+                }
             }
         }
         mon.potential += e;
-        mon.total += e;
+        mon.kinetic += ek;
+        mon.total += e + ek;
     }
     return mon;
 }

@@ -130,6 +130,8 @@ struct State final : IntegratorState {
     BlockGraph graph;              // the Model's, joint nodes enlarged by the implicit joints' DOFs
     const BlockGraph* G = nullptr;  // &graph, or the Model's graph when no joint is implicit
     std::vector<double> alpha, kappa;  // u(c3) = alpha − kappa · c3 (per DOF, this substep)
+    std::vector<double> beta;          // armature: u += beta (c2 − c3), beta = a/h² (0: none)
+    std::vector<double> zscale;        // force row scale per DOF (1; armature: 1/(1 + a/h))
     std::vector<double> c3, C2a, C2b, C3a, C3b;  // next coordinates; coordinate Jacobians (dofs × 6)
     double rhoZ = 1;  // force rows ×ρ_Z; force unknowns z with u = z · lam
 

@@ -30,7 +30,9 @@
 // adjacent interval's impulse −d (Δc/h) h: the rate update (1 − a)/(1 + a), a = d h/2I, and an
 // energy change −(h d/4)(v1 + v2)² ≤ 0 per step for a linear joint, at any h (docs/integrators.md).
 // The force acts on the bodies through the coordinate Jacobian at the current configuration,
-// like an actuation. Joints without springs or dampers are unchanged.
+// like an actuation. Joints without springs or dampers are unchanged. A joint's armature (an
+// inertia on its coordinate, docs/integrators.md) is a term of the same rows: −(a/h)(Δc3/h − Δc2/h1),
+// the discrete Euler–Lagrange force of its kinetic energy ½ a (Δc/h)² h on each interval.
 //
 // The kernel snapshots the Data before advance() and commits or restores after it. advance()
 // runs [substep × k], where a substep is

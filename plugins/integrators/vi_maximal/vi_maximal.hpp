@@ -433,9 +433,22 @@ private:
             return Linear{spring_known + damp_alpha, 0.25 * K + damp_kappa};
         };
         for (int k = 0; k < ji.dofs; ++k) {
-            const Linear u = spring_damper(ji.dof_offset + k, ji.stiffness[k], ji.rest[k], ji.damping[k]);
-            st.alpha[ji.dof_offset + k] = u.alpha;
-            st.kappa[ji.dof_offset + k] = u.kappa;
+            const int i = ji.dof_offset + k;
+            const Linear u = spring_damper(i, ji.stiffness[k], ji.rest[k], ji.damping[k]);
+            st.alpha[i] = u.alpha;
+            st.kappa[i] = u.kappa;
+            // Armature a: the discrete kinetic energy ½ a ((c3 − c2)/h)² h of the coordinate gives
+            // the node the force −(a/h)((c3 − c2)/h − (c2 − c1)/h1), the rate change over the node
+            // like a body's (m/h)(v2 − v1) (at the start of vi-midpoint c1 lies one interval back
+            // along the continuous rate, so the incoming rate is the continuous one).
+            // Written as alpha + beta (c2 − c3) (beta = a/h²: no cancellation of two large terms), its
+            // row scaled by 1/(1 + a/h), which keeps c3's round-off (× a/h²) below the tolerance.
+            const double a = ji.armature[k];
+            if (a != 0) {
+                st.alpha[i] += (a / h) * (st.c2[i] - st.c1[i]) / st.dt_prev;
+                st.beta[i] = a / (h * h);
+                st.zscale[i] = 1.0 / (1.0 + a / h);
+            }
         }
         if (ji.servo == ServoSpec::Kind::none) return;
         // A servo (1 DOF, docs/servos.md): a spring kp to its target and a damper kv discretised
@@ -510,8 +523,10 @@ private:
             for (int k = 0; k < ji.dofs; ++k) {
                 const int i = ji.dof_offset + k;
                 st.c3[i] = c3[k] + ji.offset[k];
-                const double zl = lam[mj + k] * st.lam, u = st.alpha[i] - st.kappa[i] * st.c3[i];
-                fj[mj + k] = st.rhoZ * (zl - u);
+                double u = st.alpha[i] - st.kappa[i] * st.c3[i];
+                if (st.beta[i] != 0) u += st.beta[i] * (st.c2[i] - st.c3[i]);  // armature
+                const double zl = lam[mj + k] * st.lam;
+                fj[mj + k] = (st.rhoZ * st.zscale[i]) * (zl - u);
             }
         }
         return vnorm(f);
@@ -550,7 +565,8 @@ private:
             for (int k = 0; k < ji.dofs; ++k) {
                 const int i = ji.dof_offset + k;
                 const double zl = lam[mj + k] * st.lam;
-                const double t = st.rhoZ * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
+                double t = (st.rhoZ * st.zscale[i]) * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
+                if (st.beta[i] != 0) t += (st.rhoZ * st.zscale[i]) * st.beta[i] * std::fabs(st.c3[i]);
                 scale2 += t * t;
             }
         }
@@ -614,7 +630,7 @@ private:
             if (st.implicit[j]) {  // ∂(force rows)/∂z = ρ_Z lam I; constraint rows have no diagonal
                 double* D = st.A.diag(nb + j);
                 std::memset(D, 0, sizeof(double) * nj * nj);
-                for (int k = ji.rows; k < nj; ++k) D[k * nj + k] = st.rhoZ * st.lam;
+                for (int k = ji.rows; k < nj; ++k) D[k * nj + k] = (st.rhoZ * st.zscale[ji.dof_offset + k - ji.rows]) * st.lam;
             }
             for (int side = 0; side < 2; ++side) {
                 double* H = st.A.jb(j, side);  // m_j × 6: [h ∂g/∂x, ∂g/∂θ K(ω2)]
@@ -639,7 +655,8 @@ private:
                 for (int q = 0; q < ji.dofs; ++q) {
                     const double* Cr = C + 6 * q;
                     double* Hr = H + 6 * (ji.rows + q);
-                    const double sc = st.rhoZ * st.kappa[ji.dof_offset + q];
+                    const int i = ji.dof_offset + q;
+                    const double sc = (st.rhoZ * st.zscale[i]) * (st.kappa[i] + st.beta[i]);
                     for (int k = 0; k < 3; ++k) {
                         Hr[k] = sc * h * Cr[k];
                         Hr[3 + k] = sc * (Cr[3] * K.m[0][k] + Cr[4] * K.m[1][k] + Cr[5] * K.m[2][k]);

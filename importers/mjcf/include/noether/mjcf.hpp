@@ -32,8 +32,9 @@ struct NOETHER_API Options {
     // <position>/<velocity> actuators (and <general> ones written as position servos) as servos
     // on their joints (docs/servos.md), targets from the keyframe's ctrl or 0 as in MuJoCo.
     bool actuators = true;
-    // Joint armature (reflected rotor inertia) is not modelled yet: a file that has it is refused
-    // unless this is set, then it is left out with a warning naming every joint that had it.
+    // Joint armature (reflected rotor inertia) is kept on hinge and slide joints (JointSpec::armature:
+    // integrated by vi-maximal and vi-midpoint; the other integrators refuse it). Set this to
+    // leave it out (for the other integrators), with a warning naming every joint that had it.
     bool drop_armature = false;
     // Asked before an <include> is opened (the resolved path): "" lets it be read, anything else
     // is the reason it may not (a sandboxed host keeps included files inside its directory).

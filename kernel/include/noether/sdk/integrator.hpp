@@ -63,6 +63,9 @@ NOETHER_API const std::string* string_option(const Model& m, const char* name);
 // "... must be one of 'a', 'b', got '<value>'" unless the option is absent or one of `allowed`.
 NOETHER_API void check_choice_option(const Model& m, const char* integrator, const char* name,
                                      std::initializer_list<const char*> allowed, std::vector<Diagnostic>& out);
+// One error for the first joint with armature (JointInfo::armature), for an integrator that does
+// not take it, naming the integrators that do.
+NOETHER_API void refuse_armature(const Model& m, const char* integrator, std::vector<Diagnostic>& out);
 
 // For introspection that must leave an integrator's state as it was (step_system, linearize):
 // runs f() between a save and a restore of `st`, and returns what f returns.
