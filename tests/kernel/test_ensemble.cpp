@@ -106,6 +106,35 @@ TEST_CASE("variation keys, counts and values are checked with the element, the r
     CHECK(error_of([&] { damp.build(); }).find("j2") != std::string::npos);
 }
 
+TEST_CASE("a variation of a servo joint's damping keeps the servo, and one of armature-free damping keeps the armature", "[ensemble]") {
+    // Before: ModelVariation recomputed JointInfo::has_force_element from stiffness and damping only,
+    // so a servo joint varied to damping 0 lost its servo under vi-maximal (the joint swung freely).
+    Spec s = testutil::hinged_rod_spec("vi-maximal", 0.01, 9.81);
+    s.joints[0].damping = {0.5};
+    s.joints[0].servo.kind = ServoSpec::Kind::position;
+    s.joints[0].servo.kp = 200;
+    s.joints[0].servo.kv = 5;
+    const auto m = compile(s);
+    ModelVariation v(m);
+    v.set("hinge.damping", {0.0});
+    const auto mv = v.build();
+    CHECK(mv->joints[0].has_force_element);
+    Data d(mv);
+    double farthest = 0;
+    for (int i = 0; i < 200; ++i) {
+        REQUIRE(step(*mv, d) == StepStatus::ok);
+        farthest = std::max(farthest, std::fabs(d.coord[0]));
+    }
+    CHECK(farthest < 0.1);  // held near its start (0) against gravity; a free rod swings through −π/2
+    // Armature likewise survives a variation of damping.
+    Spec a = testutil::hinged_rod_spec("vi-maximal", 0.01, 9.81);
+    a.joints[0].armature = {0.2};
+    a.joints[0].damping = {0.1};
+    ModelVariation va(compile(a));
+    va.set("hinge.damping", {0.0});
+    CHECK(va.build()->joints[0].has_force_element);
+}
+
 TEST_CASE("an ensemble gives the same bits with 1, 2 and 8 threads and equals each member run alone", "[ensemble]") {
     for (const Spec& spec : {testutil::chain_spec(8, "revolute", "vi-maximal"), testutil::closed_loop_spec("revolute")}) {
         const auto m = compile(spec);
