@@ -854,11 +854,32 @@ Report Reader::import_into(Spec& spec) {
     std::map<std::string, std::pair<int, int>> joint_id;
     for (int i = 1; i < nb; ++i) {
         Body& b = bodies_[i];
+        // Unnamed joints are named after their body: "<body>/<type>", or "<body>/joint<k>" in a body
+        // with several joints.
+        for (std::size_t k = 0; k < b.joints.size(); ++k)
+            if (b.joints[k].name.empty())
+                b.joints[k].name = b.joints.size() > 1 ? b.name + "/joint" + std::to_string(k + 1) : b.name + "/" + b.joints[k].type;
         if (b.joints.size() > 1) {
+            // A compound joint (plugins/joints/compound.cpp): 2 or 3 hinges through one point, or
+            // one or two slides then one hinge; other stacks are refused here, naming them.
             std::string names;
             for (const Joint& j : b.joints) names += (names.empty() ? "" : ", ") + (j.name.empty() ? j.type : j.name);
-            fail(b.joints[1].xml, "body '" + b.name + "' has " + std::to_string(b.joints.size()) + " joints (" + names +
-                                      "): bodies with several joints (compound joints) are not supported yet");
+            const std::string who_b = "body '" + b.name + "' has " + std::to_string(b.joints.size()) + " joints (" + names + ")";
+            int slides = 0, hinges = 0;
+            for (const Joint& j : b.joints) {
+                if (j.type == "ball" || j.type == "free")
+                    fail(j.xml, who_b + ": a " + j.type + " joint cannot share a body with other joints here");
+                (j.type == "slide" ? slides : hinges) += 1;
+            }
+            if (b.joints.size() > 3) fail(b.joints[3].xml, who_b + ": at most three joints per body are supported");
+            if (slides == 0) {
+                for (const Joint& j : b.joints)
+                    if (norm(j.pos - b.joints[0].pos) > 1e-9)
+                        fail(j.xml, who_b + ": hinges in one body are supported through one point; '" + j.name + "' is at a different pos");
+            } else if (!(hinges == 1 && b.joints.back().type == "hinge")) {
+                fail(b.joints[0].xml, who_b + ": this stack is not supported (take hinges through one point, or one or two "
+                                              "slides followed by one hinge)");
+            }
         }
         for (std::size_t k = 0; k < b.joints.size(); ++k) {
             Joint& j = b.joints[k];
@@ -964,7 +985,12 @@ Report Reader::import_into(Spec& spec) {
         const Body& b = bodies_[i];
         const Pose& pp = P[b.parent];
         Pose f = compose(pp, b.local);
-        for (const Joint& j : b.joints) {  // one joint per body (several are refused above)
+        Vec3 axis_w[3], anchor_w[3];  // each joint's world axis and anchor when it acts (fixed by its own motion)
+        int jn = 0;
+        for (const Joint& j : b.joints) {  // in order, each about the frame the previous ones moved
+            const int ji = jn++;
+            axis_w[ji] = rotate(f.q, j.axis);
+            anchor_w[ji] = f.x + rotate(f.q, j.pos);
             if (j.type == "free") {
                 f.x = {q[j.qadr], q[j.qadr + 1], q[j.qadr + 2]};
                 const Quat qq{q[j.qadr + 3], q[j.qadr + 4], q[j.qadr + 5], q[j.qadr + 6]};
@@ -988,20 +1014,21 @@ Report Reader::import_into(Spec& spec) {
         if (!velocities) return;
         // The velocity of the body frame's origin and the angular velocity, from the parent's and the joint rates.
         Vec3 w = W[b.parent], v = V[b.parent] + cross(W[b.parent], f.x - pp.x);
+        jn = 0;
         for (const Joint& j : b.joints) {
+            const int ji = jn++;
             const double* r = qvel.data() + j.dadr;
             if (j.type == "free") {
                 v = {r[0], r[1], r[2]};
                 w = rotate(f.q, Vec3{r[3], r[4], r[5]});  // MuJoCo: the angular part in the body frame
                 continue;
             }
-            const Vec3 anchor = f.x + rotate(f.q, j.pos);
             if (j.type == "slide") {
-                v = v + r[0] * rotate(f.q, j.axis);
+                v = v + r[0] * axis_w[ji];
                 continue;
             }
-            const Vec3 dw = j.type == "ball" ? rotate(f.q, Vec3{r[0], r[1], r[2]}) : r[0] * rotate(f.q, j.axis);
-            v = v + cross(dw, f.x - anchor);
+            const Vec3 dw = j.type == "ball" ? rotate(f.q, Vec3{r[0], r[1], r[2]}) : r[0] * axis_w[ji];
+            v = v + cross(dw, f.x - anchor_w[ji]);
             w = w + dw;
         }
         V[i] = v, W[i] = w;
@@ -1129,12 +1156,63 @@ Report Reader::import_into(Spec& spec) {
     }
 
     // ---- emit joints ----------------------------------------------------------------------------
-    std::vector<int> joint_spec_index(joint_list.size(), -1);
+    std::vector<int> joint_spec_index(joint_list.size(), -1), joint_spec_dof(joint_list.size(), 0);
     for (std::size_t n = 0; n < joint_list.size(); ++n) {
         const auto [bi, k] = joint_list[n];
         const Body& b = bodies_[bi];
         const Joint& j = b.joints[k];
         const std::string jname = j.name.empty() ? b.name + "/" + j.type : j.name;
+        if (b.joints.size() > 1) {  // the body's joints become one compound joint, emitted with the first
+            if (k > 0) continue;
+            const int gp = group[b.parent], gc = group[bi];
+            const Pose BP = gpose0(gp), BC = gpose0(gc);
+            const Joint& last = b.joints.back();  // the hinges' common point, or the hinge after the slides
+            const Vec3 anchor = T0[bi].x + rotate(T0[bi].q, last.pos);
+            JointSpec js;
+            std::string names;
+            for (const Joint& jj : b.joints) names += (names.empty() ? "" : "+") + (jj.name.empty() ? jj.type : jj.name);
+            js.name = pre + names;
+            js.type = "compound";
+            js.parent = gname_of(gp);
+            js.child = gname[gc];
+            js.parent_anchor = rotate_inv(BP.q, anchor - BP.x);
+            js.child_anchor = rotate_inv(BC.q, anchor - BC.x);
+            js.parent_frame = conj(BP.q) * T0[bi].q;
+            js.child_frame = conj(BC.q) * T0[bi].q;
+            std::vector<double> kinds, axes;
+            bool any_stiff = false, any_damp = false, any_arm = false;
+            for (std::size_t i = 0; i < b.joints.size(); ++i) {
+                const Joint& jj = b.joints[i];
+                kinds.push_back(jj.type == "slide" ? 1 : 0);
+                const Vec3 ac = rotate_inv(BC.q, rotate(T0[bi].q, jj.axis));  // the child body's frame
+                axes.insert(axes.end(), {ac.x, ac.y, ac.z});
+                js.offset.push_back(jj.ref);
+                js.stiffness.push_back(jj.stiffness);
+                js.rest.push_back(jj.springref);
+                js.damping.push_back(jj.damping);
+                js.armature.push_back(opt_.drop_armature ? 0.0 : jj.armature);
+                any_stiff |= jj.stiffness > 0, any_damp |= jj.damping > 0, any_arm |= jj.armature > 0 && !opt_.drop_armature;
+                joint_spec_index[n + i] = static_cast<int>(spec.joints.size());
+                joint_spec_dof[n + i] = static_cast<int>(i);
+                if (jj.limited)
+                    rep_.warnings.push_back("joint '" + jj.name + "': its range [" + fmt(jj.lower) + ", " + fmt(jj.upper) +
+                                            "] is not enforced (limits of a joint that shares its body with others are not "
+                                            "supported yet)");
+                rep_.joints_in.push_back({jj.name.empty() ? b.name + "/" + jj.type : jj.name,
+                                          jj.type + " -> coordinate " + std::to_string(i + 1) + " of compound joint '" + js.name +
+                                              "' (" + js.parent + " -> " + js.child + ")" + (jj.ref != 0 ? ", ref " + fmt(jj.ref) : "") +
+                                              (jj.armature > 0 && !opt_.drop_armature ? ", armature " + fmt(jj.armature) : "")});
+            }
+            if (!any_stiff) js.stiffness.clear(), js.rest.clear();
+            if (!any_damp) js.damping.clear();
+            if (!any_arm) js.armature.clear();
+            js.params["kinds"] = kinds;
+            js.params["axes"] = axes;
+            js.origin = {file_of(j.xml), j.xml->GetLineNum(), "<body name='" + b.name + "'> joints " + names};
+            spec.joints.push_back(js);
+            rep_.joint_names.push_back(js.name);
+            continue;
+        }
         if (j.type == "free") {
             rep_.joints_in.push_back({jname, "free: body '" + gname[group[bi]] + "' floats"});
             continue;
@@ -1316,7 +1394,13 @@ Report Reader::import_into(Spec& spec) {
             }
             if (gear != 1) fail(a, who(a) + ": gear " + fmt(gear) + ": servos are mapped with gear 1 only");
             if (j.type != "hinge" && j.type != "slide") fail(a, who(a) + ": servos act on hinge and slide joints, not " + j.type);
-            const int si = joint_spec_index[std::find(joint_list.begin(), joint_list.end(), std::make_pair(bi, k)) - joint_list.begin()];
+            const std::size_t li = std::find(joint_list.begin(), joint_list.end(), std::make_pair(bi, k)) - joint_list.begin();
+            if (bodies_[bi].joints.size() > 1) {
+                rep_.actuators.push_back({name, "not added: joint '" + std::string(jn) + "' is coordinate " +
+                                                    std::to_string(joint_spec_dof[li] + 1) + " of a compound joint (servos drive 1-DOF joints)"});
+                continue;
+            }
+            const int si = joint_spec_index[li];
             JointSpec& js = spec.joints[si];
             if (js.servo.kind != ServoSpec::Kind::none) {
                 rep_.actuators.push_back({name, "not added: joint '" + std::string(jn) + "' already has a servo"});

@@ -551,9 +551,9 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         if (js.rest.empty()) ji.rest = ji.offset;
         else dof_list(js.rest, "rest", 0, false, ji.rest);
         dof_list(js.armature, "armature", 0, true, ji.armature);
-        if (!js.armature.empty() && ji.dofs != 1)
-            fail("field 'armature' applies to joints of one degree of freedom (revolute, prismatic, helical); type '" +
-                 js.type + "' has " + std::to_string(ji.dofs));
+        if (!js.armature.empty() && js.type == "spherical")
+            fail("field 'armature' does not apply to a spherical joint (its coordinates are a rotation vector, not angles "
+                 "about fixed axes)");
         for (int k = 0; k < ji.dofs; ++k)
             if (ji.stiffness[k] != 0 || ji.damping[k] != 0 || ji.armature[k] != 0) ji.has_force_element = true;
         // Limits (kept for output and later enforcement).

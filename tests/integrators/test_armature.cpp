@@ -185,5 +185,5 @@ TEST_CASE("armature: bad values and integrators that do not take it are refused 
     CHECK_THAT(error_of(double_pendulum_with_armature("vi-maximal", 0.01, -1)), Contains("field 'armature' must be non-negative"));
     Spec sph = testutil::chain_spec(1, "spherical", "vi-maximal");
     sph.joints[0].armature = {0.1};
-    CHECK_THAT(error_of(sph), Contains("field 'armature' applies to joints of one degree of freedom"));
+    CHECK_THAT(error_of(sph), Contains("field 'armature' does not apply to a spherical joint"));
 }

@@ -1,4 +1,4 @@
-// The eight joint plugins: constraint Jacobians, coordinates and their Jacobians on the
+// The nine joint plugins (compound in four stacks): constraint Jacobians, coordinates and their Jacobians on the
 // constraint manifold, actuation wrenches, hinge regularity, minimal descriptions, bad input.
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -12,7 +12,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const char* kTypes[] = {"fixed", "revolute", "prismatic", "spherical", "universal", "cylindrical", "planar", "point-on-line"};
+const char* kTypes[] = {"fixed", "revolute", "prismatic", "spherical", "universal", "cylindrical", "planar", "point-on-line",
+                        "compound:hh", "compound:hhh", "compound:sh", "compound:ssh"};
 
 struct Case {
     JointSpec spec;
@@ -26,7 +27,7 @@ Case make_case(const std::string& type, bool world, testutil::Rng& rng) {
     Case c;
     c.world = world;
     c.spec.name = "j_" + type;
-    c.spec.type = type;
+    c.spec.type = type.rfind("compound:", 0) == 0 ? "compound" : type;
     c.a0 = world ? Pose{} : rng.pose(1);
     c.b0 = rng.pose(1);
     c.spec.anchor = rng.vec(0.5);
@@ -36,6 +37,27 @@ Case make_case(const std::string& type, bool world, testutil::Rng& rng) {
         Vec3 e1, e2;
         orthonormal_basis(axis, e1, e2);
         c.spec.axis2 = e1;
+    }
+    if (c.spec.type == "compound") {
+        // Motions in the child frame: hinges through the anchor (two at 63 degrees; three with
+        // the middle one perpendicular to the others, the outer two at 70 degrees), or slides then
+        // a hinge perpendicular to them (two slides at 80 degrees).
+        const std::string stack = type.substr(9);
+        Vec3 e1, e2;
+        const Vec3 n = rng.unit();
+        orthonormal_basis(n, e1, e2);
+        std::vector<Vec3> axes;
+        std::vector<double> kinds;
+        const double d63 = 63 * M_PI / 180, d70 = 70 * M_PI / 180, d80 = 80 * M_PI / 180;
+        if (stack == "hh") axes = {n, std::cos(d63) * n + std::sin(d63) * e1}, kinds = {0, 0};
+        if (stack == "hhh") axes = {std::cos(d70) * e2 + std::sin(d70) * e1, n, e2}, kinds = {0, 0, 0};
+        if (stack == "sh") axes = {e1, n}, kinds = {1, 0};
+        if (stack == "ssh") axes = {e1, std::cos(d80) * e1 + std::sin(d80) * e2, n}, kinds = {1, 1, 0};
+        std::vector<double> flat;
+        for (const Vec3& v : axes) flat.insert(flat.end(), {v.x, v.y, v.z});
+        c.spec.params["kinds"] = kinds;
+        c.spec.params["axes"] = flat;
+        c.spec.axis.reset();
     }
     auto cj = testutil::compile_joint(c.spec, world, c.a0, c.b0);
     INFO("compiling " << type << (cj.diags.empty() ? "" : ": " + cj.diags[0].str()));

@@ -67,10 +67,22 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
                Contains("m_number.xml:3") && Contains("'x' is not a number"));
     CHECK_THAT(import_error("m_massless.xml", "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint/>\n</body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_massless.xml:3") && Contains("body 'b' moves") && Contains("no mass"));
+    // Several joints in one body: a compound joint; stacks it cannot take are refused naming the
+    // body and its joints (a hinge then a slide), or at compile naming the rule (a slide along the hinge).
     CHECK_THAT(import_error("m_compound.xml",
-                            "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint name=\"x\" type=\"slide\"/>\n<joint name=\"y\"/>\n"
+                            "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint name=\"x\"/>\n<joint name=\"y\" type=\"slide\"/>\n"
                             "<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"),
-               Contains("m_compound.xml:5") && Contains("body 'b' has 2 joints (x, y)") && Contains("not supported yet"));
+               Contains("m_compound.xml:4") && Contains("body 'b' has 2 joints (x, y)") && Contains("this stack is not supported"));
+    {
+        Spec s;
+        mjcf::import(s, fixture("m_compound2.xml", "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint name=\"x\" type=\"slide\"/>\n"
+                                                   "<joint name=\"y\"/>\n<geom size=\"0.1\"/>\n</body>\n</worldbody>\n</mujoco>\n"), {});
+        REQUIRE(s.joints.size() == 1);
+        CHECK(s.joints[0].type == "compound");
+        CHECK(s.joints[0].name == "x+y");
+        s.options.integrator = "vi-maximal";
+        CHECK_THROWS_WITH(compile(s), Contains("m_compound2.xml:4") && Contains("slide 1 is not perpendicular to the hinge"));
+    }
     CHECK_THAT(import_error("m_jointeq.xml",
                             "<mujoco>\n<worldbody>\n<body name=\"a\"><joint name=\"j1\"/><geom size=\"0.1\"/>\n"
                             "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/></body></body>\n</worldbody>\n"

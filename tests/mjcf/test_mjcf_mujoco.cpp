@@ -147,24 +147,58 @@ void compare_with_mujoco(const std::string& file, int expect_bodies, double iner
         inertia.add(Idiff / Imax, B.name);
     }
     // Joints: anchors and axes (hinge and slide), in the world at qpos0.
+    // MJCF joints by name; the joints of a body with several are one compound joint, named
+    // "a+b+c", whose axes are parameters in the child's frame.
     std::map<std::string, const JointSpec*> joint_of;
-    for (const JointSpec& j : s.joints) joint_of[j.name] = &j;
+    std::map<std::string, int> coordinate_of;
+    for (const JointSpec& j : s.joints) {
+        joint_of[j.name] = &j;
+        if (j.type != "compound") continue;
+        std::size_t start = 0;
+        for (int i = 0;; ++i) {
+            const std::size_t plus = j.name.find('+', start);
+            const std::string part = j.name.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+            joint_of[part] = &j, coordinate_of[part] = i;
+            if (plus == std::string::npos) break;
+            start = plus + 1;
+        }
+    }
     int joints_compared = 0, free_joints = 0;
     for (int j = 0; j < m->njnt; ++j) {
         if (m->jnt_type[j] == mjJNT_FREE) {
             ++free_joints;
             continue;
         }
-        const char* jn = mj_id2name(m, mjOBJ_JOINT, j);
-        REQUIRE(jn);
+        const char* jname = mj_id2name(m, mjOBJ_JOINT, j);
+        std::string unnamed;  // the importer's name of an unnamed joint
+        if (!jname) {
+            const int b = m->jnt_bodyid[j];
+            const std::string bn = mj_id2name(m, mjOBJ_BODY, b);
+            const char* types[] = {"free", "ball", "slide", "hinge"};
+            unnamed = m->body_jntnum[b] > 1 ? bn + "/joint" + std::to_string(j - m->body_jntadr[b] + 1) : bn + "/" + types[m->jnt_type[j]];
+        }
+        const std::string jn_s = jname ? jname : unnamed;
+        const char* jn = jn_s.c_str();
         const JointSpec& J = *joint_of.at(jn);
         const Pose P = J.parent == "world" ? Pose{} : Pose{s.bodies[body_of.at(J.parent)].position, s.bodies[body_of.at(J.parent)].orientation};
         const Pose C{s.bodies[body_of.at(J.child)].position, s.bodies[body_of.at(J.child)].orientation};
         const Vec3 xa{d->xanchor[3 * j], d->xanchor[3 * j + 1], d->xanchor[3 * j + 2]};
+        const Vec3 xaxis{d->xaxis[3 * j], d->xaxis[3 * j + 1], d->xaxis[3 * j + 2]};
+        if (J.type == "compound") {  // the anchor is the hinges' point (a slide's has no meaning)
+            const int i = coordinate_of.at(jn);
+            const std::vector<double>& ax = J.params.at("axes");
+            axis.add(norm(rotate(C.q, Vec3{ax[3 * i], ax[3 * i + 1], ax[3 * i + 2]}) - xaxis), jn);
+            if (m->jnt_type[j] == mjJNT_HINGE) {
+                anchor.add(norm(P.x + rotate(P.q, *J.parent_anchor) - xa) / scale, jn);
+                anchor.add(norm(C.x + rotate(C.q, *J.child_anchor) - xa) / scale, jn);
+            }
+            ++joints_compared;
+            continue;
+        }
         anchor.add(norm(P.x + rotate(P.q, *J.parent_anchor) - xa) / scale, jn);
         anchor.add(norm(C.x + rotate(C.q, *J.child_anchor) - xa) / scale, jn);
         if (m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE)
-            axis.add(norm(rotate(P.q, *J.parent_axis) - Vec3{d->xaxis[3 * j], d->xaxis[3 * j + 1], d->xaxis[3 * j + 2]}), jn);
+            axis.add(norm(rotate(P.q, *J.parent_axis) - xaxis), jn);
         ++joints_compared;
     }
     INFO("body frames: position " << pos.value << " (" << pos.where << "), rotation " << rot.value << " (" << rot.where << ")");
@@ -274,6 +308,14 @@ TEST_CASE("mjcf: the shared MJCF models equal MuJoCo's compile to 1e-9", "[mjcf]
     SECTION("ant (masses from geoms at density 5, fromto capsules)") {
         compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/ant.xml", 13);
     }
+    SECTION("hopper, half_cheetah, walker2d (planar roots: compound joints; settotalmass)") {
+        compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml", 4);
+        compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/half_cheetah.xml", 7);
+        compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/walker2d.xml", 7);
+    }
+    SECTION("jdotv_connect_2d (a compound joint in a rotated body closing a loop)") {
+        compare_with_mujoco(kModels + "mujoco/test/engine/testdata/core_constraint/jdotv_connect_2d.xml", 2);
+    }
 }
 
 TEST_CASE("mjcf: the UR5e's forward dynamics, armature included, equal MuJoCo's mj_forward to 1e-9 at moving states", "[mjcf][mujoco]") {
@@ -358,6 +400,145 @@ TEST_CASE("mjcf: the UR5e falling 0.5 s under vi-midpoint follows MuJoCo's RK4 (
     for (int i = 0; i < 6; ++i) worst = std::max(worst, std::fabs(nd.coord[i] - d->qpos[i])), moved = std::max(moved, std::fabs(d->qpos[i] - q0[i]));
     INFO("largest joint difference after " << T << " s: " << worst << " rad (the joints moved up to " << moved << " rad)");
     CHECK(moved > 0.3);
+    CHECK(worst <= 1e-5);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
+
+namespace {
+
+// The joint-space mass matrix of an MJCF model at qpos0 as noether's import sees it: the bodies'
+// velocities for each unit joint rate (a scratch copy with a <key> of that qvel), M_jk = Σ_b m v_j·v_k +
+// ω_jᵀ I ω_k. The compiled Data's coordinates and rates must be the key's: the joint plugins
+// (compound ones included) read MuJoCo's qpos and qvel back from the bodies.
+std::vector<double> noether_mass_matrix(const std::string& path, const std::string& name, int nq, int nv,
+                                        const std::vector<double>& qpos, double* worst_coord) {
+    std::vector<double> M(static_cast<std::size_t>(nv) * nv, 0.0);
+    std::vector<std::vector<BodySpec>> unit(nv);
+    *worst_coord = 0;
+    for (int j = 0; j < nv; ++j) {
+        tinyxml2::XMLDocument doc;
+        REQUIRE(doc.LoadFile(path.c_str()) == tinyxml2::XML_SUCCESS);
+        tinyxml2::XMLElement* kf = doc.RootElement()->FirstChildElement("keyframe");
+        if (!kf) kf = doc.RootElement()->InsertNewChildElement("keyframe");
+        tinyxml2::XMLElement* key = kf->InsertNewChildElement("key");
+        key->SetAttribute("name", "probe");
+        std::string qp, qv;
+        for (int i = 0; i < nq; ++i) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", qpos[i]);  // exactly the double
+            qp += (i ? " " : "") + std::string(buf);
+        }
+        for (int i = 0; i < nv; ++i) qv += (i ? " " : "") + std::string(i == j ? "1" : "0");
+        key->SetAttribute("qpos", qp.c_str());
+        key->SetAttribute("qvel", qv.c_str());
+        const std::string out = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
+        REQUIRE(doc.SaveFile(out.c_str()) == tinyxml2::XML_SUCCESS);
+        Spec s;
+        s.options.integrator = "vi-maximal";
+        mjcf::Options o;
+        o.keyframe = "probe";
+        o.limits = false;
+        o.contacts = false;
+        o.actuators = false;
+        mjcf::import(s, out, o);
+        unit[j] = s.bodies;
+        // The Data the plugins read back: coordinates and rates equal the key's (trees: coord order = qpos
+        // order with the free root left out, which these models do not have).
+        auto m = compile(s);
+        Data d(m);
+        REQUIRE(static_cast<int>(d.coord.size()) == nv);
+        for (int i = 0; i < nv; ++i) {
+            *worst_coord = std::max(*worst_coord, std::fabs(d.coord[i] - qpos[i]));
+            *worst_coord = std::max(*worst_coord, std::fabs(d.rate[i] - (i == j ? 1.0 : 0.0)));
+        }
+    }
+    for (int j = 0; j < nv; ++j)
+        for (int k = 0; k < nv; ++k) {
+            double e = 0;
+            for (std::size_t b = 0; b < unit[j].size(); ++b) {
+                const BodySpec& bj = unit[j][b];
+                const BodySpec& bk = unit[k][b];
+                const Mat3 R = rotation(bj.orientation);
+                e += bj.mass * dot(bj.velocity, bk.velocity) + dot(bj.angular_velocity, R * bj.inertia * transpose(R) * bk.angular_velocity);
+            }
+            M[static_cast<std::size_t>(j) * nv + k] = e;
+        }
+    return M;
+}
+
+}  // namespace
+
+TEST_CASE("mjcf: hopper, half_cheetah, walker2d and the loop model: coordinates, rates and mass matrices equal MuJoCo's", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;
+    for (const char* rel : {"Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml", "Gymnasium/gymnasium/envs/mujoco/assets/half_cheetah.xml",
+                            "Gymnasium/gymnasium/envs/mujoco/assets/walker2d.xml"}) {
+        const std::string file = kModels + rel;
+        INFO(rel);
+        char err[1000] = "";
+        mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+        REQUIRE(m);
+        mjData* d = mj_makeData(m);
+        testutil::Rng r(21);
+        std::vector<double> qpos(m->nq);
+        for (int i = 0; i < m->nq; ++i) qpos[i] = m->qpos0[i] + r.uniform(-0.5, 0.5);
+        for (int i = 0; i < m->nq; ++i) d->qpos[i] = qpos[i];
+        mj_forward(m, d);
+        std::vector<mjtNum> Mmj(static_cast<std::size_t>(m->nv) * m->nv);
+        mj_fullM(m, Mmj.data(), d->qM);
+        for (int i = 0; i < m->nv; ++i) Mmj[static_cast<std::size_t>(i) * m->nv + i] -= m->dof_armature[i];  // noether's armature is on its coordinates, not in the bodies
+        double worst_coord = 0;
+        const std::vector<double> Mn = noether_mass_matrix(file, "probe.xml", m->nq, m->nv, qpos, &worst_coord);
+        double worst = 0, scale = 0;
+        for (std::size_t i = 0; i < Mn.size(); ++i) worst = std::max(worst, std::fabs(Mn[i] - Mmj[i])), scale = std::max(scale, std::fabs(Mmj[i]));
+        INFO("mass matrix: largest difference " << worst << " of " << scale << "; coordinates and rates read back to " << worst_coord);
+        CHECK(worst <= 1e-9 * scale);
+        CHECK(worst_coord <= 1e-9);
+        mj_deleteData(d);
+        mj_deleteModel(m);
+    }
+}
+
+TEST_CASE("mjcf: the hopper tumbling in the air under vi-midpoint follows MuJoCo's RK4 (compound root, armature, damping)", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;
+    const std::string file = kModels + "Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml";
+    const double dt = 2.5e-4, T = 0.4;
+    const int steps = static_cast<int>(std::lround(T / dt));
+    char err[1000] = "";
+    mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
+    REQUIRE(m);
+    m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_FRICTIONLOSS;
+    m->opt.integrator = mjINT_RK4;
+    m->opt.timestep = dt;
+    mjData* d = mj_makeData(m);
+    const double qvel[6] = {0.5, 2.0, -1.5, 3.0, -2.0, 4.0};
+    for (int i = 0; i < 6; ++i) d->qvel[i] = qvel[i];
+    const std::vector<double> qpos0(m->qpos0, m->qpos0 + m->nq);
+    for (int i = 0; i < steps; ++i) mj_step(m, d);
+    // noether: a scratch copy with that start as a key.
+    tinyxml2::XMLDocument doc;
+    REQUIRE(doc.LoadFile(file.c_str()) == tinyxml2::XML_SUCCESS);
+    tinyxml2::XMLElement* key = doc.RootElement()->InsertNewChildElement("keyframe")->InsertNewChildElement("key");
+    key->SetAttribute("name", "toss");
+    key->SetAttribute("qvel", "0.5 2.0 -1.5 3.0 -2.0 4.0");
+    const std::string scratch = std::string(NOETHER_BINARY_DIR) + "/tests/hopper_toss.xml";
+    REQUIRE(doc.SaveFile(scratch.c_str()) == tinyxml2::XML_SUCCESS);
+    Spec s;
+    s.options.integrator = "vi-midpoint";
+    s.options.dt = dt;
+    mjcf::Options o;
+    o.keyframe = "toss";
+    o.limits = false;
+    o.contacts = false;
+    o.actuators = false;
+    mjcf::import(s, scratch, o);
+    auto model = compile(s);
+    Data nd(model);
+    for (int i = 0; i < steps; ++i) REQUIRE(step(*model, nd) == StepStatus::ok);
+    double worst = 0, moved = 0;
+    for (int i = 0; i < m->nq; ++i) worst = std::max(worst, std::fabs(nd.coord[i] - d->qpos[i])), moved = std::max(moved, std::fabs(d->qpos[i] - qpos0[i]));
+    INFO("largest coordinate difference after " << T << " s: " << worst << " (the coordinates moved up to " << moved << ")");
+    CHECK(moved > 0.5);
     CHECK(worst <= 1e-5);
     mj_deleteData(d);
     mj_deleteModel(m);

@@ -91,7 +91,7 @@ struct NOETHER_API JointSpec {
     // Joint-space force elements, per degree of freedom (one value = the same for every DOF).
     std::vector<double> stiffness, damping, rest;
     // Armature: an inertia on the joint coordinate itself (a geared rotor's reflected inertia,
-    // MuJoCo's armature), kinetic energy ½ a q̇², per DOF (≥ 0; 1-DOF joints; docs/integrators.md).
+    // MuJoCo's armature), kinetic energy ½ a q̇², per DOF (≥ 0; not on spherical joints; docs/integrators.md).
     std::vector<double> armature;
     // Joint coordinates at the initial configuration (default 0): reported coordinate = raw + offset.
     std::vector<double> offset;
