@@ -1,6 +1,4 @@
 // The Lua module: w:mjcf{} (MJCF import through libnoether_mjcf).
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "noether/mjcf.hpp"
@@ -9,8 +7,6 @@
 namespace noether {
 namespace lua {
 
-AssemblyReport assemble_world(lua_State* L, World& w, const char* fn);  // urdf.cpp
-void push_assembly(lua_State* L, const AssemblyReport& a);
 
 namespace {
 
@@ -31,16 +27,7 @@ int l_mjcf(lua_State* L, World& w) {
     f.only({"file", "prefix", "keyframe", "limits", "contacts", "actuators", "drop_armature", "assemble"});
     std::string file = f.string("file", "", true);
     f.who = "mjcf '" + file + "'";
-    if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
-        char cwd[4096];
-        fail(L, "%s: cannot open the file%s", f.who,
-             !file.empty() && file[0] == '/'
-                 ? std::string()
-                 : " (relative paths are relative to the working directory '" +
-                       std::string(getcwd(cwd, sizeof cwd) ? cwd : "?") +
-                       "'; for a file next to the script use noether.here('" + file + "'))");
-    }
-    file = sandbox_path(L, file, false, "MJCF file");
+    file = import_file(L, file, f.who, "MJCF file");
     mjcf::Options opt;
     opt.prefix = f.string("prefix", "");
     opt.keyframe = f.string("keyframe", "");
@@ -67,13 +54,7 @@ int l_mjcf(lua_State* L, World& w) {
     } catch (const ModelError& e) {
         fail(L, "mjcf: %s", mjcf_wording(e.what()));
     }
-    sandbox_check_bodies(L, static_cast<long long>(trial.bodies.size() - w.spec.bodies.size()));
-    for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
-        if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
-            fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);
-    context(L)->bodies_made += static_cast<long long>(trial.bodies.size() - w.spec.bodies.size());
-    sandbox_add_contact_points(L, trial.contacts.data() + w.spec.contacts.size(), trial.contacts.data() + trial.contacts.size());
-    w.spec = trial;
+    adopt_import(L, w, trial, f.who);
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "mjcf");
     if (context(L)->options.print_reports) std::printf("%s", mjcf_wording(rep.to_text()).c_str());
@@ -86,24 +67,11 @@ int l_mjcf(lua_State* L, World& w) {
         lua_setfield(L, -2, b.substr(opt.prefix.size()).c_str());
     }
     lua_setfield(L, -2, "bodies");
-    lua_newtable(L);
-    for (const std::string& jn : rep.joint_names) {
-        push_handle(L, "joint", jn);
-        lua_setfield(L, -2, jn.substr(opt.prefix.size()).c_str());
-    }
+    push_joint_handles(L, rep.joint_names, opt.prefix);
     lua_setfield(L, -2, "joints");
     lua_newtable(L);
     for (const auto& kv : rep.frames) {
-        lua_createtable(L, 0, 3);
-        lua_pushstring(L, kv.second.body.c_str());
-        lua_setfield(L, -2, "body");
-        push_vec3(L, kv.second.offset.x);
-        lua_setfield(L, -2, "position");
-        const Quat q = kv.second.offset.q;
-        lua_createtable(L, 4, 0);
-        const double qv[4] = {q.w, q.x, q.y, q.z};
-        for (int i = 0; i < 4; ++i) lua_pushnumber(L, qv[i]), lua_rawseti(L, -2, i + 1);
-        lua_setfield(L, -2, "orientation");
+        push_frame(L, kv.second.body, kv.second.offset);
         lua_setfield(L, -2, kv.first.substr(opt.prefix.size()).c_str());
     }
     lua_setfield(L, -2, "frames");

@@ -41,6 +41,56 @@ AssemblyReport assemble_world(lua_State* L, World& w, const char* fn) {
     }
 }
 
+// The importers' shared steps (w:urdf, w:mjcf): the file readable (outside the sandbox, with the
+// working directory named for a relative path) and resolved by the sandbox's rule.
+std::string import_file(lua_State* L, const std::string& file, const std::string& who, const char* what) {
+    if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
+        char cwd[4096];
+        fail(L, "%s: cannot open the file%s", who,
+             !file.empty() && file[0] == '/'
+                 ? std::string()
+                 : " (relative paths are relative to the working directory '" +
+                       std::string(getcwd(cwd, sizeof cwd) ? cwd : "?") +
+                       "'; for a file next to the script use noether.here('" + file + "'))");
+    }
+    return sandbox_path(L, file, false, what);
+}
+
+// The imported spec replaces the world's once its new bodies pass the sandbox's budget and no
+// name collides; the world's body and contact counts grow by what was added.
+void adopt_import(lua_State* L, World& w, Spec& trial, const std::string& who) {
+    sandbox_check_bodies(L, static_cast<long long>(trial.bodies.size() - w.spec.bodies.size()));
+    for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
+        if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
+            fail(L, "%s: body '%s' already exists (use a different 'prefix')", who, trial.bodies[i].name);
+    context(L)->bodies_made += static_cast<long long>(trial.bodies.size() - w.spec.bodies.size());
+    sandbox_add_contact_points(L, trial.contacts.data() + w.spec.contacts.size(), trial.contacts.data() + trial.contacts.size());
+    w.spec = std::move(trial);
+}
+
+// One frame table { body, position, orientation = {w, x, y, z} } on the stack.
+void push_frame(lua_State* L, const std::string& body, const Pose& offset) {
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, body.c_str());
+    lua_setfield(L, -2, "body");
+    push_vec3(L, offset.x);
+    lua_setfield(L, -2, "position");
+    const Quat q = offset.q;
+    lua_createtable(L, 4, 0);
+    const double qv[4] = {q.w, q.x, q.y, q.z};
+    for (int i = 0; i < 4; ++i) lua_pushnumber(L, qv[i]), lua_rawseti(L, -2, i + 1);
+    lua_setfield(L, -2, "orientation");
+}
+
+// The joints table: a handle per joint name added, keyed without the prefix.
+void push_joint_handles(lua_State* L, const std::vector<std::string>& names, const std::string& prefix) {
+    lua_newtable(L);
+    for (const std::string& jn : names) {
+        push_handle(L, "joint", jn);
+        lua_setfield(L, -2, jn.substr(prefix.size()).c_str());
+    }
+}
+
 // w:urdf{ file, base = "floating"|"fixed", position, orientation, prefix, lump_fixed, assemble }
 
 int l_urdf(lua_State* L, World& w) {
@@ -51,16 +101,7 @@ int l_urdf(lua_State* L, World& w) {
             "velocity", "angular_velocity", "limits", "contacts", "mu", "on_ground", "servos"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
-    if (!context(L)->options.sandbox && access(file.c_str(), R_OK) != 0) {
-        char cwd[4096];
-        fail(L, "%s: cannot open the file%s", f.who,
-             !file.empty() && file[0] == '/'
-                 ? std::string()
-                 : " (relative paths are relative to the working directory '" +
-                       std::string(getcwd(cwd, sizeof cwd) ? cwd : "?") +
-                       "'; for a file next to the script use noether.here('" + file + "'))");
-    }
-    file = sandbox_path(L, file, false, "URDF file");
+    file = import_file(L, file, f.who, "URDF file");
     urdf::Options opt;
     const std::string base = f.string("base", "floating");
     if (base != "floating" && base != "fixed") fail(L, "%s: field 'base' must be \"floating\" or \"fixed\", got \"%s\"", f.who, base);
@@ -129,13 +170,7 @@ int l_urdf(lua_State* L, World& w) {
     } catch (const ModelError& e) {
         fail(L, "urdf: %s", lua_wording(e.what()));  // the script line first, then the file's element and line
     }
-    sandbox_check_bodies(L, static_cast<long long>(trial.bodies.size() - w.spec.bodies.size()));
-    for (std::size_t i = w.spec.bodies.size(); i < trial.bodies.size(); ++i)
-        if (w.body_index.find(w.spec.bodies, trial.bodies[i].name) >= 0)
-            fail(L, "%s: body '%s' already exists (use a different 'prefix')", f.who, trial.bodies[i].name);
-    context(L)->bodies_made += static_cast<long long>(trial.bodies.size() - w.spec.bodies.size());
-    sandbox_add_contact_points(L, trial.contacts.data() + w.spec.contacts.size(), trial.contacts.data() + trial.contacts.size());
-    w.spec = trial;
+    adopt_import(L, w, trial, f.who);
     AssemblyReport asm_rep;
     if (do_assemble) asm_rep = assemble_world(L, w, "urdf");
     if (context(L)->options.print_reports) std::printf("%s", lua_wording(rep.to_text()).c_str());
@@ -151,24 +186,11 @@ int l_urdf(lua_State* L, World& w) {
         lua_setfield(L, -2, e.name.c_str());
     }
     lua_setfield(L, -2, "bodies");
-    lua_newtable(L);
-    for (const std::string& jn : rep.joint_names) {
-        push_handle(L, "joint", jn);
-        lua_setfield(L, -2, jn.substr(opt.prefix.size()).c_str());
-    }
+    push_joint_handles(L, rep.joint_names, opt.prefix);
     lua_setfield(L, -2, "joints");
     lua_newtable(L);
     for (const auto& kv : rep.frames) {
-        lua_createtable(L, 0, 3);
-        lua_pushstring(L, kv.second.body.c_str());
-        lua_setfield(L, -2, "body");
-        push_vec3(L, kv.second.offset.x);
-        lua_setfield(L, -2, "position");
-        const Quat q = kv.second.offset.q;
-        lua_createtable(L, 4, 0);
-        const double qv[4] = {q.w, q.x, q.y, q.z};
-        for (int i = 0; i < 4; ++i) lua_pushnumber(L, qv[i]), lua_rawseti(L, -2, i + 1);
-        lua_setfield(L, -2, "orientation");
+        push_frame(L, kv.second.body, kv.second.offset);
         lua_setfield(L, -2, kv.first.substr(opt.prefix.size()).c_str());
     }
     lua_setfield(L, -2, "frames");

@@ -312,6 +312,14 @@ int l_output(lua_State* L, World& w);
 int l_world_record(lua_State* L, World& w);
 // urdf.cpp
 int l_urdf(lua_State* L, World& w);
+// The importers' shared steps (urdf.cpp): assembly, the file check, adopting the imported spec,
+// frame and joint tables of the result.
+AssemblyReport assemble_world(lua_State* L, World& w, const char* fn);
+void push_assembly(lua_State* L, const AssemblyReport& a);
+std::string import_file(lua_State* L, const std::string& file, const std::string& who, const char* what);
+void adopt_import(lua_State* L, World& w, Spec& trial, const std::string& who);
+void push_frame(lua_State* L, const std::string& body, const Pose& offset);
+void push_joint_handles(lua_State* L, const std::vector<std::string>& names, const std::string& prefix);
 // mjcf.cpp
 int l_mjcf(lua_State* L, World& w);
 int l_assemble(lua_State* L, World& w);

@@ -1157,28 +1157,33 @@ Report Reader::import_into(Spec& spec) {
 
     // ---- emit joints ----------------------------------------------------------------------------
     std::vector<int> joint_spec_index(joint_list.size(), -1), joint_spec_dof(joint_list.size(), 0);
+    // A joint of body bi to its parent's group at `point` (bi's frame), in body style with the
+    // joint frames at the qpos0 pose (aligned frames = zero coordinates).
+    auto attach = [&](JointSpec& js, int bi, const Vec3& point) {
+        const int gp = group[bodies_[bi].parent], gc = group[bi];
+        const Pose BP = gpose0(gp), BC = gpose0(gc);
+        const Vec3 anchor = T0[bi].x + rotate(T0[bi].q, point);
+        js.parent = gname_of(gp);
+        js.child = gname[gc];
+        js.parent_anchor = rotate_inv(BP.q, anchor - BP.x);
+        js.child_anchor = rotate_inv(BC.q, anchor - BC.x);
+        js.parent_frame = conj(BP.q) * T0[bi].q;
+        js.child_frame = conj(BC.q) * T0[bi].q;
+    };
     for (std::size_t n = 0; n < joint_list.size(); ++n) {
         const auto [bi, k] = joint_list[n];
         const Body& b = bodies_[bi];
         const Joint& j = b.joints[k];
-        const std::string jname = j.name.empty() ? b.name + "/" + j.type : j.name;
+        const std::string& jname = j.name;  // (unnamed joints were named after their body)
         if (b.joints.size() > 1) {  // the body's joints become one compound joint, emitted with the first
             if (k > 0) continue;
-            const int gp = group[b.parent], gc = group[bi];
-            const Pose BP = gpose0(gp), BC = gpose0(gc);
-            const Joint& last = b.joints.back();  // the hinges' common point, or the hinge after the slides
-            const Vec3 anchor = T0[bi].x + rotate(T0[bi].q, last.pos);
+            const Pose BC = gpose0(group[bi]);
             JointSpec js;
             std::string names;
-            for (const Joint& jj : b.joints) names += (names.empty() ? "" : "+") + (jj.name.empty() ? jj.type : jj.name);
+            for (const Joint& jj : b.joints) names += (names.empty() ? "" : "+") + jj.name;
             js.name = pre + names;
             js.type = "compound";
-            js.parent = gname_of(gp);
-            js.child = gname[gc];
-            js.parent_anchor = rotate_inv(BP.q, anchor - BP.x);
-            js.child_anchor = rotate_inv(BC.q, anchor - BC.x);
-            js.parent_frame = conj(BP.q) * T0[bi].q;
-            js.child_frame = conj(BC.q) * T0[bi].q;
+            attach(js, bi, b.joints.back().pos);  // the hinges' common point, or the hinge after the slides
             std::vector<double> kinds, axes;
             bool any_stiff = false, any_damp = false, any_arm = false;
             for (std::size_t i = 0; i < b.joints.size(); ++i) {
@@ -1198,7 +1203,7 @@ Report Reader::import_into(Spec& spec) {
                     rep_.warnings.push_back("joint '" + jj.name + "': its range [" + fmt(jj.lower) + ", " + fmt(jj.upper) +
                                             "] is not enforced (limits of a joint that shares its body with others are not "
                                             "supported yet)");
-                rep_.joints_in.push_back({jj.name.empty() ? b.name + "/" + jj.type : jj.name,
+                rep_.joints_in.push_back({jj.name,
                                           jj.type + " -> coordinate " + std::to_string(i + 1) + " of compound joint '" + js.name +
                                               "' (" + js.parent + " -> " + js.child + ")" + (jj.ref != 0 ? ", ref " + fmt(jj.ref) : "") +
                                               (jj.armature > 0 && !opt_.drop_armature ? ", armature " + fmt(jj.armature) : "")});
@@ -1217,18 +1222,11 @@ Report Reader::import_into(Spec& spec) {
             rep_.joints_in.push_back({jname, "free: body '" + gname[group[bi]] + "' floats"});
             continue;
         }
-        const int gp = group[b.parent], gc = group[bi];
-        const Pose BP = gpose0(gp), BC = gpose0(gc);
-        const Vec3 anchor = T0[bi].x + rotate(T0[bi].q, j.pos);
+        const Pose BP = gpose0(group[b.parent]);
         JointSpec js;
         js.name = pre + jname;
         js.type = j.type == "hinge" ? "revolute" : j.type == "slide" ? "prismatic" : "spherical";
-        js.parent = gname_of(gp);
-        js.child = gname[gc];
-        js.parent_anchor = rotate_inv(BP.q, anchor - BP.x);
-        js.child_anchor = rotate_inv(BC.q, anchor - BC.x);
-        js.parent_frame = conj(BP.q) * T0[bi].q;
-        js.child_frame = conj(BC.q) * T0[bi].q;
+        attach(js, bi, j.pos);
         if (j.type != "ball") {
             js.parent_axis = rotate_inv(BP.q, rotate(T0[bi].q, j.axis));
             js.offset = {j.ref};

@@ -361,6 +361,19 @@ std::string py_wording(const std::string& msg_in) {
     });
 }
 
+// An imported spec assembled and compiled into a World; the importer's warnings become notes of
+// its run (in summary()["warnings"]), in Python's words.
+std::shared_ptr<World> assembled_world(Spec& s, const std::string& path, const std::string& file,
+                                       const std::vector<std::string>& warnings) {
+    const AssemblyReport a = assemble(s);
+    if (!a.converged)
+        raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
+                                 std::to_string(a.final_violation) + ")");
+    auto w = std::make_shared<World>(compile(s));
+    for (const std::string& x : warnings) w->run().add_note(file + ": " + py_wording(x));
+    return w;
+}
+
 py::dict summary_dict(const RunSummary& s) {
     py::dict d;
 #define NOETHER_PY_FIELD(type, name) d[#name] = s.name;
@@ -1014,13 +1027,7 @@ PYBIND11_MODULE(_noether, mod) {
             else if (!contacts.is_none()) o.contact_links = contacts.cast<std::vector<std::string>>();
             if (!(mu >= 0) || !std::isfinite(mu)) raise(g_model_error, path + ": mu must be non-negative and finite, got " + std::to_string(mu));
             const urdf::Report rep = urdf::import(s, path, o);
-            const AssemblyReport a = assemble(s);
-            if (!a.converged)
-                raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
-                                         std::to_string(a.final_violation) + ")");
-            auto w = std::make_shared<World>(compile(s));
-            for (const std::string& x : rep.warnings) w->run().add_note(rep.file + ": " + x);  // in summary()["warnings"]
-            return w;
+            return assembled_world(s, path, rep.file, rep.warnings);
         },
         py::arg("path"), py::arg("fixed_base") = false, py::arg("dt") = 0.005, py::arg("integrator") = "vi-maximal",
         py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
@@ -1052,13 +1059,7 @@ PYBIND11_MODULE(_noether, mod) {
             o.prefix = prefix;
             const mjcf::Report rep = mjcf::import(s, path, o);
             s.options.dt = dt ? *dt : rep.timestep > 0 ? rep.timestep : 0.005;
-            const AssemblyReport a = assemble(s);
-            if (!a.converged)
-                raise(g_model_error, path + ": the joints cannot all be satisfied (assembly stopped at violation " +
-                                         std::to_string(a.final_violation) + ")");
-            auto w = std::make_shared<World>(compile(s));
-            for (const std::string& x : rep.warnings) w->run().add_note(rep.file + ": " + py_wording(x));
-            return w;
+            return assembled_world(s, path, rep.file, rep.warnings);
         },
         py::arg("path"), py::arg("dt") = py::none(), py::arg("integrator") = "vi-maximal", py::arg("keyframe") = "",
         py::arg("limits") = true, py::arg("contacts") = true, py::arg("actuators") = true, py::arg("drop_armature") = false,

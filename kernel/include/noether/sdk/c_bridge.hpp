@@ -14,6 +14,7 @@
 #include "noether/error.hpp"
 #include "noether/model.hpp"
 #include "noether/run.hpp"
+#include "noether/spec.hpp"
 
 namespace noether {
 namespace c_bridge {
@@ -47,6 +48,30 @@ int guarded(F&& f) {
     } catch (const std::exception& e) {
         return set_error(NOETHER_BAD_INPUT, e.what());
     }
+}
+
+// An importer's C entry point (noether_spec_import_urdf, _mjcf): import(work) into a copy of the
+// spec, assemble it, and only then replace the caller's spec. Errors leave it unchanged and come
+// back as NOETHER_BAD_INPUT, the importer's suggestions worded by word(NAME, VALUE) (see
+// reword_import_settings); `fn` names the call for other exceptions.
+template <class Import, class Word>
+int import_spec(noether_spec* spec, const char* path, const char* fn, Import&& import, Word&& word) {
+    Spec* s = spec_of(spec);
+    if (!s || !path) return set_error(NOETHER_USAGE, std::string(fn) + ": spec and path are required");
+    Spec work = *s;
+    try {
+        import(work);
+        const AssemblyReport a = assemble(work);
+        if (!a.converged)
+            return set_error(NOETHER_BAD_INPUT, std::string(path) + ": the joints cannot all be satisfied (the assembly "
+                                                                    "stopped at violation " + std::to_string(a.final_violation) + ")");
+    } catch (const Error& e) {
+        return set_error(NOETHER_BAD_INPUT, reword_import_settings(e.what(), word));
+    } catch (const std::exception& e) {
+        return set_error(NOETHER_BAD_INPUT, std::string(fn) + ": " + e.what());
+    }
+    *s = std::move(work);
+    return set_error(NOETHER_OK, "");
 }
 
 }  // namespace c_bridge
