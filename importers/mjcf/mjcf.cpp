@@ -220,7 +220,10 @@ public:
     std::vector<double> nums(const XMLElement* e, const char* name, int cls, std::size_t min_n, std::size_t max_n,
                              std::vector<double> fallback, const char* tag = nullptr) const {
         const char* v = attr(e, name, cls, tag);
-        if (!v) return fallback;
+        if (!v) {
+            if (fallback.empty() && min_n > 0) fail(e, who(e) + ": missing attribute '" + name + "'");  // required
+            return fallback;
+        }
         return parse_numbers(attr_source(e, name, cls, tag), name, v, min_n, max_n);
     }
     double num(const XMLElement* e, const char* name, int cls, double fallback, const char* tag = nullptr) const {

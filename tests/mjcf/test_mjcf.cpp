@@ -109,6 +109,10 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
     }
     CHECK_THAT(import_error("m_ballarm.xml", "<mujoco>\n<worldbody>\n<body><joint name=\"b\" type=\"ball\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_ballarm.xml:3") && Contains("armature 0.1 on a ball joint") && Contains("import setting 'drop_armature' = true"));
+    // Found by the fuzzer: a <connect> without its anchor read an empty list (undefined behaviour).
+    CHECK_THAT(import_error("m_anchor.xml", "<mujoco>\n<worldbody>\n<body name=\"a\"><joint/><geom size=\"0.1\" pos=\"0 0 -1\"/></body>\n"
+                                            "</worldbody>\n<equality>\n<connect body1=\"a\"/>\n</equality>\n</mujoco>\n"),
+               Contains("m_anchor.xml:6") && Contains("missing attribute 'anchor'"));
     CHECK_THAT(import_error("m_plane.xml", "<mujoco>\n<worldbody>\n<body><joint/><geom type=\"plane\" size=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_plane.xml:3") && Contains("plane geom can only be part of the world"));
     CHECK_THAT(import_error("m_free.xml",
