@@ -51,9 +51,9 @@ NOETHER_API int noether_spec_add_joint(noether_spec* s, const char* name, const 
 /* Enforced limits of a joint of one degree of freedom added before (docs/contact.md); -INFINITY or
  * INFINITY leaves that side free. Checked when the spec is compiled (lower <= upper, start inside). */
 NOETHER_API int noether_spec_set_joint_limits(noether_spec* s, const char* joint, double lower, double upper);
-/* Armature of a joint of one degree of freedom added before: an inertia on its coordinate (kinetic
- * energy a q'^2 / 2; a geared rotor's reflected inertia). Checked when the spec is compiled (a >= 0,
- * finite; integrators vi-maximal and vi-midpoint). */
+/* Armature of a joint added before: an inertia on each of its coordinates (kinetic energy a q'^2 / 2;
+ * a geared rotor's reflected inertia; not on spherical joints). Checked when the spec is compiled
+ * (a >= 0, finite; integrators vi-maximal and vi-midpoint). */
 NOETHER_API int noether_spec_set_joint_armature(noether_spec* s, const char* joint, double armature);
 /* A servo actuator (docs/servos.md) on a joint of one degree of freedom added before: kind
  * "position" (kp > 0, kv >= 0, target: the target position, NAN for the joint's initial
