@@ -876,9 +876,11 @@ Report Reader::import_into(Spec& spec) {
             }
             if (b.joints.size() > 3) fail(b.joints[3].xml, who_b + ": at most three joints per body are supported");
             if (slides == 0) {
-                for (const Joint& j : b.joints)
-                    if (norm(j.pos - b.joints[0].pos) > 1e-9)
-                        fail(j.xml, who_b + ": hinges in one body are supported through one point; '" + j.name + "' is at a different pos");
+                if (b.joints.size() == 3)
+                    for (const Joint& j : b.joints)
+                        if (norm(j.pos - b.joints[0].pos) > 1e-9)
+                            fail(j.xml, who_b + ": three hinges in one body are supported through one point; '" + j.name +
+                                            "' is at a different pos");
             } else if (!(hinges == 1 && b.joints.back().type == "hinge")) {
                 fail(b.joints[0].xml, who_b + ": this stack is not supported (take hinges through one point, or one or two "
                                               "slides followed by one hinge)");
@@ -1187,13 +1189,15 @@ Report Reader::import_into(Spec& spec) {
             js.name = pre + names;
             js.type = "compound";
             attach(js, bi, b.joints.back().pos);  // the hinges' common point, or the hinge after the slides
-            std::vector<double> kinds, axes;
+            std::vector<double> kinds, axes, points;
             bool any_stiff = false, any_damp = false, any_arm = false;
             for (std::size_t i = 0; i < b.joints.size(); ++i) {
                 const Joint& jj = b.joints[i];
                 kinds.push_back(jj.type == "slide" ? 1 : 0);
                 const Vec3 ac = rotate_inv(BC.q, rotate(T0[bi].q, jj.axis));  // the child body's frame
                 axes.insert(axes.end(), {ac.x, ac.y, ac.z});
+                const Vec3 pc = rotate_inv(BC.q, rotate(T0[bi].q, jj.pos));  // directions only: differences matter
+                points.insert(points.end(), {pc.x, pc.y, pc.z});
                 js.offset.push_back(jj.ref);
                 js.stiffness.push_back(jj.stiffness);
                 js.rest.push_back(jj.springref);
@@ -1202,7 +1206,7 @@ Report Reader::import_into(Spec& spec) {
                 any_stiff |= jj.stiffness > 0, any_damp |= jj.damping > 0, any_arm |= jj.armature > 0 && !opt_.drop_armature;
                 joint_spec_index[n + i] = static_cast<int>(spec.joints.size());
                 joint_spec_dof[n + i] = static_cast<int>(i);
-                if (jj.limited)
+                if (jj.limited && opt_.limits)
                     rep_.warnings.push_back("joint '" + jj.name + "': its range [" + fmt(jj.lower) + ", " + fmt(jj.upper) +
                                             "] is not enforced (limits of a joint that shares its body with others are not "
                                             "supported yet)");
@@ -1216,6 +1220,7 @@ Report Reader::import_into(Spec& spec) {
             if (!any_arm) js.armature.clear();
             js.params["kinds"] = kinds;
             js.params["axes"] = axes;
+            js.params["points"] = points;
             js.origin = {file_of(j.xml), j.xml->GetLineNum(), "<body name='" + b.name + "'> joints " + names};
             spec.joints.push_back(js);
             rep_.joint_names.push_back(js.name);
@@ -1331,7 +1336,14 @@ Report Reader::import_into(Spec& spec) {
             const bool has_range = attr(t, "range", cls, "fixed") != nullptr;
             const int lim = tristate(t, "limited", cls, -1, "fixed");
             const bool limited = lim == 1 || (lim == -1 && autolimits_ && has_range);
-            if (limited) fail(t, who(t) + ": a fixed tendon with a range (a limit on a sum of joint coordinates) is not supported yet");
+            if (limited && opt_.limits)
+                fail(t, who(t) + ": a fixed tendon with a range (a limit on a sum of joint coordinates) is not supported yet; "
+                                 "import setting 'limits' = false imports the model with no limit enforced");
+            if (limited) {
+                rep_.warnings.push_back(who(t) + " (line " + std::to_string(t->GetLineNum()) +
+                                        "): its range is not enforced (import setting 'limits' = false)");
+                continue;
+            }
             if (num(t, "stiffness", cls, 0, "fixed") > 0 || num(t, "damping", cls, 0, "fixed") > 0)
                 fail(t, who(t) + ": a fixed tendon with stiffness or damping is not supported yet");
             tendon_names.insert(name);
@@ -1516,7 +1528,7 @@ Report Reader::import_into(Spec& spec) {
                     if (gap < deepest) deepest = gap, normal = n, deepest_name = cs.name;
                 }
             }
-            if (deepest < 0) {
+            if (deepest < -1e-9) {  // (compile takes gaps down to −1e-9 as touching)
                 for (std::size_t i = first_body; i < spec.bodies.size(); ++i) spec.bodies[i].position += -deepest * normal;
                 rep_.warnings.push_back("contact '" + deepest_name + "' started " + fmt(-deepest) + " m inside its plane " +
                                         (rep_.keyframe.empty() ? std::string("at qpos0") : "in keyframe '" + rep_.keyframe + "'") +
@@ -1539,7 +1551,10 @@ Report Reader::import_into(Spec& spec) {
 Report import(Spec& spec, const std::string& path, const Options& opt) {
     Report rep;
     Reader r(path, opt, rep);
-    return r.import_into(spec);
+    Spec work = spec;  // the caller's spec changes only if the whole file imports
+    r.import_into(work);
+    spec = std::move(work);
+    return rep;
 }
 
 bool is_mjcf(const std::string& path) {

@@ -6,14 +6,16 @@
 //   * hinges through one point (k = 2: any two non-parallel axes; k = 3: a1 ⟂ a2 ⟂ a3, not
 //     a1 ∥ a3): the point coincides (3 rows) and, for k = 2, a1ᵀ R a2 keeps its reference value
 //     (1 row, R the relative rotation). Coordinates by the closed-form decomposition
-//     R = R(a1, q1) R(a2, q2) [R(a3, q3)];
+//     R = R(a1, q1) R(a2, q2) [R(a3, q3)]. Two hinges may also sit at different points p1, p2
+//     (the humanoid's ankles): then the second point moves as the first hinge turns it (3 rows);
+//
 //   * one or two slides, then one hinge ⟂ to them (planar roots: slide x, slide z, hinge y): the
 //     hinge point moves in the slides' span (3 − s rows) and the child turns only about the hinge
 //     (2 rows). Coordinates: the point's displacement in the slides' (not necessarily orthogonal)
 //     directions, and the hinge angle.
 // Parameters (JointSpec::params): kinds (k values, 0 hinge, 1 slide), axes (3k numbers, child
-// frame). The anchor (parent_anchor/child_anchor or anchor) is the hinges' common point, or the
-// hinge's point. Other stacks are refused naming the joint.
+// frame), points (optional, 3k numbers, child frame: the motions' points; only differences matter).
+// The anchor (parent_anchor/child_anchor or anchor) is the last hinge's point. Other stacks are refused naming the joint.
 #include <cmath>
 #include <cstdio>
 
@@ -46,7 +48,10 @@ double unwrap(double v, const double* prev) {
 // Hinges through one point.
 class Hinges final : public JointModel {
 public:
-    Hinges(const JointSetup& s, const Vec3* axes, int k) : pa_(s.pa()), pb_(s.pb()), k_(k), qoff_(s.qoff()) {
+    // r: p2 − p1, the second hinge's point from the first's (child frame; zero: one point). The
+    // anchor is the last hinge's point.
+    Hinges(const JointSetup& s, const Vec3* axes, int k, const Vec3& r) : pa_(s.pa()), pb_(s.pb()), k_(k), qoff_(s.qoff()), r_(r) {
+        offset_ = norm(r) > 0;
         for (int i = 0; i < k; ++i) a_[i] = axes[i];
         R0_ = rotation(qoff_);
         if (k == 2) {
@@ -61,11 +66,52 @@ public:
     int dofs() const override { return k_; }
     void constraint(const Pose& a, const Pose& b, double* g, double* Ja, double* Jb) const override {
         RowWriter w{g, Ja, Jb};
-        prim_point(a, b, pa_, pb_, w);
+        if (offset_) translation_rows(a, b, w);
+        else prim_point(a, b, pa_, pb_, w);
         if (k_ == 2) {
             prim_perpendicular(a, b, u_, a_[1], w);
             g[3] -= c0_;
         }
+    }
+    // Two hinges at different points: the second point's displacement, in the child's reference
+    // frame, d = R0ᵀ (Raᵀ(xb + Rb pb − xa) − pa), must be the first hinge's turn of it,
+    // (R(a1, q1) − I) r, with q1 read from the relative rotation (3 rows).
+    void translation_rows(const Pose& a, const Pose& b, RowWriter& w) const {
+        const Mat3 Ra = rotation(a.q), Rb = rotation(b.q), RaT = transpose(Ra), R0T = transpose(R0_);
+        const Vec3 wv = RaT * (b.x + Rb * pb_ - a.x);
+        const Vec3 d = R0T * (wv - pa_);
+        double q[3];
+        decompose(relative(a, b), nullptr, q);
+        const Mat3 R1 = rot(a_[0], q[0]);
+        const Vec3 model = R1 * r_ - r_, dm = cross(a_[0], R1 * r_);  // (R1 − I) r and its q1-derivative
+        // The exact gradient of q1 = atan2((a1 × x)·v, x·v), v = R a2, x = a2 ⟂ a1 (also off the joint):
+        // dv = −R (a2 × δ) for a child-frame turn δ, so ∂q1/∂δ = a2 × (Rᵀ ∇v q1); δ = δθb − Rabᵀ δθa.
+        double Ca[6] = {}, Cb[6] = {};
+        if (w.Ja || w.Jb) {
+            const Mat3 R = relative(a, b);
+            const Vec3 x = a_[1] - dot(a_[0], a_[1]) * a_[0], t = cross(a_[0], x), v = R * a_[1];
+            const double X = dot(x, v), Y = dot(t, v);
+            const Vec3 grad = (X * t - Y * x) / (X * X + Y * Y);
+            const Vec3 gb = cross(a_[1], transpose(R) * grad), ga = -1.0 * (transpose(Ra) * Rb * gb);
+            Cb[3] = gb.x, Cb[4] = gb.y, Cb[5] = gb.z;
+            Ca[3] = ga.x, Ca[4] = ga.y, Ca[5] = ga.z;
+        }
+        const Mat3 Jxb = R0T * RaT, Jtb = -1.0 * (R0T * RaT * Rb * skew(pb_)), Jxa = -1.0 * Jxb, Jta = R0T * skew(wv);
+        for (int r = 0; r < 3; ++r) {
+            const double dmr = r == 0 ? dm.x : r == 1 ? dm.y : dm.z;
+            w.g[w.row + r] = (r == 0 ? d.x - model.x : r == 1 ? d.y - model.y : d.z - model.z);
+            for (int c = 0; c < 3; ++c) {
+                if (w.Jb) {
+                    w.Jb[6 * (w.row + r) + c] = Jxb.m[r][c] - dmr * Cb[c];
+                    w.Jb[6 * (w.row + r) + 3 + c] = Jtb.m[r][c] - dmr * Cb[3 + c];
+                }
+                if (w.Ja) {
+                    w.Ja[6 * (w.row + r) + c] = Jxa.m[r][c] - dmr * Ca[c];
+                    w.Ja[6 * (w.row + r) + 3 + c] = Jta.m[r][c] - dmr * Ca[3 + c];
+                }
+            }
+        }
+        w.row += 3;
     }
     // The relative rotation in the child frame, identity at the reference pose.
     Mat3 relative(const Pose& a, const Pose& b) const {
@@ -135,6 +181,8 @@ private:
     Vec3 pa_, pb_, a_[3], u_;
     int k_;
     Quat qoff_;
+    Vec3 r_;
+    bool offset_ = false;
     Mat3 R0_;
     double c0_ = 0, phi_ = 0;
 };
@@ -199,7 +247,7 @@ private:
 
 class CompoundType final : public JointType {
 public:
-    std::vector<std::string> parameters() const override { return {"kinds", "axes"}; }
+    std::vector<std::string> parameters() const override { return {"kinds", "axes", "points"}; }
     std::unique_ptr<JointModel> compile(JointSetup& s) const override {
         const auto& p = s.spec().params;
         auto kinds_it = p.find("kinds"), axes_it = p.find("axes");
@@ -231,6 +279,21 @@ public:
             if (kinds[i] == 1) ++slides;
             else if (first_hinge < 0) first_hinge = i;
         }
+        // Points of the motions (child frame; only their differences matter): optional, default one point.
+        Vec3 pts[3];
+        if (auto pit = p.find("points"); pit != p.end()) {
+            if (pit->second.size() != ax.size()) {
+                s.error("parameter 'points' needs 3 numbers per motion, got " + std::to_string(pit->second.size()));
+                return nullptr;
+            }
+            for (int i = 0; i < k; ++i) {
+                pts[i] = {pit->second[3 * i], pit->second[3 * i + 1], pit->second[3 * i + 2]};
+                if (!isfinite(pts[i])) {
+                    s.error("parameter 'points' must be finite");
+                    return nullptr;
+                }
+            }
+        }
         char buf[160];
         if (slides == 0) {
             if (k == 2 && std::fabs(dot(axes[0], axes[1])) > 1 - 1e-9) {
@@ -250,7 +313,14 @@ public:
                     return nullptr;
                 }
             }
-            return std::make_unique<Hinges>(s, axes, k);
+            Vec3 r;
+            if (k == 2) r = pts[1] - pts[0];
+            for (int i = 1; i < k && k == 3; ++i)
+                if (norm(pts[i] - pts[0]) > 1e-12) {
+                    s.error("three hinges are taken through one point only");
+                    return nullptr;
+                }
+            return std::make_unique<Hinges>(s, axes, k, r);
         }
         // Slides, then one hinge perpendicular to them.
         if (!(slides == k - 1 && kinds[k - 1] == 0)) {

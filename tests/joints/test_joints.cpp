@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 const char* kTypes[] = {"fixed", "revolute", "prismatic", "spherical", "universal", "cylindrical", "planar", "point-on-line",
-                        "compound:hh", "compound:hhh", "compound:sh", "compound:ssh"};
+                        "compound:hh", "compound:hhh", "compound:sh", "compound:ssh", "compound:hh_apart"};
 
 struct Case {
     JointSpec spec;
@@ -49,7 +49,8 @@ Case make_case(const std::string& type, bool world, testutil::Rng& rng) {
         std::vector<Vec3> axes;
         std::vector<double> kinds;
         const double d63 = 63 * M_PI / 180, d70 = 70 * M_PI / 180, d80 = 80 * M_PI / 180;
-        if (stack == "hh") axes = {n, std::cos(d63) * n + std::sin(d63) * e1}, kinds = {0, 0};
+        if (stack == "hh" || stack == "hh_apart") axes = {n, std::cos(d63) * n + std::sin(d63) * e1}, kinds = {0, 0};
+        if (stack == "hh_apart") c.spec.params["points"] = {0.1, -0.2, 0.3, 0.0, 0.05, -0.1};  // the ankle's two points
         if (stack == "hhh") axes = {std::cos(d70) * e2 + std::sin(d70) * e1, n, e2}, kinds = {0, 0, 0};
         if (stack == "sh") axes = {e1, n}, kinds = {1, 0};
         if (stack == "ssh") axes = {e1, std::cos(d80) * e1 + std::sin(d80) * e2, n}, kinds = {1, 1, 0};

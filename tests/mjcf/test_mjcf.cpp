@@ -276,3 +276,25 @@ TEST_CASE("mjcf: Go2 (a floating tree) runs under vi-maximal and riqn and they a
     INFO("largest coordinate difference after 0.5 s: " << diff);
     CHECK(diff <= 1e-3);
 }
+
+TEST_CASE("mjcf: MuJoCo's humanoid: refused for its tendon ranges unless limits are off, then 27 DOF with compound joints", "[mjcf][models]") {
+    if (!have_models()) return;
+    const std::string file = kModels + "mujoco/model/humanoid/humanoid.xml";
+    Spec s;
+    CHECK_THROWS_WITH(mjcf::import(s, file, {}), Contains("humanoid.xml:192") && Contains("<fixed name='hamstring_right'>") &&
+                                                      Contains("import setting 'limits' = false"));
+    mjcf::Options o;
+    o.limits = false;
+    const mjcf::Report rep = mjcf::import(s, file, o);
+    CHECK(rep.nq == 28);
+    CHECK(rep.nv == 27);
+    int compound = 0;
+    for (const JointSpec& j : s.joints) compound += j.type == "compound" ? 1 : 0;
+    CHECK(compound == 7);  // abdomen (2), hips (3 each), ankles (2 at two points each), shoulders (2 each)
+    s.options.integrator = "vi-maximal";
+    auto m = compile(s);
+    CHECK(m->dof() == 27);
+    bool tendon_warned = false;
+    for (const std::string& w : rep.warnings) tendon_warned |= w.find("hamstring_left") != std::string::npos;
+    CHECK(tendon_warned);
+}

@@ -188,9 +188,12 @@ void compare_with_mujoco(const std::string& file, int expect_bodies, double iner
             const int i = coordinate_of.at(jn);
             const std::vector<double>& ax = J.params.at("axes");
             axis.add(norm(rotate(C.q, Vec3{ax[3 * i], ax[3 * i + 1], ax[3 * i + 2]}) - xaxis), jn);
-            if (m->jnt_type[j] == mjJNT_HINGE) {
-                anchor.add(norm(P.x + rotate(P.q, *J.parent_anchor) - xa) / scale, jn);
-                anchor.add(norm(C.x + rotate(C.q, *J.child_anchor) - xa) / scale, jn);
+            if (m->jnt_type[j] == mjJNT_HINGE) {  // its point: the anchor (the last one's) moved by the points' difference
+                const std::vector<double>& pt = J.params.at("points");
+                const std::size_t last = pt.size() / 3 - 1;
+                const Vec3 off{pt[3 * i] - pt[3 * last], pt[3 * i + 1] - pt[3 * last + 1], pt[3 * i + 2] - pt[3 * last + 2]};
+                anchor.add(norm(C.x + rotate(C.q, *J.child_anchor + off) - xa) / scale, jn);
+                if (norm(off) == 0) anchor.add(norm(P.x + rotate(P.q, *J.parent_anchor) - xa) / scale, jn);
             }
             ++joints_compared;
             continue;
@@ -312,6 +315,9 @@ TEST_CASE("mjcf: the shared MJCF models equal MuJoCo's compile to 1e-9", "[mjcf]
         compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml", 4);
         compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/half_cheetah.xml", 7);
         compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/walker2d.xml", 7);
+    }
+    SECTION("humanoid (hinges stacked through one point and at two points, degrees, nested classes, fromto capsules)") {
+        compare_with_mujoco(kModels + "mujoco/model/humanoid/humanoid.xml", 16);
     }
     SECTION("jdotv_connect_2d (a compound joint in a rotated body closing a loop)") {
         compare_with_mujoco(kModels + "mujoco/test/engine/testdata/core_constraint/jdotv_connect_2d.xml", 2);
@@ -499,29 +505,35 @@ TEST_CASE("mjcf: hopper, half_cheetah, walker2d and the loop model: coordinates,
     }
 }
 
-TEST_CASE("mjcf: the hopper tumbling in the air under vi-midpoint follows MuJoCo's RK4 (compound root, armature, damping)", "[mjcf][mujoco]") {
-    if (!exists(kModels + "MANIFEST.md")) return;
-    const std::string file = kModels + "Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml";
-    const double dt = 2.5e-4, T = 0.4;
+namespace {
+
+// A model tossed in the air (contacts, limits and actuation off; springs, dampers and armature on)
+// from qpos0 with the rates qvel: MuJoCo's RK4 and noether's vi-midpoint at the same step; the
+// largest difference of the joint coordinates after T (a free root's 7 are skipped: first).
+double toss_difference(const std::string& file, const std::vector<double>& qvel, double dt, double T, int first, double* moved) {
     const int steps = static_cast<int>(std::lround(T / dt));
     char err[1000] = "";
     mjModel* m = mj_loadXML(file.c_str(), nullptr, err, sizeof err);
     REQUIRE(m);
+    REQUIRE(m->nv == static_cast<int>(qvel.size()));
     m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_ACTUATION | mjDSBL_FRICTIONLOSS;
     m->opt.integrator = mjINT_RK4;
     m->opt.timestep = dt;
     mjData* d = mj_makeData(m);
-    const double qvel[6] = {0.5, 2.0, -1.5, 3.0, -2.0, 4.0};
-    for (int i = 0; i < 6; ++i) d->qvel[i] = qvel[i];
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = qvel[i];
     const std::vector<double> qpos0(m->qpos0, m->qpos0 + m->nq);
     for (int i = 0; i < steps; ++i) mj_step(m, d);
     // noether: a scratch copy with that start as a key.
     tinyxml2::XMLDocument doc;
     REQUIRE(doc.LoadFile(file.c_str()) == tinyxml2::XML_SUCCESS);
-    tinyxml2::XMLElement* key = doc.RootElement()->InsertNewChildElement("keyframe")->InsertNewChildElement("key");
+    tinyxml2::XMLElement* kf = doc.RootElement()->FirstChildElement("keyframe");
+    if (!kf) kf = doc.RootElement()->InsertNewChildElement("keyframe");
+    tinyxml2::XMLElement* key = kf->InsertNewChildElement("key");
     key->SetAttribute("name", "toss");
-    key->SetAttribute("qvel", "0.5 2.0 -1.5 3.0 -2.0 4.0");
-    const std::string scratch = std::string(NOETHER_BINARY_DIR) + "/tests/hopper_toss.xml";
+    std::string qv;
+    for (double v : qvel) qv += (qv.empty() ? "" : " ") + std::to_string(v);  // short decimals: exact as text
+    key->SetAttribute("qvel", qv.c_str());
+    const std::string scratch = std::string(NOETHER_BINARY_DIR) + "/tests/toss.xml";
     REQUIRE(doc.SaveFile(scratch.c_str()) == tinyxml2::XML_SUCCESS);
     Spec s;
     s.options.integrator = "vi-midpoint";
@@ -535,11 +547,31 @@ TEST_CASE("mjcf: the hopper tumbling in the air under vi-midpoint follows MuJoCo
     auto model = compile(s);
     Data nd(model);
     for (int i = 0; i < steps; ++i) REQUIRE(step(*model, nd) == StepStatus::ok);
-    double worst = 0, moved = 0;
-    for (int i = 0; i < m->nq; ++i) worst = std::max(worst, std::fabs(nd.coord[i] - d->qpos[i])), moved = std::max(moved, std::fabs(d->qpos[i] - qpos0[i]));
-    INFO("largest coordinate difference after " << T << " s: " << worst << " (the coordinates moved up to " << moved << ")");
-    CHECK(moved > 0.5);
-    CHECK(worst <= 1e-5);
+    double worst = 0;
+    *moved = 0;
+    REQUIRE(static_cast<int>(nd.coord.size()) == m->nq - first);
+    for (int i = first; i < m->nq; ++i)
+        worst = std::max(worst, std::fabs(nd.coord[i - first] - d->qpos[i])), *moved = std::max(*moved, std::fabs(d->qpos[i] - qpos0[i]));
     mj_deleteData(d);
     mj_deleteModel(m);
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("mjcf: the hopper and the humanoid tumbling in the air under vi-midpoint follow MuJoCo's RK4 (compound joints, armature, springs, dampers)", "[mjcf][mujoco]") {
+    if (!exists(kModels + "MANIFEST.md")) return;
+    double moved = 0;
+    const double hop = toss_difference(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/hopper.xml", {0.5, 2.0, -1.5, 3.0, -2.0, 4.0},
+                                       2.5e-4, 0.4, 0, &moved);
+    INFO("hopper: largest coordinate difference after 0.4 s " << hop << " (the coordinates moved up to " << moved << ")");
+    CHECK(moved > 0.5);
+    CHECK(hop <= 1e-5);
+    std::vector<double> qv(27, 0.0);
+    testutil::Rng r(8);
+    for (double& v : qv) v = std::round(r.uniform(-2, 2) * 100) / 100;
+    const double hum = toss_difference(kModels + "mujoco/model/humanoid/humanoid.xml", qv, 2.5e-4, 0.3, 7, &moved);
+    INFO("humanoid: largest joint difference after 0.3 s " << hum << " rad (the joints moved up to " << moved << ")");
+    CHECK(moved > 0.3);
+    CHECK(hum <= 1e-5);
 }

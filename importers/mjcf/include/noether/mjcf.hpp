@@ -72,7 +72,8 @@ struct NOETHER_API Report {
 
 // Parse `path` (and its includes) and add the model to `spec`: bodies, joints, loop closures,
 // contacts, servos; <option gravity> sets the spec's gravity (the timestep is reported, not
-// applied: the host chooses its step). Throws ModelError naming file:line and the element.
+// applied: the host chooses its step). Throws ModelError naming file:line and the element; the
+// spec is then unchanged.
 NOETHER_API Report import(Spec& spec, const std::string& path, const Options& options);
 
 // Whether the file's root element is <mujoco> (false for URDF, unreadable or malformed files).
