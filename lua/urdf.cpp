@@ -188,11 +188,7 @@ int l_urdf(lua_State* L, World& w) {
     lua_setfield(L, -2, "bodies");
     push_joint_handles(L, rep.joint_names, opt.prefix);
     lua_setfield(L, -2, "joints");
-    lua_newtable(L);
-    for (const auto& kv : rep.frames) {
-        push_frame(L, kv.second.body, kv.second.offset);
-        lua_setfield(L, -2, kv.first.substr(opt.prefix.size()).c_str());
-    }
+    push_frames(L, rep.frames, opt.prefix);
     lua_setfield(L, -2, "frames");
     for (std::string& x : rep.warnings) x = lua_wording(x);  // the importer's settings as w:urdf fields
     for (std::string& x : rep.ignored) x = lua_wording(x);

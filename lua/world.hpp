@@ -320,6 +320,15 @@ std::string import_file(lua_State* L, const std::string& file, const std::string
 void adopt_import(lua_State* L, World& w, Spec& trial, const std::string& who);
 void push_frame(lua_State* L, const std::string& body, const Pose& offset);
 void push_joint_handles(lua_State* L, const std::vector<std::string>& names, const std::string& prefix);
+// The frames table of an import report (name → {body, offset}), keyed without the prefix.
+template <class Frames>
+void push_frames(lua_State* L, const Frames& frames, const std::string& prefix) {
+    lua_newtable(L);
+    for (const auto& kv : frames) {
+        push_frame(L, kv.second.body, kv.second.offset);
+        lua_setfield(L, -2, kv.first.substr(prefix.size()).c_str());
+    }
+}
 // mjcf.cpp
 int l_mjcf(lua_State* L, World& w);
 int l_assemble(lua_State* L, World& w);

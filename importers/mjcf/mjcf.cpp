@@ -391,8 +391,6 @@ public:
                 fail(c, "<compiler coordinate=\"" + std::string(co) + "\">: only local coordinates are supported (as in MuJoCo 2.3 and later)");
         for (const char* a : {"boundmass", "boundinertia", "balanceinertia"})
             if (c->Attribute(a)) fail(c, std::string("<compiler ") + a + ">: changes the masses and inertias of the bodies; not supported");
-        if (const char* m = c->Attribute("meshdir")) meshdir_ = m;
-        else if (const char* m = c->Attribute("assetdir")) meshdir_ = m;
     }
 
     void read_option(const XMLElement* o, Spec& spec) {
@@ -726,13 +724,11 @@ public:
     int inertiafromgeom_ = -1;  // -1: auto
     double settotalmass_ = -1;
     bool contact_disabled_ = false;
-    std::string meshdir_;
     std::map<std::string, int> geom_attrs_, joint_attrs_, visual_elements_;
-
-public:
     std::vector<Body> bodies_;
     std::map<std::string, int> body_id_;
 
+public:
     Report import_into(Spec& spec);
 };
 
@@ -1161,6 +1157,7 @@ Report Reader::import_into(Spec& spec) {
     }
 
     // ---- emit joints ----------------------------------------------------------------------------
+    const std::size_t first_joint = spec.joints.size();
     std::vector<int> joint_spec_index(joint_list.size(), -1), joint_spec_dof(joint_list.size(), 0);
     // A joint of body bi to its parent's group at `point` (bi's frame), in body style with the
     // joint frames at the qpos0 pose (aligned frames = zero coordinates).
@@ -1449,13 +1446,14 @@ Report Reader::import_into(Spec& spec) {
         const std::size_t first_contact = spec.contacts.size();
         std::map<std::string, std::size_t> body_index_of;
         for (std::size_t i = first_body; i < spec.bodies.size(); ++i) body_index_of[spec.bodies[i].name] = i;
-        std::vector<const Geom*> planes;
+        // The world's planes with their world poses (a plane on a body welded to the world moves with it).
+        std::vector<std::pair<const Geom*, Pose>> planes;
         for (const Geom& g : bodies_[0].geoms)
-            if (g.type == "plane") planes.push_back(&g);
+            if (g.type == "plane") planes.push_back({&g, g.pose});
         for (int i = 1; i < nb; ++i)
             if (group[i] == WORLD)
                 for (const Geom& g : bodies_[i].geoms)
-                    if (g.type == "plane") planes.push_back(&g);
+                    if (g.type == "plane") planes.push_back({&g, compose(T[i], g.pose)});
         int self = 0, unusable = 0;
         for (int i = 1; i < nb; ++i) {
             const int gi = group[i];
@@ -1463,18 +1461,12 @@ Report Reader::import_into(Spec& spec) {
             for (const Geom& g : bodies_[i].geoms) {
                 if (g.contype == 0 && g.conaffinity == 0) continue;
                 ++self;
-                for (const Geom* p : planes) {
+                for (const auto& [p, pworld] : planes) {
                     if (!((g.contype & p->conaffinity) || (p->contype & g.conaffinity))) continue;
                     if (g.type != "sphere" && g.type != "capsule" && g.type != "box") {
                         ++unusable;
                         continue;
                     }
-                    const Pose pw = p->pose;  // world body geoms: in the world (a welded body's: its pose)
-                    Pose pworld = pw;
-                    for (int w = 1; w < nb; ++w)
-                        if (group[w] == WORLD)
-                            for (const Geom& q : bodies_[w].geoms)
-                                if (&q == p) pworld = compose(T[w], pw);
                     ContactSpec cs;
                     cs.body = gname[gi];
                     cs.name = pre + (g.name.empty() ? bodies_[i].name + "/geom" + std::to_string(&g - bodies_[i].geoms.data()) : g.name) +
@@ -1496,9 +1488,7 @@ Report Reader::import_into(Spec& spec) {
         // are hard and must start apart: a model whose bodies all float is lifted out, with a warning.
         // Judged at the assembled pose (closing loops moves the feet), which a lift only translates.
         bool all_float = spec.contacts.size() > first_contact;
-        for (const JointSpec& j : spec.joints)
-            if (j.parent == "world" && std::find(rep_.joint_names.begin(), rep_.joint_names.end(), j.name) != rep_.joint_names.end())
-                all_float = false;
+        for (std::size_t j = first_joint; j < spec.joints.size(); ++j) all_float = all_float && spec.joints[j].parent != "world";
         if (all_float) {
             Spec assembled = spec;
             assembled.contacts.clear();  // (a spec that starts in penetration does not compile)
@@ -1511,17 +1501,7 @@ Report Reader::import_into(Spec& spec) {
                 const BodySpec& B = assembled.bodies[body_index_of.at(cs.body)];
                 std::vector<Vec3> pts;
                 double radius = 0;
-                if (cs.type == ContactSpec::Type::box) {
-                    for (int b = 0; b < 8; ++b)
-                        pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{(b & 1 ? 0.5 : -0.5) * cs.size.x, (b & 2 ? 0.5 : -0.5) * cs.size.y,
-                                                                         (b & 4 ? 0.5 : -0.5) * cs.size.z}));
-                } else if (cs.type == ContactSpec::Type::capsule) {
-                    radius = cs.size.x;
-                    for (double e : {-0.5, 0.5}) pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{0, 0, e * cs.size.y}));
-                } else {
-                    radius = cs.size.x;
-                    pts.push_back(cs.pose.x);
-                }
+                contact_points(cs, pts, radius);
                 const Vec3 n = normalized(cs.normal);
                 for (const Vec3& p : pts) {
                     const double gap = dot(n, B.position + rotate(B.orientation, p)) - cs.offset / norm(cs.normal) - radius;

@@ -103,6 +103,23 @@ const char* shape_type_name(Shape::Type t) {
     return "?";
 }
 
+void contact_points(const ContactSpec& cs, std::vector<Vec3>& pts, double& radius) {
+    pts.clear();
+    radius = 0;
+    if (cs.type == ContactSpec::Type::box) {
+        for (int b = 0; b < 8; ++b) {
+            const Vec3 corner{(b & 1 ? 0.5 : -0.5) * cs.size.x, (b & 2 ? 0.5 : -0.5) * cs.size.y, (b & 4 ? 0.5 : -0.5) * cs.size.z};
+            pts.push_back(cs.pose.x + rotate(cs.pose.q, corner));
+        }
+    } else if (cs.type == ContactSpec::Type::capsule) {
+        radius = cs.size.x;
+        for (double e : {-0.5, 0.5}) pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{0, 0, e * cs.size.y}));
+    } else {
+        radius = cs.type == ContactSpec::Type::sphere ? cs.size.x : 0.0;
+        pts.push_back(cs.pose.x);
+    }
+}
+
 const char* contact_type_name(ContactSpec::Type t) {
     switch (t) {
         case ContactSpec::Type::point: return "point";
@@ -269,19 +286,7 @@ void compile_contacts(const Spec& spec, const std::map<std::string, int>& body_i
         // The contact points in the body frame.
         std::vector<Vec3> pts;
         double radius = 0;
-        if (box) {
-            for (int b = 0; b < 8; ++b) {
-                const Vec3 corner{(b & 1 ? 0.5 : -0.5) * cs.size.x, (b & 2 ? 0.5 : -0.5) * cs.size.y,
-                                  (b & 4 ? 0.5 : -0.5) * cs.size.z};
-                pts.push_back(cs.pose.x + rotate(cs.pose.q, corner));
-            }
-        } else if (capsule) {
-            radius = cs.size.x;
-            for (double e : {-0.5, 0.5}) pts.push_back(cs.pose.x + rotate(cs.pose.q, Vec3{0, 0, e * cs.size.y}));
-        } else {
-            radius = sphere ? cs.size.x : 0.0;
-            pts.push_back(cs.pose.x);
-        }
+        contact_points(cs, pts, radius);
         bool ok = true;
         for (std::size_t p = 0; p < pts.size() && ok; ++p) {
             ContactInfo ci = base;

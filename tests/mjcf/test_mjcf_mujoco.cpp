@@ -413,6 +413,32 @@ TEST_CASE("mjcf: the UR5e falling 0.5 s under vi-midpoint follows MuJoCo's RK4 (
 
 namespace {
 
+// A scratch copy of an MJCF file with one more <key name=key> (qpos only if given), every value
+// written exactly (%.17g).
+std::string scratch_with_key(const std::string& path, const std::string& name, const char* key_name,
+                             const std::vector<double>* qpos, const std::vector<double>& qvel) {
+    auto text = [](const std::vector<double>& v) {
+        std::string out;
+        for (double x : v) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", x);
+            out += (out.empty() ? "" : " ") + std::string(buf);
+        }
+        return out;
+    };
+    tinyxml2::XMLDocument doc;
+    REQUIRE(doc.LoadFile(path.c_str()) == tinyxml2::XML_SUCCESS);
+    tinyxml2::XMLElement* kf = doc.RootElement()->FirstChildElement("keyframe");
+    if (!kf) kf = doc.RootElement()->InsertNewChildElement("keyframe");
+    tinyxml2::XMLElement* key = kf->InsertNewChildElement("key");
+    key->SetAttribute("name", key_name);
+    if (qpos) key->SetAttribute("qpos", text(*qpos).c_str());
+    key->SetAttribute("qvel", text(qvel).c_str());
+    const std::string out = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
+    REQUIRE(doc.SaveFile(out.c_str()) == tinyxml2::XML_SUCCESS);
+    return out;
+}
+
 // The joint-space mass matrix of an MJCF model at qpos0 as noether's import sees it: the bodies'
 // velocities for each unit joint rate (a scratch copy with a <key> of that qvel), M_jk = Σ_b m v_j·v_k +
 // ω_jᵀ I ω_k. The compiled Data's coordinates and rates must be the key's: the joint plugins
@@ -422,24 +448,11 @@ std::vector<double> noether_mass_matrix(const std::string& path, const std::stri
     std::vector<double> M(static_cast<std::size_t>(nv) * nv, 0.0);
     std::vector<std::vector<BodySpec>> unit(nv);
     *worst_coord = 0;
+    REQUIRE(static_cast<int>(qpos.size()) == nq);
     for (int j = 0; j < nv; ++j) {
-        tinyxml2::XMLDocument doc;
-        REQUIRE(doc.LoadFile(path.c_str()) == tinyxml2::XML_SUCCESS);
-        tinyxml2::XMLElement* kf = doc.RootElement()->FirstChildElement("keyframe");
-        if (!kf) kf = doc.RootElement()->InsertNewChildElement("keyframe");
-        tinyxml2::XMLElement* key = kf->InsertNewChildElement("key");
-        key->SetAttribute("name", "probe");
-        std::string qp, qv;
-        for (int i = 0; i < nq; ++i) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.17g", qpos[i]);  // exactly the double
-            qp += (i ? " " : "") + std::string(buf);
-        }
-        for (int i = 0; i < nv; ++i) qv += (i ? " " : "") + std::string(i == j ? "1" : "0");
-        key->SetAttribute("qpos", qp.c_str());
-        key->SetAttribute("qvel", qv.c_str());
-        const std::string out = std::string(NOETHER_BINARY_DIR) + "/tests/" + name;
-        REQUIRE(doc.SaveFile(out.c_str()) == tinyxml2::XML_SUCCESS);
+        std::vector<double> unit_rate(nv, 0.0);
+        unit_rate[j] = 1;
+        const std::string out = scratch_with_key(path, name, "probe", &qpos, unit_rate);
         Spec s;
         s.options.integrator = "vi-maximal";
         mjcf::Options o;
@@ -524,17 +537,7 @@ double toss_difference(const std::string& file, const std::vector<double>& qvel,
     const std::vector<double> qpos0(m->qpos0, m->qpos0 + m->nq);
     for (int i = 0; i < steps; ++i) mj_step(m, d);
     // noether: a scratch copy with that start as a key.
-    tinyxml2::XMLDocument doc;
-    REQUIRE(doc.LoadFile(file.c_str()) == tinyxml2::XML_SUCCESS);
-    tinyxml2::XMLElement* kf = doc.RootElement()->FirstChildElement("keyframe");
-    if (!kf) kf = doc.RootElement()->InsertNewChildElement("keyframe");
-    tinyxml2::XMLElement* key = kf->InsertNewChildElement("key");
-    key->SetAttribute("name", "toss");
-    std::string qv;
-    for (double v : qvel) qv += (qv.empty() ? "" : " ") + std::to_string(v);  // short decimals: exact as text
-    key->SetAttribute("qvel", qv.c_str());
-    const std::string scratch = std::string(NOETHER_BINARY_DIR) + "/tests/toss.xml";
-    REQUIRE(doc.SaveFile(scratch.c_str()) == tinyxml2::XML_SUCCESS);
+    const std::string scratch = scratch_with_key(file, "toss.xml", "toss", nullptr, qvel);
     Spec s;
     s.options.integrator = "vi-midpoint";
     s.options.dt = dt;

@@ -144,6 +144,9 @@ struct NOETHER_API ContactSpec {
     Origin origin;
 };
 NOETHER_API const char* contact_type_name(ContactSpec::Type t);
+// The contact points a ContactSpec expands into, in its body's frame — a box's 8 corners, a
+// capsule's 2 end centres, a sphere's centre, the point — and their radius (0 for a point or box).
+NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points, double& radius);
 
 struct NOETHER_API Options {
     std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names
