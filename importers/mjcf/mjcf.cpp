@@ -369,9 +369,16 @@ public:
     }
 
     void read_compiler(const XMLElement* c) {
-        report_attributes(c, {"angle", "eulerseq", "autolimits", "inertiafromgeom", "settotalmass", "meshdir", "assetdir",
-                              "texturedir", "coordinate", "boundmass", "boundinertia", "balanceinertia", "discardvisual",
-                              "strippath", "inertiagrouprange", "fitaabb", "convexhull", "usethread", "exactmeshinertia"});
+        // What is read below; the rest (mesh and texture paths, mesh processing, threads: nothing
+        // here reads meshes) is reported.
+        report_attributes(c, {"angle", "eulerseq", "autolimits", "inertiafromgeom", "settotalmass", "coordinate", "boundmass",
+                              "boundinertia", "balanceinertia", "inertiagrouprange"},
+                          "not used (meshes are not read)");
+        if (c->Attribute("inertiagrouprange")) {  // which geoms give inertia: every group (0 5, the default) is what is computed
+            const auto r = nums(c, "inertiagrouprange", -1, 2, 2, {});
+            if (!(r[0] <= 0 && r[1] >= 5))
+                fail(c, "<compiler inertiagrouprange>: leaves geom groups out of the bodies' inertia; not supported");
+        }
         if (const char* a = c->Attribute("angle")) {
             if (!std::strcmp(a, "degree")) angle_scale_ = kPi / 180;
             else if (!std::strcmp(a, "radian")) angle_scale_ = 1;

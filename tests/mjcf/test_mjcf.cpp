@@ -113,6 +113,18 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
     CHECK_THAT(import_error("m_anchor.xml", "<mujoco>\n<worldbody>\n<body name=\"a\"><joint/><geom size=\"0.1\" pos=\"0 0 -1\"/></body>\n"
                                             "</worldbody>\n<equality>\n<connect body1=\"a\"/>\n</equality>\n</mujoco>\n"),
                Contains("m_anchor.xml:6") && Contains("missing attribute 'anchor'"));
+    // Compiler settings nothing reads are reported; one that leaves geoms out of the inertia is refused.
+    CHECK_THAT(import_error("m_igr.xml", "<mujoco>\n<compiler inertiagrouprange=\"0 2\"/>\n<worldbody/>\n</mujoco>\n"),
+               Contains("m_igr.xml:2") && Contains("inertiagrouprange") && Contains("leaves geom groups out"));
+    {
+        Spec s;
+        const mjcf::Report r = mjcf::import(s, fixture("m_meshdir.xml", "<mujoco>\n<compiler meshdir=\"assets\" inertiagrouprange=\"0 5\"/>\n"
+                                                                          "<worldbody/>\n</mujoco>\n"), {});
+        std::string ignored;
+        for (const std::string& x : r.ignored) ignored += x + "\n";
+        CHECK_THAT(ignored, Contains("m_meshdir.xml:2") && Contains("meshdir: not used (meshes are not read)"));
+        CHECK_THAT(ignored, !Contains("inertiagrouprange"));
+    }
     CHECK_THAT(import_error("m_plane.xml", "<mujoco>\n<worldbody>\n<body><joint/><geom type=\"plane\" size=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_plane.xml:3") && Contains("plane geom can only be part of the world"));
     CHECK_THAT(import_error("m_free.xml",
