@@ -75,6 +75,7 @@ std::string cli_wording(const std::string& msg_in) {
     const std::string msg = noether::reword_import_settings(msg_in, [](const std::string& name, const std::string& value) {
         if (name == "base") return "--base " + value;
         if (name == "limits" && value == "false") return std::string("--no-limits");
+        if (name == "couplings" && value == "false") return std::string("--no-couplings");
         if (name == "contacts") return std::string("--ground");
         if (name == "drop_armature") return std::string("--drop-armature");
         if (name == "keyframe") return "--keyframe " + value;
@@ -121,11 +122,13 @@ void usage(FILE* out) {
                  "                     in the sandbox the limit, default 60 s, applies without it too)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
                  "             [--option name=number]... [--summary-json FILE] [--record FILE.nrec]\n"
-                 "             [--no-limits] [--ground [--mu MU]]\n"
+                 "             [--no-limits] [--no-couplings] [--ground [--mu MU]]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary. Joint limits are enforced\n"
                  "                     unless --no-limits; --ground stands the robot on the ground z = 0 with its\n"
-                 "                     sphere, box and capsule <collision> shapes as contacts (friction MU, 1)\n"
+                 "                     sphere, box and capsule <collision> shapes as contacts (friction MU, 1);\n"
+                 "                     --no-couplings leaves <mimic> and <coupling> (MJCF: joint equalities)\n"
+                 "                     out, for integrators other than vi-maximal (docs/couplings.md)\n"
                  "  import FILE.xml [--keyframe NAME] [--drop-armature] [--simulate SECONDS] [--dt DT] ...\n"
                  "                     the same for an MJCF (MuJoCo XML) model (docs/mjcf.md): it starts from\n"
                  "                     the keyframe NAME (else qpos0), steps at the file's timestep unless\n"
@@ -302,7 +305,7 @@ int cmd_script(const std::string& cmd, const std::vector<std::string>& args) {
 int cmd_import(const std::vector<std::string>& args) {
     std::string file, base = "floating", summary_json, record, keyframe;
     double simulate = -1, dt = 0.005, mu = 1.0;
-    bool limits = true, ground = false, dt_given = false, base_given = false, drop_armature = false;
+    bool limits = true, couplings = true, ground = false, dt_given = false, base_given = false, drop_armature = false;
     std::string integrator;
     std::map<std::string, double> extra;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -350,6 +353,7 @@ int cmd_import(const std::vector<std::string>& args) {
         } else if (a == "--summary-json") summary_json = value();
         else if (a == "--record") record = value();
         else if (a == "--no-limits") limits = false;
+        else if (a == "--no-couplings") couplings = false;
         else if (a == "--ground") ground = true;
         else if (a == "--mu") mu = number(value(), "--mu");
         else if (!a.empty() && a[0] == '-') {
@@ -394,12 +398,14 @@ int cmd_import(const std::vector<std::string>& args) {
     noether::urdf::Options uo;
     uo.fixed_base = base == "fixed";
     uo.limits = limits;
+    uo.couplings = couplings;
     uo.contacts_all = ground;  // every link's sphere, box and capsule <collision> against z = 0
     uo.on_ground = ground;
     uo.mu = mu;
     noether::mjcf::Options mo;
     mo.keyframe = keyframe;
     mo.limits = limits;
+    mo.couplings = couplings;
     mo.drop_armature = drop_armature;
     std::string report_text, report_file;
     std::vector<std::string> warnings;

@@ -19,12 +19,12 @@ std::string mjcf_wording(const std::string& msg) {
 
 }  // namespace
 
-// w:mjcf{ file, prefix, keyframe, limits, contacts, actuators, drop_armature, assemble }
+// w:mjcf{ file, prefix, keyframe, limits, couplings, contacts, actuators, drop_armature, assemble }
 int l_mjcf(lua_State* L, World& w) {
     check_table(L, 2, "mjcf");
     require_building(L, w, "mjcf");
     Fields f{L, 2, "mjcf"};
-    f.only({"file", "prefix", "keyframe", "limits", "contacts", "actuators", "drop_armature", "assemble"});
+    f.only({"file", "prefix", "keyframe", "limits", "couplings", "contacts", "actuators", "drop_armature", "assemble"});
     std::string file = f.string("file", "", true);
     f.who = "mjcf '" + file + "'";
     file = import_file(L, file, f.who, "MJCF file");
@@ -32,6 +32,7 @@ int l_mjcf(lua_State* L, World& w) {
     opt.prefix = f.string("prefix", "");
     opt.keyframe = f.string("keyframe", "");
     opt.limits = f.boolean("limits", true);
+    opt.couplings = f.boolean("couplings", true);
     opt.contacts = f.boolean("contacts", true);
     opt.actuators = f.boolean("actuators", true);
     opt.drop_armature = f.boolean("drop_armature", false);
@@ -95,6 +96,7 @@ int l_mjcf(lua_State* L, World& w) {
                                                   {"nv", rep.nv},
                                                   {"loop_closures", rep.loop_joints},
                                                   {"limits", rep.limits_enforced},
+                                                  {"couplings", rep.couplings},
                                                   {"contacts", rep.contacts},
                                                   {"servos", rep.servos},
                                                   {"motors", rep.motors}};

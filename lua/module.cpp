@@ -271,7 +271,7 @@ int l_plugins(lua_State* L) {
 int open_module(lua_State* L) {
     static const luaL_Reg methods[] = {
         {"body", method<l_body>},           {"joint", method<l_joint>},
-        {"force", method<l_force>},         {"contact", method<l_contact>},     {"on_step", method<l_on_step>},
+        {"force", method<l_force>},         {"contact", method<l_contact>},     {"coupling", method<l_coupling>},     {"on_step", method<l_on_step>},
         {"servo", method<l_servo>},         {"set_target", compiled<world_state<l_set_target>>},
         {"set_servo", compiled<world_state<l_set_servo>>},
         {"output", method<l_output>}, {"record", method<l_world_record>},       {"urdf", method<l_urdf>}, {"mjcf", method<l_mjcf>},
@@ -285,6 +285,7 @@ int open_module(lua_State* L) {
         {"set_force", compiled<world_state<l_set_force>>}, {"set_torque", compiled<world_state<l_set_torque>>},
         {"monitors", compiled<world_state<l_monitors>>}, {"save", compiled<world_state<l_save>>},
         {"contacts", compiled<world_state<l_contacts>>}, {"limit_force", compiled<world_state<l_limit_force>>},
+        {"coupling_force", compiled<world_state<l_coupling_force>>},
         {"jacobian", compiled<l_jacobian>},         {"mass_matrix", compiled<l_mass_matrix>},
         {"inverse_dynamics", compiled<l_inverse_dynamics>}, {"bias_forces", compiled<l_bias_forces>},
         {"gravity_forces", compiled<l_gravity_forces>}, {"forward_dynamics", compiled<l_forward_dynamics>},

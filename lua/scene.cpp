@@ -417,6 +417,37 @@ int l_contact(lua_State* L, World& w) {
     return 0;
 }
 
+// ---- w:coupling{} ---------------------------------------------------------------------------
+
+// A coupling between two joint coordinates (docs/couplings.md): joint = ratio · leader + offset.
+int l_coupling(lua_State* L, World& w) {
+    check_table(L, 2, "coupling");
+    require_building(L, w, "coupling");
+    Fields f{L, 2, "coupling"};
+    f.only({"name", "joint", "leader", "ratio", "offset", "dof", "leader_dof"});
+    CouplingSpec cs;
+    cs.origin = where(L);
+    for (const char* key : {"joint", "leader"}) {
+        raw_getfield(L, 2, key);
+        if (lua_isnil(L, -1))
+            fail(L, "coupling: field '%s' is required (%s)", key,
+                 std::string(key) == "joint" ? "the joint that follows" : "the joint it follows");
+        const std::string name = element_name(L, -1, "coupling", key);
+        lua_pop(L, 1);
+        if (w.joint_index.find(w.spec.joints, name) < 0) fail(L, "coupling: field '%s': no joint named '%s'", key, name);
+        (std::string(key) == "joint" ? cs.joint : cs.leader) = name;
+    }
+    cs.name = f.string("name", "");
+    f.who = "coupling '" + (cs.name.empty() ? cs.joint + "/coupling" : cs.name) + "'";
+    cs.ratio = f.number("ratio", 1);
+    cs.offset = f.number("offset", 0);
+    // Coordinates count from 1 here (a compound joint's k-th motion), from 0 in the Spec.
+    cs.dof = static_cast<int>(f.integer("dof", 1, 1, kMaxJointDofs)) - 1;
+    cs.leader_dof = static_cast<int>(f.integer("leader_dof", 1, 1, kMaxJointDofs)) - 1;
+    w.spec.couplings.push_back(cs);
+    return 0;
+}
+
 // ---- callbacks and outputs ------------------------------------------------------------------
 
 int l_on_step(lua_State* L, World& w) {

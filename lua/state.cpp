@@ -269,6 +269,22 @@ int l_limit_force(lua_State* L, const Model& m, Data& d) {
     return push_dofs(L, m, joint_arg(L, m, 2, "limit_force"), d.limit_force);
 }
 
+// w:coupling_force(name): the generalized force the coupling applied to its follower's coordinate
+// in the last step (N m or N; the leader's is −ratio times it).
+int l_coupling_force(lua_State* L, const Model& m, Data& d) {
+    if (lua_type(L, 2) != LUA_TSTRING)
+        fail(L, "coupling_force: expected the coupling's name (a string), got %s", type_of(L, 2));
+    const std::string name = lua_tostring(L, 2);
+    for (std::size_t k = 0; k < m.couplings.size(); ++k)
+        if (m.couplings[k].name == name) {
+            lua_pushnumber(L, d.coupling_force[k]);
+            return 1;
+        }
+    std::string list;
+    for (const CouplingInfo& c : m.couplings) list += (list.empty() ? "" : ", ") + c.name;
+    fail(L, "coupling_force: no coupling named '%s' (couplings: %s)", name, list.empty() ? "none" : list);
+}
+
 // w:contacts(): what the last step found at every contact point, in Model order.
 int l_contacts(lua_State* L, const Model& m, Data& d) {
     lua_createtable(L, static_cast<int>(m.contacts.size()), 0);

@@ -98,7 +98,7 @@ int l_urdf(lua_State* L, World& w) {
     require_building(L, w, "urdf");
     Fields f{L, 2, "urdf"};
     f.only({"file", "base", "position", "orientation", "prefix", "lump_fixed", "assemble", "positions", "damping",
-            "velocity", "angular_velocity", "limits", "contacts", "mu", "on_ground", "servos"});
+            "velocity", "angular_velocity", "limits", "couplings", "contacts", "mu", "on_ground", "servos"});
     std::string file = f.string("file", "", true);
     f.who = "urdf '" + file + "'";
     file = import_file(L, file, f.who, "URDF file");
@@ -119,6 +119,7 @@ int l_urdf(lua_State* L, World& w) {
     const bool do_assemble = f.boolean("assemble", true);
     // Limits and contacts (docs/contact.md): contacts = true (every link's <collision>) or a list of links.
     opt.limits = f.boolean("limits", true);
+    opt.couplings = f.boolean("couplings", true);
     raw_getfield(L, 2, "contacts");
     if (lua_isboolean(L, -1)) {
         opt.contacts_all = lua_toboolean(L, -1);
@@ -212,6 +213,8 @@ int l_urdf(lua_State* L, World& w) {
     lua_setfield(L, -2, "njoints");
     lua_pushinteger(L, rep.limits_enforced);
     lua_setfield(L, -2, "limits");
+    lua_pushinteger(L, rep.couplings);
+    lua_setfield(L, -2, "couplings");
     lua_pushinteger(L, rep.contacts);
     lua_setfield(L, -2, "contacts");
     lua_pushnumber(L, rep.lifted);

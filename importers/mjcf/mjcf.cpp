@@ -638,6 +638,61 @@ public:
         b.inertia = R * I * transpose(R);
     }
 
+    // <equality><joint joint1 joint2 polycoef>: MuJoCo's y − y0 = a0 + a1 (x − x0) (+ higher terms),
+    // y, x the joints' coordinates and y0, x0 their qpos0 (the refs) — as a coupling, y = a1 x +
+    // (y0 + a0 − a1 x0), since noether's coordinates of an imported joint equal MuJoCo's qpos.
+    void add_joint_equality(Spec& spec, const XMLElement* e, int cls, const std::vector<std::pair<int, int>>& joint_list,
+                            const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
+        report_attributes(e, {"name", "class", "joint1", "joint2", "polycoef", "active", "solref", "solimp"});
+        const char* j1 = e->Attribute("joint1");
+        if (!j1) fail(e, who(e) + ": missing attribute 'joint1'");
+        const char* j2 = e->Attribute("joint2");
+        if (!j2)
+            fail(e, who(e) + ": a joint equality without joint2 holds '" + j1 +
+                        "' at a constant; not supported yet (make the joint's body part of its parent instead)");
+        const auto c = nums(e, "polycoef", cls, 5, 5, {0, 1, 0, 0, 0});
+        if (c[2] != 0 || c[3] != 0 || c[4] != 0)
+            fail(e, who(e) + ": polycoef " + fmt(c[2]) + " " + fmt(c[3]) + " " + fmt(c[4]) +
+                        " (the quadratic and higher terms) are not supported: couplings are linear");
+        if (c[1] == 0) fail(e, who(e) + ": polycoef's a1 = 0 holds '" + j1 + "' at a constant; not supported yet");
+        auto find = [&](const char* name) {
+            for (std::size_t n = 0; n < joint_list.size(); ++n) {
+                const Joint& j = bodies_[joint_list[n].first].joints[joint_list[n].second];
+                if (j.name != name) continue;
+                if (j.type != "hinge" && j.type != "slide")
+                    fail(e, who(e) + ": joint '" + name + "' is a " + j.type + " joint; joint equalities couple hinge and slide joints");
+                return n;
+            }
+            fail(e, who(e) + ": no joint named '" + name + "'");
+        };
+        const std::size_t n1 = find(j1), n2 = find(j2);
+        const Joint& y = bodies_[joint_list[n1].first].joints[joint_list[n1].second];
+        const Joint& x = bodies_[joint_list[n2].first].joints[joint_list[n2].second];
+        const std::string name = e->Attribute("name") ? e->Attribute("name") : std::string(j1) + "/equality";
+        const double offset = y.ref + c[0] - c[1] * x.ref;
+        const std::string rule = std::string(j1) + " = " + fmt(c[1]) + " × " + j2 + (offset != 0 ? " + " + fmt(offset) : "");
+        if (!opt_.couplings) {
+            rep_.ignored.push_back(where(e) + ": " + who(e) + ": " + rule +
+                                   " not enforced, the joints move freely (import setting 'couplings' = false)");
+            return;
+        }
+        CouplingSpec cs;
+        cs.name = opt_.prefix + name;
+        cs.joint = spec.joints[spec_index[n1]].name;
+        cs.dof = spec_dof[n1];
+        cs.leader = spec.joints[spec_index[n2]].name;
+        cs.leader_dof = spec_dof[n2];
+        cs.ratio = c[1];
+        cs.offset = offset;
+        cs.origin = {file_of(e), e->GetLineNum(), who(e)};
+        spec.couplings.push_back(cs);
+        ++rep_.couplings;
+        rep_.equalities.push_back({e->Attribute("name") ? name : "<joint> line " + std::to_string(e->GetLineNum()),
+                                   "coupling '" + cs.name + "': " + rule});
+        if (e->Attribute("solref") || e->Attribute("solimp"))
+            rep_.ignored.push_back(where(e) + ": " + who(e) + ": solref/solimp: noether's couplings are exact");
+    }
+
     // Read the world body's subtree in depth-first order (MuJoCo's body and joint order),
     // iteratively: a deep file cannot exhaust the stack.
     void read_worldbody(const XMLElement* wb) {
@@ -1279,8 +1334,12 @@ Report Reader::import_into(Spec& spec) {
                     rep_.equalities.push_back({name, "inactive (active=\"false\"): not added"});
                     continue;
                 }
-            if (t == "joint" || t == "tendon")
-                fail(e, who(e) + ": " + t + " equalities (couplings between joints) are not supported yet");
+            if (t == "tendon")
+                fail(e, who(e) + ": tendon equalities (a fixed tendon held at a length or to another) are not supported yet");
+            if (t == "joint") {
+                add_joint_equality(spec, e, cls, joint_list, joint_spec_index, joint_spec_dof);
+                continue;
+            }
             if (t != "connect" && t != "weld") fail(e, who(e) + ": <" + t + "> equalities are not supported");
             report_attributes(e, {"name", "class", "body1", "body2", "anchor", "active", "solref", "solimp", "relpose"});
             const char* b1 = e->Attribute("body1");
@@ -1567,7 +1626,9 @@ std::string Report::to_text() const {
         for (const Entry& e : actuators) o << "    " << e.name << ": " << e.mapped << "\n";
     }
     o << "  bodies " << bodies.size() << ", joints " << joint_names.size() << " (" << loop_joints << " loop closure"
-      << (loop_joints == 1 ? "" : "s") << ")\n";
+      << (loop_joints == 1 ? "" : "s") << ")";
+    if (couplings > 0) o << ", couplings " << couplings;
+    o << "\n";
     o << "  mass: file " << fmt(file_mass) << " kg, bodies " << fmt(imported_mass) << " kg";
     if (world_mass > 0) o << ", welded to the world " << fmt(world_mass) << " kg";
     o << "\n";

@@ -55,7 +55,17 @@ struct Joint {
     double lower = 0, upper = 0;
     double damping = 0, friction = 0;
     double effort = 0;  // <limit effort>, 0 if not given
-    std::string mimic;
+    std::string mimic;           // <mimic joint>: this joint = multiplier · mimic + offset
+    double mimic_multiplier = 1, mimic_offset = 0;
+    int mimic_line = 0;
+};
+
+// A gear coupling (generalized_rbda's <coupling>): the joint of the successor link = ratio · the
+// joint of the predecessor link.
+struct Coupling {
+    std::string name, predecessor, successor;
+    double ratio = 1;
+    int line = 0;
 };
 
 struct Loop {
@@ -174,6 +184,7 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     std::vector<Link> links;
     std::vector<Joint> joints;
     std::vector<Loop> loops;
+    std::vector<Coupling> couplings;
     std::map<std::string, int> link_id, joint_id;
     // Named materials of the robot (colours of the visuals).
     std::map<std::string, std::array<double, 4>> materials;
@@ -312,7 +323,11 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
                     if (std::strcmp(a->Name(), "damping") && std::strcmp(a->Name(), "friction")) ++nonstandard_dynamics[a->Name()];
             }
             if (const XMLElement* mim = e->FirstChildElement("mimic")) {
-                j.mimic = mim->Attribute("joint") ? mim->Attribute("joint") : "?";
+                if (!mim->Attribute("joint")) P.fail(mim->GetLineNum(), who + ": <mimic> is missing attribute 'joint'");
+                j.mimic = mim->Attribute("joint");
+                j.mimic_multiplier = P.number_or(mim, "multiplier", 1, who);
+                j.mimic_offset = P.number_or(mim, "offset", 0, who);
+                j.mimic_line = mim->GetLineNum();
                 ++mimics;
             }
             for (const tinyxml2::XMLAttribute* a = e->FirstAttribute(); a; a = a->Next())
@@ -342,7 +357,22 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
             }
             loops.push_back(l);
         } else if (tag == "coupling") {
-            ++ignored_tags["<coupling> (gear coupling between joints): not enforced yet, the coupled joints move freely"];
+            Coupling cp;
+            cp.name = P.name_of(e, "a coupling needs a name");
+            cp.line = e->GetLineNum();
+            const std::string who = "<coupling name='" + cp.name + "'>";
+            const XMLElement* a = e->FirstChildElement("predecessor");
+            const XMLElement* b = e->FirstChildElement("successor");
+            const XMLElement* r = e->FirstChildElement("ratio");
+            if (!a || !a->Attribute("link")) P.fail(cp.line, who + ": missing <predecessor link=\"...\">");
+            if (!b || !b->Attribute("link")) P.fail(cp.line, who + ": missing <successor link=\"...\">");
+            if (!r) P.fail(cp.line, who + ": missing <ratio value=\"...\">");
+            cp.predecessor = a->Attribute("link");
+            cp.successor = b->Attribute("link");
+            cp.ratio = P.numbers(r, "value", 1, who)[0];
+            if (const char* t = e->Attribute("type"); t && std::strcmp(t, "rolling") != 0)
+                P.fail(cp.line, who + ": type '" + t + "' is not supported (a gear coupling: no type, or \"rolling\")");
+            couplings.push_back(cp);
         } else if (tag == "material") {
             ++ignored_tags["<material> (appearance only)"];
         } else if (tag == "gazebo" || tag == "transmission" || tag == "mujoco" || tag == "frame" ||
@@ -366,8 +396,6 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     if (limits && !opt.limits)
         rep.ignored.push_back("joint limits of " + std::to_string(limits) + " joints: kept in the model, not enforced (import setting 'limits' = false)");
     for (const Joint& j : joints) {
-        if (!j.mimic.empty())
-            rep.ignored.push_back("<mimic joint='" + j.mimic + "'> on joint '" + j.name + "': not enforced yet, the joint moves freely");
         if (j.friction != 0)
             rep.ignored.push_back("joint '" + j.name + "' friction " + fmt(j.friction) + ": Coulomb friction is not modelled");
     }
@@ -435,6 +463,19 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
     for (const auto& kv : opt.positions)
         if (!joint_id.count(kv.first))
             P.fail(robot->GetLineNum(), "initial position for joint '" + kv.first + "': no such joint in the file");
+    // A joint that mimics another starts where the mimic puts it (unless given a position).
+    for (const Joint& j : joints) {
+        if (j.mimic.empty()) continue;
+        const std::string who = "joint '" + j.name + "' <mimic joint='" + j.mimic + "'>";
+        if (!joint_id.count(j.mimic)) P.fail(j.mimic_line, who + ": no joint named '" + j.mimic + "'");
+        const Joint& leader = joints[joint_id[j.mimic]];
+        if (!leader.mimic.empty())
+            P.fail(j.mimic_line, who + ": joint '" + j.mimic + "' mimics '" + leader.mimic + "' itself; mimic the joint it follows");
+        if (o2.positions.count(j.name)) continue;
+        auto it = o2.positions.find(j.mimic);
+        const double q = j.mimic_multiplier * (it == o2.positions.end() ? 0.0 : it->second) + j.mimic_offset;
+        if (q != 0) o2.positions[j.name] = q;
+    }
     // Enforced limits hold from the start: a joint whose zero (or given) position is outside them
     // starts at the nearest limit instead, and the report says so.
     if (opt.limits)
@@ -796,6 +837,54 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         rep.joints.push_back({l.name, "loop closure, " + it->second + " '" + js.name + "' (" + js.parent + " -> " + js.child +
                                           "), gap at q = 0: " + fmt(gap) + " m"});
     }
+    // Couplings: <mimic> (this joint = multiplier · leader + offset) and <coupling> (the successor
+    // link's joint = ratio · the predecessor link's). A coupled joint must be a moving joint.
+    auto coupled = [&](const Joint& j, int line, const std::string& who) {
+        if (j.type == "fixed" || j.type == "floating" || j.type == "planar")
+            P.fail(line, who + ": joint '" + j.name + "' is " + j.type + "; couplings hold revolute, continuous and prismatic joints");
+    };
+    auto add_coupling = [&](const std::string& name, const Joint& follower, const Joint& leader, double ratio, double offset,
+                            int line, const std::string& element) {
+        if (!opt.couplings) {
+            rep.ignored.push_back(element + ": " + pre + follower.name + " = " + fmt(ratio) + " × " + pre + leader.name +
+                                  (offset != 0 ? " + " + fmt(offset) : std::string()) +
+                                  " not enforced, the joints move freely (import setting 'couplings' = false)");
+            return;
+        }
+        CouplingSpec cs;
+        cs.name = pre + name;
+        cs.joint = pre + follower.name;
+        cs.leader = pre + leader.name;
+        cs.ratio = ratio;
+        cs.offset = offset;
+        cs.origin = {P.file(), line, element};
+        spec.couplings.push_back(cs);
+        ++rep.couplings;
+        rep.joints.push_back({name, "coupling '" + cs.name + "': " + cs.joint + " = " + fmt(ratio) + " × " + cs.leader +
+                                        (offset != 0 ? " + " + fmt(offset) : std::string())});
+    };
+    for (const Joint& j : joints) {
+        if (j.mimic.empty()) continue;
+        const std::string who = "joint '" + j.name + "' <mimic joint='" + j.mimic + "'>";
+        const Joint& leader = joints[joint_id[j.mimic]];
+        coupled(j, j.mimic_line, who);
+        coupled(leader, j.mimic_line, who);
+        add_coupling(j.name + "/mimic", j, leader, j.mimic_multiplier, j.mimic_offset, j.mimic_line, "<mimic> of joint '" + j.name + "'");
+    }
+    for (const Coupling& cp : couplings) {
+        const std::string who = "<coupling name='" + cp.name + "'>";
+        for (const std::string* l : {&cp.predecessor, &cp.successor}) {
+            if (!link_id.count(*l)) P.fail(cp.line, who + ": link '" + *l + "' not found");
+            if (parent_joint[link_id[*l]] < 0)
+                P.fail(cp.line, who + ": link '" + *l + "' is the root; a coupling ties the joints above two links");
+        }
+        const Joint& leader = joints[parent_joint[link_id[cp.predecessor]]];
+        const Joint& follower = joints[parent_joint[link_id[cp.successor]]];
+        if (&leader == &follower) P.fail(cp.line, who + ": predecessor and successor are the same link");
+        coupled(leader, cp.line, who);
+        coupled(follower, cp.line, who);
+        add_coupling(cp.name, follower, leader, cp.ratio, 0.0, cp.line, who);
+    }
     return rep;
 }
 
@@ -807,7 +896,9 @@ std::string Report::to_text() const {
     o << "  joints (" << joints.size() << "):\n";
     for (const Entry& e : joints) o << "    " << e.name << ": " << e.mapped << "\n";
     o << "  bodies " << bodies.size() << ", joints " << joint_names.size() << " (" << loop_joints << " loop closure"
-      << (loop_joints == 1 ? "" : "s") << ")\n";
+      << (loop_joints == 1 ? "" : "s") << ")";
+    if (couplings > 0) o << ", couplings " << couplings;
+    o << "\n";
     o << "  mass: file " << fmt(file_mass) << " kg, bodies " << fmt(imported_mass) << " kg";
     if (world_mass > 0) o << ", welded to the world " << fmt(world_mass) << " kg";
     if (regularised_mass > 0) o << " (including " << fmt(regularised_mass) << " kg of regularisation)";

@@ -70,6 +70,11 @@ NOETHER_API int noether_spec_add_contact(noether_spec* s, const char* name, cons
                                          const double size[3], const double position[3], const double quat[4], double mu,
                                          const double normal[3], double offset, const char* other, double other_radius,
                                          const double other_position[3]);
+/* A coupling between two joint coordinates added before (docs/couplings.md): joint = ratio * leader
+ * + offset, coordinates dof and leader_dof of each (0-based; 0 for a 1-DOF joint); name may be NULL
+ * ("<joint>/coupling"). Checked when the spec is compiled; taken by vi-maximal. */
+NOETHER_API int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joint, int dof, const char* leader,
+                                          int leader_dof, double ratio, double offset);
 
 /* ---- model ---- */
 /* NULL on invalid input (noether_last_error() lists every problem). */
@@ -115,6 +120,11 @@ NOETHER_API int noether_contact(const noether_data* d, int k, double point[3], d
                                 double* normal_force, double friction[3], int* active);
 /* The limit force of a joint's degrees of freedom (N m or N; > 0 pushes away from the lower limit). */
 NOETHER_API int noether_limit_force(const noether_data* d, int joint, double* force, int n);
+/* Couplings in Model order: their number, names, and the generalized force each applied to its
+ * follower's coordinate in the last step (N m or N; the leader's is -ratio times it). */
+NOETHER_API int noether_ncouplings(const noether_model* m);
+NOETHER_API const char* noether_coupling_name(const noether_model* m, int k);
+NOETHER_API int noether_coupling_force(const noether_data* d, int k, double* force);
 
 /* ---- kinematics and dynamics queries (docs/queries.md) ----
  * At joint coordinates q (noether_ndofs of them, the layout of noether_joint_state); matrices

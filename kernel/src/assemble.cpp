@@ -27,7 +27,7 @@ constexpr int kDenseBodies = 100;
 double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd& g, Eigen::MatrixXd* J,
                 std::vector<Eigen::Triplet<double>>* T = nullptr) {
     const int nb = m.nbodies();
-    if (J) J->setZero(m.total_rows, 6 * nb);
+    if (J) J->setZero(g.size(), 6 * nb);
     if (T) T->clear();
     double Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows];
     double worst = 0;
@@ -50,6 +50,24 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
             }
         }
     }
+    // Couplings: one row each after the joints' (their sides may share bodies: summed).
+    for (std::size_t k = 0; k < m.couplings.size(); ++k) {
+        const CouplingInfo& c = m.couplings[k];
+        const int r = m.total_rows + static_cast<int>(k);
+        double G[4][6];
+        g[r] = coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
+        worst = std::max(worst, std::fabs(g[r]));
+        if (!J && !T) continue;
+        for (int side = 0; side < 4; ++side) {
+            const JointInfo& j = m.joints[side < 2 ? c.joint : c.leader];
+            const int b = side % 2 == 0 ? j.a : j.b;
+            if (b < 0) continue;
+            for (int col = 0; col < 6; ++col) {
+                if (T) T->emplace_back(r, 6 * b + col, G[side][col]);
+                if (J) (*J)(r, 6 * b + col) += G[side][col];
+            }
+        }
+    }
     return worst;
 }
 
@@ -64,11 +82,12 @@ AssemblyReport assemble(Spec& spec, double tolerance, int max_iterations) {
     std::vector<Pose> poses(nb), start(nb);
     for (int i = 0; i < nb; ++i) poses[i] = start[i] = m.bodies[i].pose0;
     AssemblyReport rep;
-    Eigen::VectorXd g(m.total_rows), gtry(m.total_rows);
+    const int rows = m.total_rows + static_cast<int>(m.couplings.size());
+    Eigen::VectorXd g(rows), gtry(rows);
     const bool dense = nb <= kDenseBodies;
     Eigen::MatrixXd J;
     std::vector<Eigen::Triplet<double>> T;
-    Eigen::SparseMatrix<double> Js(m.total_rows, 6 * nb);
+    Eigen::SparseMatrix<double> Js(rows, 6 * nb);
     auto linearise = [&]() {
         if (dense) return evaluate(m, poses, g, &J);
         const double worst = evaluate(m, poses, g, nullptr, &T);
@@ -91,7 +110,7 @@ AssemblyReport assemble(Spec& spec, double tolerance, int max_iterations) {
     };
     double v = linearise();
     rep.initial_violation = rep.final_violation = v;
-    if (v <= tolerance || m.total_rows == 0) return rep;
+    if (v <= tolerance || rows == 0) return rep;
     std::vector<Pose> trial(nb);
     for (int it = 1; it <= max_iterations && v > tolerance; ++it) {
         rep.iterations = it;
@@ -120,6 +139,19 @@ AssemblyReport assemble(Spec& spec, double tolerance, int max_iterations) {
         spec.bodies[i].position = poses[i].x;
         spec.bodies[i].orientation = poses[i].q;
     }
+    // A coupled joint keeps the meaning of its coordinates: one whose zero is its initial
+    // configuration (no joint frames) gets the coordinates it has at the assembled poses as its
+    // offset, so that the coupling holds in the recompiled Spec as it did here.
+    for (const CouplingInfo& c : m.couplings)
+        for (int t : {c.joint, c.leader}) {
+            const JointInfo& j = m.joints[t];
+            JointSpec& js = spec.joints[t];
+            if (js.parent_frame || js.child_frame) continue;
+            double v[kMaxJointDofs];
+            j.impl->coordinates(j.a >= 0 ? poses[j.a] : Pose{}, poses[j.b], nullptr, v);
+            js.offset.assign(j.dofs, 0.0);
+            for (int k = 0; k < j.dofs; ++k) js.offset[k] = v[k] + j.offset[k];
+        }
     return rep;
 }
 

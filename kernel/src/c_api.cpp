@@ -176,6 +176,23 @@ int noether_spec_set_joint_armature(noether_spec* s, const char* joint, double a
     return fail(NOETHER_BAD_INPUT, std::string("noether_spec_set_joint_armature: no joint named '") + joint + "' (add it first)");
 }
 
+int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joint, int dof, const char* leader, int leader_dof,
+                              double ratio, double offset) {
+    clear_error();
+    if (!s || !joint || !leader) return fail(NOETHER_USAGE, "noether_spec_add_coupling: spec, joint and leader are required");
+    noether::CouplingSpec c;
+    c.name = name ? name : "";
+    c.joint = joint;
+    c.dof = dof;
+    c.leader = leader;
+    c.leader_dof = leader_dof;
+    c.ratio = ratio;
+    c.offset = offset;
+    c.origin.element = "noether_spec_add_coupling";
+    s->spec.couplings.push_back(c);
+    return NOETHER_OK;
+}
+
 int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv, double target,
                            double effort_limit) {
     clear_error();
@@ -354,6 +371,27 @@ int noether_contact(const noether_data* d, int k, double point[3], double normal
     if (normal_force) *normal_force = r.normal_force;
     if (friction) friction[0] = r.friction.x, friction[1] = r.friction.y, friction[2] = r.friction.z;
     if (active) *active = r.active ? 1 : 0;
+    return NOETHER_OK;
+}
+
+int noether_ncouplings(const noether_model* m) {
+    clear_error();
+    return m ? static_cast<int>(m->model->couplings.size()) : 0;
+}
+
+const char* noether_coupling_name(const noether_model* m, int k) {
+    clear_error();
+    return m && k >= 0 && k < static_cast<int>(m->model->couplings.size()) ? m->model->couplings[k].name.c_str() : nullptr;
+}
+
+int noether_coupling_force(const noether_data* d, int k, double* force) {
+    clear_error();
+    if (!d || !force) return fail(NOETHER_USAGE, "noether_coupling_force: data and force are required");
+    const int n = static_cast<int>(d->data->model().couplings.size());
+    if (k < 0 || k >= n)
+        return fail(NOETHER_BAD_INPUT, "noether_coupling_force: coupling index " + std::to_string(k) + " out of range (" +
+                                           std::to_string(n) + " couplings)");
+    *force = d->data->coupling_force[k];
     return NOETHER_OK;
 }
 

@@ -331,6 +331,63 @@ void refuse_inequalities(const Model& m, const Registry& reg, Checker& c) {
         }
 }
 
+// Couplings (CouplingSpec, docs/couplings.md) checked into Model::couplings; one that the initial
+// configuration violates is refused (the step holds a coupling, it does not restore it).
+void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint_ids, bool joints_ok, Model& m,
+                       Checker& c) {
+    for (const CouplingSpec& cs : spec.couplings) {
+        CouplingInfo ci;
+        ci.name = cs.name.empty() ? cs.joint + "/coupling" : cs.name;
+        ci.ratio = cs.ratio;
+        ci.offset = cs.offset;
+        ci.dof = cs.dof;
+        ci.leader_dof = cs.leader_dof;
+        ci.origin = cs.origin;
+        const std::string who = "coupling '" + ci.name + "'";
+        bool ok = true;
+        auto fail = [&](const std::string& msg) {
+            c.error(cs.origin, who + ": " + msg);
+            ok = false;
+        };
+        for (const CouplingInfo& other : m.couplings)
+            if (other.name == ci.name) fail("duplicate name (first defined at " + other.origin.str() + ")");
+        auto resolve = [&](const std::string& name, int dof, const char* field, int& out) {
+            const auto it = joint_ids.find(name);
+            if (it == joint_ids.end()) {
+                fail(std::string("field '") + field + "': joint '" + name + "' not found");
+                return;
+            }
+            out = it->second;
+            const JointInfo& j = m.joints[out];
+            if (!j.impl) return;  // the joint's own error is reported
+            if (j.type == "spherical") {
+                fail(std::string("field '") + field + "': joint '" + name +
+                     "' is spherical; its coordinates are a rotation vector, not angles about fixed axes, and cannot be coupled");
+                return;
+            }
+            if (dof < 0 || dof >= j.dofs)
+                fail(std::string("joint '") + name + "' has " + std::to_string(j.dofs) + " coordinate" +
+                     (j.dofs == 1 ? "" : "s") + ", got coordinate index " + std::to_string(dof) + " (0-based)");
+        };
+        resolve(cs.joint, cs.dof, "joint", ci.joint);
+        resolve(cs.leader, cs.leader_dof, "leader", ci.leader);
+        if (ok && ci.joint == ci.leader && ci.dof == ci.leader_dof)
+            fail("joint and leader are the same coordinate ('" + cs.joint + "')");
+        if (!std::isfinite(cs.ratio) || cs.ratio == 0) fail("ratio must be finite and nonzero, got " + num(cs.ratio));
+        if (!std::isfinite(cs.offset)) fail("offset must be finite, got " + num(cs.offset));
+        m.couplings.push_back(ci);
+        if (!ok || !joints_ok || !m.joints[ci.joint].impl || !m.joints[ci.leader].impl || spec.options.integrator == "none")
+            continue;
+        std::vector<Pose> pose(m.nbodies());
+        for (int b = 0; b < m.nbodies(); ++b) pose[b] = m.bodies[b].pose0;
+        const double phi = coupling_residual(m, ci, pose.data(), nullptr, nullptr);
+        if (!(std::fabs(phi) <= 1e-9))
+            c.error(cs.origin, who + ": the initial configuration violates it by " + num(phi) + " (" + cs.joint +
+                                   " must equal " + num(cs.ratio) + " × " + cs.leader + " + " + num(cs.offset) +
+                                   "); start the joints on it (their initial positions) or assemble the world first");
+    }
+}
+
 // The coordinate (raw + offset) of a 1-DOF joint at the bodies' initial poses.
 double initial_coordinate(const Model& m, const JointInfo& j) {
     const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
@@ -625,6 +682,8 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                                   "]; start it inside (an initial position) or leave the limits unenforced");
     }
 
+    compile_couplings(spec, joint_ids, joints_ok, m, c);  // integrator "none" (assembly, queries): may start off them
+
     // Block graph.
     if (joints_ok && !c.has_errors()) {
         std::vector<int> ja, jb, rows;
@@ -692,6 +751,12 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                                       "' (its options: " + (names.empty() ? std::string("none") : list_names(names)) + ")");
             if (!c.has_errors()) m.integrator->check(m, c.diags);
             if (m.has_inequalities() && !m.integrator->takes_inequalities()) refuse_inequalities(m, reg, c);
+            if (!m.couplings.empty() && !m.integrator->takes_couplings()) {
+                const CouplingInfo& ci = m.couplings.front();
+                c.error(ci.origin, "coupling '" + ci.name + "': integrator '" + o.integrator +
+                                       "' does not take couplings between joints (integrators that do: " +
+                                       reg.integrators_where([](const Integrator& i) { return i.takes_couplings(); }) + ")");
+            }
         }
     }
 
@@ -712,6 +777,7 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         h = fnv(h, static_cast<int>(m.contacts.size()));
         for (const ContactInfo& ci : m.contacts) h = fnv(fnv(fnv(h, ci.name), ci.body), ci.other);
     }
+    for (const CouplingInfo& ci : m.couplings) h = fnv(fnv(fnv(h, ci.name), ci.joint), ci.leader);
     m.fingerprint = h;
     return model;
 }

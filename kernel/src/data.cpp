@@ -63,6 +63,7 @@ void Data::reset() {
     lambda.assign(m.total_rows, 0.0);
     contact.assign(m.contacts.size(), ContactResult{});
     limit_force.assign(m.total_dofs, 0.0);
+    coupling_force.assign(m.couplings.size(), 0.0);
     coord.assign(m.total_dofs, 0.0);
     rate.assign(m.total_dofs, 0.0);
     for (const JointInfo& j : m.joints)
@@ -373,6 +374,7 @@ void Data::snapshot_step() {
     snap_.rate = rate;
     snap_.contact = contact;
     snap_.limit_force = limit_force;
+    snap_.coupling_force = coupling_force;
     snap_.last = last;
     snap_.stats = stats;
     snap_.integrator_state.clear();
@@ -390,6 +392,7 @@ void Data::rollback_step() {
     rate = snap_.rate;
     contact = snap_.contact;
     limit_force = snap_.limit_force;
+    coupling_force = snap_.coupling_force;
     last = snap_.last;
     stats = snap_.stats;
     if (integrator_state) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "noether/model.hpp"
 #include "noether/sdk/joint.hpp"
 
 namespace noether {
@@ -383,6 +384,29 @@ Pose minimal_transform(const MinimalJoint& mj, double c) {
         case MinimalJoint::Kind::spherical: out = mj.rest; break;
     }
     return out;
+}
+
+double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev, double (*G)[6]) {
+    double q[2];
+    for (int t = 0; t < 2; ++t) {
+        const JointInfo& j = m.joints[t == 0 ? c.joint : c.leader];
+        const int k = t == 0 ? c.dof : c.leader_dof;
+        const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
+        double p[kMaxJointDofs], v[kMaxJointDofs];
+        if (prev)
+            for (int i = 0; i < j.dofs; ++i) p[i] = prev[j.dof_offset + i] - j.offset[i];
+        j.impl->coordinates(a, pose[j.b], prev ? p : nullptr, v);
+        q[t] = v[k] + j.offset[k];
+        if (!G) continue;
+        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
+        j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        const double w = t == 0 ? 1.0 : -c.ratio;
+        for (int col = 0; col < 6; ++col) {
+            G[2 * t][col] = j.a >= 0 ? w * Ca[6 * k + col] : 0.0;
+            G[2 * t + 1][col] = w * Cb[6 * k + col];
+        }
+    }
+    return q[0] - c.ratio * q[1] - c.offset;
 }
 
 }  // namespace noether

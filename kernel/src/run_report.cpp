@@ -158,6 +158,13 @@ std::string graph_text(const Model& m) {
             o << ", mu " << c.mu << "\n";
         }
     }
+    if (!m.couplings.empty()) {
+        o << "couplings (" << m.couplings.size() << "):";
+        for (const CouplingInfo& c : m.couplings)
+            o << " " << c.name << " [" << m.joints[c.joint].name << " = " << c.ratio << " x " << m.joints[c.leader].name
+              << (c.offset != 0 ? " + " + std::to_string(c.offset) : std::string()) << "]";
+        o << "\n";
+    }
     o << "loop closures (" << g.loop_joints.size() << "):";
     for (int j : g.loop_joints) o << " " << m.joints[j].name;
     o << "\nelimination order:";
@@ -169,13 +176,15 @@ std::string graph_text(const Model& m) {
         o << (c ? ", " : "") << "root " << node(g.roots[c]) << (g.floating[c] ? " floating" : "");
     o << ")\n";
     const int rank = g.loop_joints.empty() ? m.total_rows : constraint_rank(m);
+    const int nc = static_cast<int>(m.couplings.size());
+    const std::string coupled = nc > 0 ? " - " + std::to_string(nc) + " coupling" + (nc == 1 ? "" : "s") : std::string();
     if (rank >= 0 && rank < m.total_rows)
-        o << "degrees of freedom: " << 6 * m.nbodies() - rank << " (6 x " << m.nbodies() << " bodies - " << rank
-          << " independent of the " << m.total_rows << " constraint rows at the initial configuration; "
+        o << "degrees of freedom: " << 6 * m.nbodies() - rank - nc << " (6 x " << m.nbodies() << " bodies - " << rank
+          << " independent of the " << m.total_rows << " constraint rows at the initial configuration" << coupled << "; "
           << m.total_rows - rank << " loop-closure rows are redundant)\n";
     else {
         o << "degrees of freedom: " << m.dof() << " by counting (6 x " << m.nbodies() << " bodies - " << m.total_rows
-          << " constraint rows)";
+          << " constraint rows" << coupled << ")";
         if (rank < 0) o << "; loop-closure rows may be redundant (the solver reports them when it runs)";
         o << "\n";
     }

@@ -609,6 +609,24 @@ PYBIND11_MODULE(_noether, mod) {
              py::arg("other_radius") = 0.0, py::arg("other_position") = std::vector<double>{0, 0, 0}, py::arg("name") = "",
              "Add a contact (docs/contact.md): a point, sphere, capsule or box on a body against the half-space\n"
              "normal . y >= offset (the ground by default), or a sphere against the sphere of body `other`.")
+        .def("coupling",
+             [](Spec& s, const std::string& joint, const std::string& leader, double ratio, double offset, const std::string& name,
+                int dof, int leader_dof) {
+                 CouplingSpec c;
+                 c.name = name;
+                 c.joint = joint;
+                 c.leader = leader;
+                 c.ratio = ratio;
+                 c.offset = offset;
+                 c.dof = dof;
+                 c.leader_dof = leader_dof;
+                 c.origin = {"python", 0, ""};
+                 s.couplings.push_back(c);
+             },
+             py::arg("joint"), py::arg("leader"), py::arg("ratio") = 1.0, py::arg("offset") = 0.0, py::arg("name") = "",
+             py::arg("dof") = 0, py::arg("leader_dof") = 0,
+             "Couple two joint coordinates (docs/couplings.md): joint = ratio * leader + offset (a gear pair, a mimic\n"
+             "joint); dof / leader_dof pick a coordinate of a joint with several (0-based). Taken by vi-maximal.")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },
@@ -838,6 +856,19 @@ PYBIND11_MODULE(_noether, mod) {
              "(linear, angular): total momentum and angular momentum about the world origin at the current state.")
         .def_property_readonly("limit_force", dof_view(&Data::limit_force, false),
                                "joint limit forces per DOF, read-only view (ndofs; > 0 pushes away from the lower limit)")
+        .def(
+            "coupling_force",
+            [](World& w, const std::string& name) {
+                const Model& m = w.model();
+                std::string names;
+                for (std::size_t k = 0; k < m.couplings.size(); ++k) {
+                    if (m.couplings[k].name == name) return w.data().coupling_force[k];
+                    names += (names.empty() ? "" : ", ") + m.couplings[k].name;
+                }
+                raise(g_usage_error, "coupling_force: no coupling named '" + name + "' (couplings: " +
+                                         (names.empty() ? std::string("none") : names) + ")");
+            },
+            py::arg("name"), "The generalized force the coupling applied to its follower's coordinate in the last step.")
         .def("save", [](World& w) { return py::bytes(w.data().save()); }, "The whole state as bytes (bit-identical restore).")
         .def("restore",
              [](World& w, const py::bytes& b) { w.data().restore(std::string(b)); },
@@ -996,7 +1027,7 @@ PYBIND11_MODULE(_noether, mod) {
            std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
            py::object contacts, double mu, bool on_ground, std::map<std::string, double> options, const std::string& prefix,
            std::vector<double> orientation, std::vector<double> velocity, std::vector<double> angular_velocity,
-           bool lump_fixed, std::map<std::string, double> servos) {
+           bool lump_fixed, std::map<std::string, double> servos, bool couplings) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
@@ -1015,6 +1046,7 @@ PYBIND11_MODULE(_noether, mod) {
             o.velocity = vec3(velocity, "velocity");
             o.angular_velocity = vec3(angular_velocity, "angular_velocity");
             o.lump_fixed = lump_fixed;
+            o.couplings = couplings;
             for (const auto& [k, v] : servos) {
                 if (k == "kp") o.servo_kp = v;
                 else if (k == "kv") o.servo_kv = v;
@@ -1036,17 +1068,19 @@ PYBIND11_MODULE(_noether, mod) {
         py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
         py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("velocity") = std::vector<double>{0, 0, 0},
         py::arg("angular_velocity") = std::vector<double>{0, 0, 0}, py::arg("lump_fixed") = true,
-        py::arg("servos") = std::map<std::string, double>{},
+        py::arg("servos") = std::map<std::string, double>{}, py::arg("couplings") = true,
         "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
         "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
         "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).\n"
         "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
         "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).\n"
-        "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).");
+        "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).\n"
+        "couplings=False leaves <mimic> and <coupling> out (they are taken by vi-maximal only; docs/couplings.md).");
     mod.def(
         "import_mjcf",
         [](const std::string& path, std::optional<double> dt, const std::string& integrator, const std::string& keyframe, bool limits,
-           bool contacts, bool actuators, bool drop_armature, std::map<std::string, double> options, const std::string& prefix) {
+           bool contacts, bool actuators, bool drop_armature, std::map<std::string, double> options, const std::string& prefix,
+           bool couplings) {
             Spec s;
             s.options.integrator = integrator;
             for (const auto& kv : options) s.options.extra[kv.first] = kv.second;  // checked by compile
@@ -1057,15 +1091,17 @@ PYBIND11_MODULE(_noether, mod) {
             o.actuators = actuators;
             o.drop_armature = drop_armature;
             o.prefix = prefix;
+            o.couplings = couplings;
             const mjcf::Report rep = mjcf::import(s, path, o);
             s.options.dt = dt ? *dt : rep.timestep > 0 ? rep.timestep : 0.005;
             return assembled_world(s, path, rep.file, rep.warnings);
         },
         py::arg("path"), py::arg("dt") = py::none(), py::arg("integrator") = "vi-maximal", py::arg("keyframe") = "",
         py::arg("limits") = true, py::arg("contacts") = true, py::arg("actuators") = true, py::arg("drop_armature") = false,
-        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
+        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "", py::arg("couplings") = true,
         "Import an MJCF (MuJoCo XML) model (errors name the file and line), assemble it and compile it\n"
         "(docs/mjcf.md). dt: the file's <option timestep> unless given (else 0.005); keyframe: start from that\n"
         "<key> (name, or '#k'); limits, contacts (geoms against the world's planes), actuators (position and\n"
-        "velocity actuators as servos) and drop_armature as w:mjcf{} in Lua; gravity is the file's.");
+        "velocity actuators as servos), couplings (joint equalities) and drop_armature as w:mjcf{} in Lua;\n"
+        "gravity is the file's.");
 }

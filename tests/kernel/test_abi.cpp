@@ -76,6 +76,11 @@ std::string layout() {
     OFF(ContactInfo, other);
     OFF(ContactInfo, normal);
     OFF(ContactInfo, mu);
+    SZ(CouplingInfo);
+    OFF(CouplingInfo, joint);
+    OFF(CouplingInfo, leader);
+    OFF(CouplingInfo, ratio);
+    OFF(CouplingInfo, offset);
     SZ(ContactResult);
     OFF(ContactResult, gap);
     OFF(ContactResult, normal_force);
@@ -95,6 +100,7 @@ std::string layout() {
     OFF(Model, joints);
     OFF(Model, forces);
     OFF(Model, contacts);
+    OFF(Model, couplings);
     OFF(Model, limited_joints);
     OFF(Model, servos);
     OFF(Model, graph);
@@ -246,12 +252,12 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 10 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// The layout of ABI version 11 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
 // TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
-// 10: JointInfo::armature)
+// 10: JointInfo::armature; 11: couplings)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 10 (unchanged since 9).
-constexpr std::uint64_t kRecordedInterfaces = 10028519762993043875ull;
+// The digest of virtual_interfaces() for ABI version 11.
+constexpr std::uint64_t kRecordedInterfaces = 1324740257904139699ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
 Vec3 24/8
@@ -300,6 +306,11 @@ ContactInfo 224/8
   other 72
   normal 112
   mu 144
+CouplingInfo 136/8
+  joint 32
+  leader 40
+  ratio 48
+  offset 56
 ContactResult 96/8
   gap 48
   normal_force 56
@@ -312,21 +323,22 @@ BlockGraph 456/8
   total_size 104
   order 184
   loop_joints 232
-Model 936/8
+Model 960/8
   gravity 72
   options 96
   bodies 288
   joints 312
   forces 336
   contacts 360
-  limited_joints 384
-  servos 388
-  graph 392
-  total_rows 848
-  total_dofs 852
-  integrator 856
-  solver 864
-  solver_name 872
+  couplings 384
+  limited_joints 408
+  servos 412
+  graph 416
+  total_rows 872
+  total_dofs 876
+  integrator 880
+  solver 888
+  solver_name 896
 StepStats 32/8
 RunStats 88/8
   steps 0
@@ -345,7 +357,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 936/8
+Data 984/8
   time 0
   step 8
   pose 16
@@ -361,10 +373,10 @@ Data 936/8
   target_velocity 304
   applied_force 184
   applied_torque 208
-  last 376
-  stats 408
-  warnings 496
-  integrator_state 520
+  last 400
+  stats 432
+  warnings 520
+  integrator_state 544
 SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
@@ -434,12 +446,13 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 10u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 11u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
                                       // 8: contacts and limits (ContactInfo, ContactResult, Model::contacts,
                                       // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities);
                                       // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms);
-                                      // 10: joint armature (JointInfo::armature)
+                                      // 10: joint armature (JointInfo::armature); 11: couplings (CouplingInfo,
+                                      // Model::couplings, Data::coupling_force, Integrator::takes_couplings)
 }

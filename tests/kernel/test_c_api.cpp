@@ -233,6 +233,49 @@ TEST_CASE("C API: a box dropped on the ground rests on its corners, a pendulum s
     noether_spec_free(s);
 }
 
+TEST_CASE("C API: a coupling holds a rotor at 3 times its pendulum, reports its force, and is refused by riqn", "[c-api][couplings]") {
+    for (const char* integrator : {"vi-maximal", "riqn"}) {
+        noether_spec* s = noether_spec_new();
+        REQUIRE(noether_spec_set_options(s, integrator, nullptr, 0.01) == NOETHER_OK);
+        const double Ib[9] = {1.0 / 12, 0, 0, 0, 1.0 / 12, 0, 0, 0, 0.01 / 6}, Ir[9] = {0.02, 0, 0, 0, 0.02, 0, 0, 0, 0.02};
+        const double bob[3] = {0.5, 0, 0}, origin[3] = {0, 0, 0}, axis[3] = {0, 1, 0};
+        REQUIRE(noether_spec_add_body(s, "bob", 1.0, Ib, bob, nullptr) == NOETHER_OK);
+        REQUIRE(noether_spec_add_body(s, "rotor", 0.1, Ir, origin, nullptr) == NOETHER_OK);
+        REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", origin, axis) == NOETHER_OK);
+        REQUIRE(noether_spec_add_joint(s, "motor", "revolute", "world", "rotor", origin, axis) == NOETHER_OK);
+        CHECK(noether_spec_add_coupling(s, "gear", nullptr, 0, "hinge", 0, 3, 0) == NOETHER_USAGE);
+        REQUIRE(noether_spec_add_coupling(s, "gear", "motor", 0, "hinge", 0, 3.0, 0.0) == NOETHER_OK);
+        noether_model* m = noether_compile(s);
+        if (std::string(integrator) == "riqn") {
+            CHECK(m == nullptr);
+            CHECK_THAT(std::string(noether_last_error()),
+                       Contains("noether_spec_add_coupling") && Contains("coupling 'gear': integrator 'riqn' does not take couplings"));
+            noether_spec_free(s);
+            continue;
+        }
+        REQUIRE(m);
+        REQUIRE(noether_ncouplings(m) == 1);
+        CHECK(std::string(noether_coupling_name(m, 0)) == "gear");
+        CHECK(noether_coupling_name(m, 1) == nullptr);
+        noether_data* d = noether_data_new(m);
+        double q[2], qd[2], worst = 0, force = 0;
+        for (int i = 0; i < 100; ++i) {
+            REQUIRE(noether_step(d) == NOETHER_OK);
+            REQUIRE(noether_joint_state(d, q, qd) == NOETHER_OK);
+            worst = std::max(worst, std::fabs(q[1] - 3 * q[0]));
+        }
+        REQUIRE(noether_coupling_force(d, 0, &force) == NOETHER_OK);
+        CHECK(worst <= 1e-12);
+        CHECK(q[0] > 0.1);        // it swings down
+        CHECK(force != 0);        // the gear drives the rotor
+        CHECK(noether_coupling_force(d, 1, &force) == NOETHER_BAD_INPUT);
+        CHECK_THAT(std::string(noether_last_error()), Contains("coupling index 1 out of range (1 couplings)"));
+        noether_data_free(d);
+        noether_model_free(m);
+        noether_spec_free(s);
+    }
+}
+
 TEST_CASE("C API: the kernel's suggestions are worded as C calls", "[c-api]") {
     // Before: a C host read "noether.world{ options = { max_turn = 0.1 } }" nowhere (the kernel's
     // neutral "option 'max_turn' = 0.1"); now the call that sets it.

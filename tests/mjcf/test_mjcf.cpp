@@ -83,11 +83,20 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
         s.options.integrator = "vi-maximal";
         CHECK_THROWS_WITH(compile(s), Contains("m_compound2.xml:4") && Contains("slide 1 is not perpendicular to the hinge"));
     }
-    CHECK_THAT(import_error("m_jointeq.xml",
-                            "<mujoco>\n<worldbody>\n<body name=\"a\"><joint name=\"j1\"/><geom size=\"0.1\"/>\n"
-                            "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/></body></body>\n</worldbody>\n"
-                            "<equality>\n<joint joint1=\"j1\" joint2=\"j2\"/>\n</equality>\n</mujoco>\n"),
-               Contains("m_jointeq.xml:7") && Contains("joint equalities") && Contains("not supported yet"));
+    // Joint equalities: linear ones are couplings (tested below); the rest are refused by rule.
+    auto jointeq = [](const char* eq) {
+        return std::string("<mujoco>\n<worldbody>\n<body name=\"a\"><joint name=\"j1\"/><geom size=\"0.1\"/>\n"
+                           "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/></body></body>\n</worldbody>\n"
+                           "<equality>\n") + eq + "\n</equality>\n</mujoco>\n";
+    };
+    CHECK_THAT(import_error("m_jointeq.xml", jointeq("<joint joint1=\"j1\" joint2=\"j2\" polycoef=\"0 1 0.5 0 0\"/>")),
+               Contains("m_jointeq.xml:7") && Contains("polycoef 0.5 0 0 (the quadratic and higher terms) are not supported"));
+    CHECK_THAT(import_error("m_jointeq.xml", jointeq("<joint joint1=\"j1\"/>")),
+               Contains("m_jointeq.xml:7") && Contains("a joint equality without joint2 holds 'j1' at a constant"));
+    CHECK_THAT(import_error("m_jointeq.xml", jointeq("<joint joint1=\"j1\" joint2=\"nope\"/>")),
+               Contains("m_jointeq.xml:7") && Contains("no joint named 'nope'"));
+    CHECK_THAT(import_error("m_jointeq.xml", jointeq("<tendon tendon1=\"t\"/>")),
+               Contains("m_jointeq.xml:7") && Contains("tendon equalities") && Contains("not supported yet"));
     // Armature: kept on hinges (JointSpec::armature; integrators without it refuse the model by
     // name), refused on a ball, left out with a warning under drop_armature.
     const std::string arm = "<mujoco>\n<worldbody>\n<body><joint name=\"j\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n";
@@ -309,4 +318,78 @@ TEST_CASE("mjcf: MuJoCo's humanoid: refused for its tendon ranges unless limits 
     bool tendon_warned = false;
     for (const std::string& w : rep.warnings) tendon_warned |= w.find("hamstring_left") != std::string::npos;
     CHECK(tendon_warned);
+}
+
+TEST_CASE("mjcf: a joint equality is a coupling about the joints' refs, as MuJoCo's y - y0 = a0 + a1 (x - x0)", "[mjcf][couplings]") {
+    // Two hinges with refs 0.2 and 0.1: the coupling is y = 2 x + (0.2 + 0 − 2 · 0.1) = 2 x.
+    const std::string file = fixture("m_jointeq_ok.xml", R"(<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="a"><joint name="j1" axis="0 1 0" ref="0.2"/><geom size="0.05" pos="0.5 0 0" mass="1"/>
+      <body name="b" pos="1 0 0"><joint name="j2" axis="0 1 0" ref="0.1"/><geom size="0.05" pos="0.5 0 0" mass="1"/></body>
+    </body>
+  </worldbody>
+  <equality><joint name="tie" joint1="j1" joint2="j2" polycoef="0 2 0 0 0"/></equality>
+</mujoco>
+)");
+    Spec s;
+    const mjcf::Report rep = mjcf::import(s, file, {});
+    REQUIRE(rep.couplings == 1);
+    REQUIRE(s.couplings.size() == 1);
+    CHECK(s.couplings[0].name == "tie");
+    CHECK(s.couplings[0].joint == "j1");
+    CHECK(s.couplings[0].leader == "j2");
+    CHECK(s.couplings[0].ratio == 2);
+    CHECK(s.couplings[0].offset == Approx(0.0).margin(1e-15));
+    s.options.integrator = "vi-maximal";
+    s.options.dt = 0.002;
+    auto m = compile(s);
+    CHECK(m->dof() == 1);
+    Data d(m);
+    CHECK(d.coord[0] == Approx(0.2));  // MuJoCo's qpos0
+    CHECK(d.coord[1] == Approx(0.1));
+    double worst = 0;
+    for (int i = 0; i < 500; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        worst = std::max(worst, std::fabs(d.coord[0] - 2 * d.coord[1]));
+    }
+    CHECK(worst <= 1e-12);
+    CHECK(std::fabs(d.coord[1] - 0.1) > 0.05);  // it swings
+    // couplings = false: left out and reported.
+    Spec s2;
+    mjcf::Options o;
+    o.couplings = false;
+    const mjcf::Report rep2 = mjcf::import(s2, file, o);
+    CHECK(s2.couplings.empty());
+    bool reported = false;
+    for (const std::string& x : rep2.ignored) reported |= x.find("j1 = 2 × j2 not enforced") != std::string::npos;
+    CHECK(reported);
+}
+
+TEST_CASE("mjcf: Menagerie's Panda imports with its finger coupling; the fingers move together", "[mjcf][models][couplings]") {
+    if (!have_models()) return;
+    Spec s;
+    mjcf::Options o;
+    o.keyframe = "home";
+    o.limits = false;     // the home fingers rest on their upper limit: this test is about the coupling
+    o.actuators = false;  // no servos: the arm falls and slings the fingers
+    const mjcf::Report rep = mjcf::import(s, kModels + "mujoco_menagerie/franka_emika_panda/panda.xml", o);
+    CHECK(rep.couplings == 1);
+    s.options.integrator = "vi-maximal";
+    s.options.dt = 0.002;
+    auto m = compile(s);
+    CHECK(m->dof() == 8);  // MANIFEST: nv 9 → 8
+    Data d(m);
+    const int f1 = m->joints[m->joint_index("finger_joint1")].dof_offset;
+    const int f2 = m->joints[m->joint_index("finger_joint2")].dof_offset;
+    double worst = 0, travel = 0;
+    const double start = d.coord[f1];
+    for (int i = 0; i < 250; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        worst = std::max(worst, std::fabs(d.coord[f1] - d.coord[f2]));
+        travel = std::max(travel, std::fabs(d.coord[f1] - start));
+    }
+    INFO("fingers apart by " << worst << " m, travel " << travel << " m");
+    CHECK(worst <= 1e-12);
+    CHECK(travel > 1e-3);
 }

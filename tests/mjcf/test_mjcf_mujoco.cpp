@@ -308,6 +308,11 @@ TEST_CASE("mjcf: the shared MJCF models equal MuJoCo's compile to 1e-9", "[mjcf]
     SECTION("UR5e (scratch copy without its meshes and integrator=\"implicitfast\")") {
         compare_with_mujoco(scratch_copy(kModels + "mujoco_menagerie/universal_robots_ur5e/ur5e.xml", "ur5e_no_meshes.xml", true), 7);
     }
+    SECTION("Panda (scratch copy without its meshes and integrator=\"implicitfast\"; a joint equality)") {
+        // fullinertia, like Cassie's: MuJoCo's diagonalised round trip gives the tensors back to ~6e-7.
+        compare_with_mujoco(scratch_copy(kModels + "mujoco_menagerie/franka_emika_panda/panda.xml", "panda_no_meshes.xml", true), 11,
+                            1e-6);
+    }
     SECTION("ant (masses from geoms at density 5, fromto capsules)") {
         compare_with_mujoco(kModels + "Gymnasium/gymnasium/envs/mujoco/assets/ant.xml", 13);
     }

@@ -713,3 +713,36 @@ def test_the_ur5_trajectory_gives_the_same_tracking_error_in_lua_python_and_c():
     c = tracking_error([c_host, urdf])
     assert 1e-4 < lua < 5e-3  # millimetres: measured, not assumed
     assert abs(py - lua) < 1e-9 and abs(c - lua) < 1e-9
+
+
+def test_a_coupling_from_python_and_the_rotor_chains_gear_ratios():
+    """Spec.coupling: a rotor turning 5 times its link holds the ratio, World.coupling_force reports the
+    gear's torque; riqn refuses it by name; import_urdf(couplings=False) leaves the file's couplings out."""
+    s = double_pendulum_spec()
+    s.body("rotor", mass=0.1, inertia=[0.01, 0.01, 0.01], position=[0, 0, 0])
+    s.joint("m", "revolute", "world", "rotor", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s.coupling("m", "j1", ratio=5.0, name="gear")
+    w = s.compile()
+    worst = 0.0
+    for _ in range(100):
+        w.step()
+        worst = max(worst, abs(w.q[2] - 5.0 * w.q[0]))
+    assert worst < 1e-12
+    assert abs(w.coupling_force("gear")) > 1e-3
+    with pytest.raises(noether.UsageError, match="no coupling named 'x' \\(couplings: gear\\)"):
+        w.coupling_force("x")
+    s2 = double_pendulum_spec(integrator="riqn")
+    s2.body("rotor", mass=0.1, inertia=[0.01, 0.01, 0.01], position=[0, 0, 0])
+    s2.joint("m", "revolute", "world", "rotor", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s2.coupling("m", "j1", ratio=5.0, name="gear")
+    with pytest.raises(noether.ModelError, match="coupling 'gear': integrator 'riqn' does not take couplings"):
+        s2.compile()
+    chain = os.path.join(MODELS, "generalized_rbda/robot-models/revolute_rotor_chain.urdf")
+    if not os.path.exists(chain):
+        pytest.skip("shared models not found")
+    w = noether.import_urdf(chain, fixed_base=True, limits=False, gravity=[0, -9.81, 0])
+    assert w.run(duration=1.0)["max_violation"] < 1e-10
+    for k in (1, 2, 3):
+        assert abs(w.q[w.joint_dofs("joint%dr" % k)[0]] - 6 * w.q[w.joint_dofs("joint%d" % k)[0]]) < 1e-12
+    free = noether.import_urdf(chain, fixed_base=True, limits=False, couplings=False, integrator="riqn")
+    assert free.ndofs == 6

@@ -67,6 +67,37 @@ TEST_CASE("model errors found at compile time carry the line of the element", "[
                Contains("c3.lua:4: output: unknown channel 'speed'"));
 }
 
+TEST_CASE("w:coupling{}: a geared pair from Lua, its force, and its errors with the script line", "[lua][couplings]") {
+    // The bob hinged at the world origin and a rotor on the same axis turning 4 times as fast.
+    const char* pair =
+        "w:body{ name = 'rotor', mass = 0.1, inertia = {0.01, 0.01, 0.01} }\n"                                    // 4
+        "w:joint{ name = 'j', type = 'revolute', parent = w.world, child = b, anchor = {0, 0, 0}, axis = {0, 1, 0} }\n"  // 5
+        "w:joint{ name = 'm', type = 'revolute', parent = w.world, child = 'rotor', anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";  // 6
+    const auto ok = run(write_script("cp0.lua", std::string(kHeader) + pair +
+                                                    "w:coupling{ name = 'gear', joint = 'm', leader = 'j', ratio = 4 }\n"
+                                                    "local worst = 0\n"
+                                                    "for i = 1, 100 do w:step(); worst = math.max(worst, math.abs(w:coord('m') - 4 * w:coord('j'))) end\n"
+                                                    "assert(worst < 1e-12, 'ratio error ' .. worst)\n"
+                                                    "-- the rotor's torque: its inertia times its acceleration, against the fall\n"
+                                                    "assert(w:coupling_force('gear') ~= 0, 'the gear carries torque')\n"
+                                                    "assert(w:coord('j') > 0.1, 'the bob falls ' .. w:coord('j'))\n"));
+    INFO(ok.error);
+    CHECK(ok.exit_code == 0);
+    CHECK_THAT(error_of("cp1.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'nope' }\n"),
+               Contains("cp1.lua:7: coupling: field 'leader': no joint named 'nope'"));
+    CHECK_THAT(error_of("cp2.lua", std::string(pair) + "w:coupling{ joint = 'm' }\n"),
+               Contains("cp2.lua:7: coupling: field 'leader' is required (the joint it follows)"));
+    CHECK_THAT(error_of("cp3.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', gear = 3 }\n"),
+               Contains("cp3.lua:7: coupling: unknown field 'gear' (fields: name, joint, leader, ratio, offset, dof, leader_dof)"));
+    CHECK_THAT(error_of("cp4.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', ratio = 0 }\nw:run{ steps = 1 }\n"),
+               Contains("cp4.lua:7: coupling 'm/coupling': ratio must be finite and nonzero, got 0"));
+    CHECK_THAT(error_of("cp5.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', dof = 2 }\nw:run{ steps = 1 }\n"),
+               Contains("cp5.lua:7: coupling 'm/coupling': joint 'm' has 1 coordinate, got coordinate index 1 (0-based)"));
+    CHECK_THAT(error_of("cp6.lua", std::string(pair) + "w:coupling{ name = 'g', joint = 'm', leader = 'j' }\n"
+                                                       "w:run{ steps = 1 }\nprint(w:coupling_force('h'))\n"),
+               Contains("cp6.lua:9: coupling_force: no coupling named 'h' (couplings: g)"));
+}
+
 TEST_CASE("errors in callbacks, building after compiling, and --set parameters", "[lua]") {
     CHECK_THAT(error_of("b1.lua",
                         "w:joint{ name = 'j', type = 'spherical', parent = w.world, child = b, anchor = {0, 0, 0} }\n"

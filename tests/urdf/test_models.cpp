@@ -121,7 +121,8 @@ TEST_CASE("the panda arm with damping on every joint loses energy at every step 
             Spec s;
             urdf::Options opt;
             opt.fixed_base = true;
-            opt.limits = false;  // vi-midpoint takes no limits; this test is about the dampers
+            opt.limits = false;     // vi-midpoint takes no limits; this test is about the dampers
+            opt.couplings = false;  // nor the fingers' mimic
             urdf::import(s, models::dir() + "/example-robot-data/robots/panda_description/urdf/panda.urdf", opt);
             s.options.integrator = integrator;
             s.options.dt = 0.005;

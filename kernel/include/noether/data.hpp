@@ -138,6 +138,10 @@ public:
     // pushes the coordinate up, away from its lower limit).
     std::vector<ContactResult> contact;
     std::vector<double> limit_force;
+    // Couplings (docs/couplings.md), written by each step of an integrator that takes them: per
+    // coupling, the generalized force it applies to its follower's coordinate (N m or N); the
+    // leader's is −ratio times it.
+    std::vector<double> coupling_force;
 
     StepStats last;
     RunStats stats;
@@ -196,7 +200,7 @@ private:
         std::vector<Twist> twist, twist_guess;
         std::vector<double> lambda, coord, rate;
         std::vector<ContactResult> contact;
-        std::vector<double> limit_force;
+        std::vector<double> limit_force, coupling_force;
         StepStats last;
         RunStats stats;
         std::string integrator_state;

@@ -84,6 +84,15 @@ struct NOETHER_API ContactInfo {
     Origin origin;
 };
 
+// A coupling (CouplingSpec), resolved: φ = q_joint[dof] − ratio · q_leader[leader_dof] − offset = 0.
+struct NOETHER_API CouplingInfo {
+    std::string name;
+    int joint = -1, dof = 0;
+    int leader = -1, leader_dof = 0;
+    double ratio = 1, offset = 0;
+    Origin origin;
+};
+
 struct NOETHER_API Model {
     Origin origin;  // Spec::origin: where the world was declared (for errors in options)
     Vec3 gravity;
@@ -92,6 +101,7 @@ struct NOETHER_API Model {
     std::vector<JointInfo> joints;
     std::vector<ForceInfo> forces;
     std::vector<ContactInfo> contacts;
+    std::vector<CouplingInfo> couplings;
     int limited_joints = 0;  // joints whose limits are enforced
     int servos = 0;          // joints with a servo
     BlockGraph graph;
@@ -105,15 +115,23 @@ struct NOETHER_API Model {
 
     int nbodies() const { return static_cast<int>(bodies.size()); }
     int njoints() const { return static_cast<int>(joints.size()); }
-    // Degrees of freedom by counting: 6 per body minus the constraint rows (redundant rows
-    // of a loop are counted as constraints; a solver may find them dependent).
-    int dof() const { return 6 * nbodies() - total_rows; }
+    // Degrees of freedom by counting: 6 per body minus the constraint rows and the couplings
+    // (redundant rows of a loop are counted as constraints; a solver may find them dependent).
+    int dof() const { return 6 * nbodies() - total_rows - static_cast<int>(couplings.size()); }
     // Contacts or enforced joint limits: inequality constraints, taken only by integrators whose
     // takes_inequalities() is true.
     bool has_inequalities() const { return !contacts.empty() || limited_joints > 0; }
     int body_index(const std::string& name) const;   // −1 if absent
     int joint_index(const std::string& name) const;  // −1 if absent
 };
+
+// φ of coupling c at the bodies' poses: q_joint[dof] − ratio · q_leader[leader_dof] − offset, the
+// coordinates as reported (raw + offset) and unwrapped against prev (reported coordinates per DOF of
+// the Model, Data::coord's layout; nullptr: not unwrapped). With G, its Jacobian per side, in the
+// joints' column layout: G[0], G[1] the follower's parent and child, G[2], G[3] the leader's (zero
+// for a world parent).
+NOETHER_API double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev,
+                                     double (*G)[6]);
 
 // Validate and freeze. Throws ModelError listing every error; warnings are kept in Model::warnings.
 NOETHER_API std::shared_ptr<const Model> compile(const Spec& spec);

@@ -148,6 +148,23 @@ NOETHER_API const char* contact_type_name(ContactSpec::Type t);
 // capsule's 2 end centres, a sphere's centre, the point — and their radius (0 for a point or box).
 NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points, double& radius);
 
+// A coupling between two joint coordinates (docs/couplings.md): the follower's coordinate is held at
+//   q_joint = ratio · q_leader + offset
+// (both coordinates as reported, raw + the joint's offset) — a gear pair (a rotor turning `ratio`
+// times its link), URDF's <mimic>, MuJoCo's joint equality. `dof` picks the coordinate of a joint
+// with several (a compound joint's k-th motion); spherical joints cannot be coupled. Enforced by the
+// integrators that take couplings (Integrator::takes_couplings: vi-maximal), refused by the others.
+struct NOETHER_API CouplingSpec {
+    std::string name;     // optional: default "<joint>/coupling"
+    std::string joint;    // the follower
+    int dof = 0;
+    std::string leader;
+    int leader_dof = 0;
+    double ratio = 1;     // finite, nonzero
+    double offset = 0;    // [rad or m]
+    Origin origin;
+};
+
 struct NOETHER_API Options {
     std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names
     std::string solver = "auto";  // "auto": the supported solver with the highest preference (Solver::preference)
@@ -169,6 +186,7 @@ struct NOETHER_API Spec {
     std::vector<JointSpec> joints;
     std::vector<ForceSpec> forces;
     std::vector<ContactSpec> contacts;
+    std::vector<CouplingSpec> couplings;
     std::vector<std::string> plugin_dirs;  // searched after the built-in dir and NOETHER_PLUGIN_PATH
 
     BodySpec& add_body(const std::string& name) {
@@ -188,8 +206,8 @@ struct NOETHER_API Spec {
     }
 };
 
-// Move the bodies of `spec` to the nearest configuration that satisfies every joint: Gauss–Newton
-// on all constraint rows with minimum-norm steps from the given poses (redundant rows are fine).
+// Move the bodies of `spec` to the nearest configuration that satisfies every joint and coupling:
+// Gauss–Newton on all constraint rows with minimum-norm steps from the given poses (redundant rows are fine).
 // An already satisfied configuration is left exactly as it is. Throws ModelError if the spec
 // does not compile.
 struct NOETHER_API AssemblyReport {

@@ -89,7 +89,7 @@ double limit_coordinate(const JointInfo& j, const Pose* pose, double prev, doubl
 namespace {
 
 // Per body, a representative of its set of bodies joined by joints (and, with body_contacts, by
-// body–body contacts): bodies with the same representative belong together.
+// body–body contacts and couplings): bodies with the same representative belong together.
 std::vector<int> joined_bodies(const Model& m, bool body_contacts) {
     const int nb = m.nbodies();
     std::vector<int> root(nb);
@@ -100,9 +100,11 @@ std::vector<int> joined_bodies(const Model& m, bool body_contacts) {
     };
     for (const JointInfo& j : m.joints)
         if (j.a >= 0) root[find(j.a)] = find(j.b);
-    if (body_contacts)
+    if (body_contacts) {
         for (const ContactInfo& ci : m.contacts)
             if (ci.other >= 0) root[find(ci.body)] = find(ci.other);
+        for (const CouplingInfo& c : m.couplings) root[find(m.joints[c.joint].b)] = find(m.joints[c.leader].b);
+    }
     for (int b = 0; b < nb; ++b) root[b] = find(b);
     return root;
 }
@@ -116,6 +118,7 @@ long long largest_group_unknowns(const Model& m, int* body) {
     for (const ContactInfo& ci : m.contacts) n[group[ci.body]] += ci.mu > 0 ? 8 : 2;
     for (const JointInfo& j : m.joints)
         if (j.limited) n[group[j.b]] += 2 * ((std::isfinite(j.lower[0]) ? 1 : 0) + (std::isfinite(j.upper[0]) ? 1 : 0));
+    for (const CouplingInfo& c : m.couplings) n[group[m.joints[c.joint].b]] += 1;
     long long best = 0;
     for (int b = 0; b < nb; ++b)
         if (n[b] > best) best = n[b], *body = b;
@@ -198,6 +201,24 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
             q.units.push_back(u);
         }
     }
+    for (int k = 0; k < static_cast<int>(m.couplings.size()); ++k) {
+        const CouplingInfo& c = m.couplings[k];
+        const JointInfo& jf = m.joints[c.joint];
+        const JointInfo& jl = m.joints[c.leader];
+        const bool angle = jf.type != "prismatic";
+        const double lb = body_length(m.bodies[jf.b]);
+        Unit u;
+        u.coupling = true;
+        u.index = k;
+        u.n = 1;
+        u.sides = 4;
+        u.body[0] = jf.a, u.body[1] = jf.b, u.body[2] = jl.a, u.body[3] = jl.b;
+        u.comp = group[jf.b];
+        u.L = angle ? 1.0 : lb;
+        u.F = mass[find(jf.b)] * g0 * (angle ? lb : 1.0);
+        u.V = g0 * m.options.dt;
+        q.units.push_back(u);
+    }
     q.set.clear();
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) q.set.push_back(i);  // sizes the workspaces
     q.in_set.assign(q.units.size(), 1);
@@ -255,7 +276,7 @@ void layout(Inequalities& q) {
         q.col_var.push_back(u.off);  // γ
         if (u.friction) q.col_var.push_back(u.off + 2), q.col_var.push_back(u.off + 3);  // β1, β2
         q.ncols = static_cast<int>(q.col_var.size());
-        q.pairs += u.friction ? 2 : 1;
+        q.pairs += u.coupling ? 0 : u.friction ? 2 : 1;
     }
     if (!q.blocks.empty()) q.blocks.back().n = q.m - q.blocks.back().off, q.blocks.back().col_end = q.ncols;
     // Z's columns, each the length of its group's entries.
@@ -273,7 +294,7 @@ void select_units(Inequalities& q, double h) {
     q.set.clear();
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
         const Unit& u = q.units[i];
-        const bool near = std::min(u.phi2, u.phi2 + 2 * h * u.rate1) <= kNear * u.L;
+        const bool near = u.coupling || std::min(u.phi2, u.phi2 + 2 * h * u.rate1) <= kNear * u.L;
         q.in_set[i] = near ? 1 : 0;
         if (near) q.set.push_back(i);
     }
@@ -307,11 +328,19 @@ bool admit_violated(const Model& m, const Pose* pose3, Inequalities& q) {
 }
 
 void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_substep) {
-    if (first_substep)
+    if (first_substep) {
         for (const JointInfo& j : m.joints)
             if (j.limited) q.c2[j.dof_offset] = d.coord[j.dof_offset];
+        for (const CouplingInfo& c : m.couplings)
+            for (int t : {c.joint, c.leader}) {
+                const JointInfo& j = m.joints[t];
+                for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = d.coord[j.dof_offset + k];
+            }
+    }
     for (Unit& u : q.units) {
-        if (u.limit) {
+        if (u.coupling) {
+            u.phi2 = coupling_residual(m, m.couplings[u.index], d.pose.data(), q.c2.data(), u.G2);
+        } else if (u.limit) {
             const JointInfo& j = m.joints[u.index];
             double C[2][6] = {};
             const double c = limit_coordinate(j, d.pose.data(), q.c2[j.dof_offset], C);
@@ -323,14 +352,14 @@ void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_su
         }
         // The gap's rate at the last velocities: which units the step may reach (select_units).
         u.rate1 = 0;
-        for (int side = 0; side < 2; ++side) {
+        for (int side = 0; side < u.sides; ++side) {
             const int b = u.body[side];
             if (b < 0) continue;
             const Twist& t = d.twist[b];
             const double v[6] = {t.v.x, t.v.y, t.v.z, t.w.x, t.w.y, t.w.z};
             u.rate1 += dot6(u.G2[side], v);
         }
-        if (u.limit || !u.friction) continue;
+        if (!u.friction) continue;
         const ContactInfo& ci = m.contacts[u.index];
         orthonormal_basis(u.normal, u.t1, u.t2);
         // Slip velocity of the contact point: the body's surface point minus the other's.
@@ -352,6 +381,10 @@ void unit_gaps(const Model& m, const Data& d, const Pose* pose3, Inequalities& q
     (void)d;
     for (int i : q.set) {
         Unit& u = q.units[i];
+        if (u.coupling) {
+            u.phi3 = coupling_residual(m, m.couplings[u.index], pose3, q.c2.data(), jacobians ? u.G3 : nullptr);
+            continue;
+        }
         if (u.limit) {
             const JointInfo& j = m.joints[u.index];
             double C[2][6] = {};
@@ -371,7 +404,7 @@ void add_unit_forces(const BlockGraph& g, const Inequalities& q, const double* y
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const double* yu = y + u.off;
-        for (int side = 0; side < 2; ++side) {
+        for (int side = 0; side < u.sides; ++side) {
             const int b = u.body[side];
             if (b < 0) continue;
             double w[6];
@@ -391,6 +424,10 @@ void unit_rows(const BlockGraph& g, const Inequalities& q, const double* s, cons
         const Unit& u = q.units[i];
         const double* yu = y + u.off;
         double* f = fy + u.off;
+        if (u.coupling) {
+            f[0] = -u.phi3 / u.L;
+            continue;
+        }
         if (!u.friction) {
             f[0] = yu[1] - u.phi3 / u.L;
             f[1] = yu[1] * yu[0];
@@ -433,6 +470,10 @@ void violations(const Model& m, const BlockGraph& g, const Inequalities& q, cons
         const Unit& u = q.units[i];
         const double* f = fy + u.off;
         const double* yu = y + u.off;
+        if (u.coupling) {
+            req = std::max(req, std::fabs(f[0]));
+            continue;
+        }
         if (!u.friction) {
             req = std::max(req, std::fabs(f[0]));
             bil = std::max(bil, std::fabs(f[1]));
@@ -455,6 +496,10 @@ void neutral_start(Inequalities& q) {
     for (int i : q.set) {
         const Unit& u = q.units[i];
         double* y = &q.y[u.off];
+        if (u.coupling) {
+            y[0] = 0;
+            continue;
+        }
         if (!u.friction) {
             y[0] = y[1] = 1;
             continue;
@@ -466,7 +511,7 @@ void neutral_start(Inequalities& q) {
 
 void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double h) {
     for (int i : q.set)
-        for (int side = 0; side < 2; ++side) {
+        for (int side = 0; side < q.units[i].sides; ++side) {
             Unit& u = q.units[i];
             const int b = u.body[side];
             if (b < 0) continue;
@@ -486,6 +531,7 @@ void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double
 
 void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt) {
     auto S = [&](int r, int c) -> double& { return D[static_cast<std::size_t>(r) * ld + c]; };
+    if (u.coupling) return;  // r_φ does not depend on λ
     if (!u.friction) {
         S(0, 1) = 1;
         S(1, 0) = y[1], S(1, 1) = y[0];
@@ -526,13 +572,13 @@ void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Ine
         const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
         for (int c = 0; c < cols; ++c) {
             std::fill(t, t + nt, 0.0);
-            for (int side = 0; side < 2; ++side) {
+            for (int side = 0; side < u.sides; ++side) {
                 const int b = u.body[side];
                 if (b < 0) continue;
                 const double* src = c == 0 ? u.G2[side] : u.Jt[side][c - 1];
                 double* zb = t + g.node_offset[b];
-                for (int k = 0; k < 3; ++k) zb[k] = -u.F * src[k];
-                for (int k = 3; k < 6; ++k) zb[k] = -2.0 * u.F * src[k];
+                for (int k = 0; k < 3; ++k) zb[k] -= u.F * src[k];  // sides may share a body: summed
+                for (int k = 3; k < 6; ++k) zb[k] -= 2.0 * u.F * src[k];
             }
             m.solver->solve(g, ws, t);
             double* z = &q.Z[q.z_off[u.col + c]];
@@ -561,7 +607,7 @@ bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
                 for (int c = blk.col_begin; c < blk.col_end; ++c) {
                     const double* z = &q.Z[q.z_off[c]];
                     double acc = 0;
-                    for (int side = 0; side < 2; ++side) {
+                    for (int side = 0; side < u.sides; ++side) {
                         const int b = u.body[side];
                         if (b < 0) continue;
                         const double* zb = z + q.b_pos[b];
@@ -589,7 +635,7 @@ void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequ
         for (int r = 0; r < rows; ++r) {
             const int row = r == 0 ? u.off : u.off + 1 + r;
             double acc = 0;
-            for (int side = 0; side < 2; ++side) {
+            for (int side = 0; side < u.sides; ++side) {
                 const int b = u.body[side];
                 if (b < 0) continue;
                 const double* yb = &q.t1[g.node_offset[b]];
@@ -647,6 +693,7 @@ double step_to_boundary(const Inequalities& q, const double* y, const double* de
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
+        if (u.coupling) continue;              // λ is free
         orthant(o);                            // γ
         orthant(u.friction ? o + 4 : o + 1);  // s
         if (!u.friction) continue;
@@ -665,6 +712,7 @@ double mean_complementarity(const Inequalities& q, const double* y, const double
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
+        if (u.coupling) continue;
         if (!u.friction) {
             sum += v(o) * v(o + 1);
             continue;
@@ -723,6 +771,7 @@ void newton_rows(const Inequalities& q, const double* fy, const double* dya, dou
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
+        if (u.coupling) continue;
         if (!u.friction) {
             fc[o + 1] += (dya ? dya[o + 1] * dya[o] : 0.0) - kappa;
             continue;
@@ -759,6 +808,19 @@ void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3) {
         const bool in = q.in_set[i] != 0;
         const double* y = in ? &q.y[u.off] : nullptr;
         const double gamma = in ? u.F * y[0] : 0.0;
+        if (u.coupling) {
+            d.coupling_force[u.index] = gamma;
+            const CouplingInfo& c = m.couplings[u.index];
+            for (int t : {c.joint, c.leader}) {  // the coordinates carried to the next substep
+                const JointInfo& j = m.joints[t];
+                const Pose a = j.a >= 0 ? pose3[j.a] : Pose{};
+                double p[kMaxJointDofs], v[kMaxJointDofs];
+                for (int k = 0; k < j.dofs; ++k) p[k] = q.c2[j.dof_offset + k] - j.offset[k];
+                j.impl->coordinates(a, pose3[j.b], p, v);
+                for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = v[k] + j.offset[k];
+            }
+            continue;
+        }
         if (u.limit) {
             const JointInfo& j = m.joints[u.index];
             d.limit_force[j.dof_offset] += u.sign * gamma;

@@ -10,6 +10,10 @@
 //     frictionless: [γ | s], rows [r_φ, r_sγ];
 //   * a side of a joint limit: φ = c − lower or upper − c, with c the joint coordinate (unwrapped
 //     across steps by the joint plugin): [γ | s] like a frictionless contact.
+// A coupling between two joint coordinates (docs/couplings.md) is an *equality* unit: φ = q_joint −
+// ratio · q_leader − offset = 0 with a free multiplier λ, unknowns [λ], row [r_φ = −φ/L], no pair; it
+// touches up to four bodies (its joints' parents and children: sides 0, 1 the follower's, 2, 3 the
+// leader's) and is always in the working set.
 // The units' unknowns are scaled (CIP §10.4) so that one dimensionless tolerance serves from grams
 // to hundreds of kilograms: γ, ψ, β by a force F (the weight the unit's mechanism puts on each of
 // its contacts; for a limit that weight times a length), s by a length L (the body's radius of
@@ -32,20 +36,24 @@ namespace noether {
 namespace vi_max {
 
 struct Unit {
-    bool limit = false;     // a side of a joint limit (else a contact point)
-    int index = -1;         // Model::contacts index, or the joint's
+    bool limit = false;     // a side of a joint limit (else a contact point or a coupling)
+    bool coupling = false;  // a coupling (an equality)
+    int index = -1;         // Model::contacts index, the joint's, or Model::couplings index
     double sign = 1;        // limit: +1 lower side (c − lower), −1 upper side (upper − c)
     double bound = 0;       // limit: the bound
     bool friction = false;  // contact with μ > 0: 8 unknowns, else 2
     int comp = 0;           // the group of bodies it couples (joints and body-body contacts join them), 0 ..
     int off = 0, n = 2;     // offset of the unit's unknowns in the unit vector, their count
     int col = 0;            // first force column of Z (γ; with friction β1, β2 follow)
-    int body[2] = {-1, -1}; // side 0: the contact's body / the joint's parent; side 1: other / child
+    // side 0: the contact's body / the joint's parent; side 1: other / child; a coupling: its joints'
+    // parents and children (follower 0, 1; leader 2, 3). −1: the world.
+    int sides = 2;
+    int body[4] = {-1, -1, -1, -1};
     double F = 1, L = 1, V = 1, mu = 0;  // scales, friction coefficient
-    double G2[2][6] = {};     // gap Jacobian per side at configuration 2: [∂φ/∂x, ∂φ/∂θ (body frame)]
-    double G3[2][6] = {};     // the same at configuration 3 (of the current iterate)
+    double G2[4][6] = {};     // gap Jacobian per side at configuration 2: [∂φ/∂x, ∂φ/∂θ (body frame)]
+    double G3[4][6] = {};     // the same at configuration 3 (of the current iterate)
     double Jt[2][2][6] = {};  // friction: slip-velocity rows per side and tangent, configuration 2
-    double Rphi[2][6] = {};   // ∂r_φ/∂(v2, ω2) per side at the current iterate
+    double Rphi[4][6] = {};   // ∂r_φ/∂(v2, ω2) per side at the current iterate
     Vec3 normal, t1, t2;      // contact frame at configuration 2 (world)
     double phi2 = 0;          // gap at configuration 2 [m or rad]
     double rate1 = 0;         // its rate at the last velocities (choosing the working set)
@@ -91,7 +99,7 @@ struct Inequalities {
     std::vector<int> piv;
     std::vector<double> t1, t2, t3;       // tree-size scratch
     std::vector<double> wT, wR;           // per body: 1/(m g), 1/(m g L) (violation scaling)
-    std::vector<double> c2;               // per DOF: limit coordinate at configuration 2 (with offset)
+    std::vector<double> c2;               // per DOF: limit or coupling coordinate at configuration 2 (with offset)
     double tree_weight = 1;               // ctol / ttol: tree rows against unit rows
     bool any = false;
 };

@@ -106,12 +106,13 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
     }
     if (m.options.extra.count("contact_tolerance"))
         check_positive_option(m, name, "contact_tolerance", contact_tolerance(m), out);
-    if (m.has_inequalities()) {
+    if (m.has_inequalities() || !m.couplings.empty()) {
         int body = 0;
         const long long n = largest_group_unknowns(m, &body);
         if (n > kMaxGroupUnknowns)
             out.push_back({Severity::error, m.bodies[body].origin,
-                           "body '" + m.bodies[body].name + "': the contact points and joint limits of its mechanism need " +
+                           "body '" + m.bodies[body].name + "': the contact points" + (m.couplings.empty() ? " and joint limits" : ", joint limits and couplings") +
+                               " of its mechanism need " +
                                std::to_string(n) + " unknowns in one dense system; " + name + " takes at most " +
                                std::to_string(kMaxGroupUnknowns) + " (1024 points with friction) per mechanism"});
     }
@@ -184,7 +185,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->J3b.assign(jr, 0.0);
     st->g.assign(m.total_rows, 0.0);
     st->pose3.assign(nb, Pose{});
-    if (!midpoint && m.has_inequalities()) {
+    if (!midpoint && (m.has_inequalities() || !m.couplings.empty())) {
         setup_inequalities(m, *st->G, st->ineq);
         st->contact_tolerance = contact_tolerance(m);
         st->ineq.tree_weight = st->contact_tolerance / m.options.tolerance;

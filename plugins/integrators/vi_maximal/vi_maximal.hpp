@@ -24,6 +24,7 @@ public:
     // Contacts and limits: vi-maximal (contact.hpp); vi-midpoint's scaled rows and Legendre start
     // are not carried over yet.
     bool takes_inequalities() const override { return !midpoint_; }
+    bool takes_couplings() const override { return !midpoint_; }
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override { return make_state(m, midpoint_); }
 

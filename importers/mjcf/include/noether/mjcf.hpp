@@ -32,6 +32,9 @@ struct NOETHER_API Options {
     // <position>/<velocity> actuators (and <general> ones written as position servos) as servos
     // on their joints (docs/servos.md), targets from the keyframe's ctrl or 0 as in MuJoCo.
     bool actuators = true;
+    // <equality><joint> (joint1 = polycoef0 + polycoef1 · joint2 about their qpos0) as couplings
+    // between the joints (docs/couplings.md; taken by vi-maximal); false leaves them out, reported.
+    bool couplings = true;
     // Joint armature (reflected rotor inertia) is kept on hinge and slide joints (JointSpec::armature:
     // integrated by vi-maximal and vi-midpoint; the other integrators refuse it). Set this to
     // leave it out (for the other integrators), with a warning naming every joint that had it.
@@ -62,6 +65,7 @@ struct NOETHER_API Report {
     std::string keyframe;                           // the key started from ("" = qpos0)
     int nq = 0, nv = 0;              // MuJoCo's coordinate counts of the file
     int loop_joints = 0;             // <connect>/<weld> closures added
+    int couplings = 0;               // <equality><joint> couplings added
     double file_mass = 0;            // MuJoCo's total: every body, from <inertial> or geoms
     double imported_mass = 0;        // mass of the bodies added
     double world_mass = 0;           // mass of bodies welded to the world

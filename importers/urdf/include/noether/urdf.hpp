@@ -32,6 +32,9 @@ struct NOETHER_API Options {
     // Enforce the <limit lower upper> of revolute and prismatic joints (docs/contact.md); false
     // keeps them in the model for output only.
     bool limits = true;
+    // Enforce <mimic> and <coupling> as couplings between the joints (docs/couplings.md; taken by
+    // vi-maximal); false leaves the joints free and lists the couplings in the report.
+    bool couplings = true;
     // Contacts against the ground z = 0 (docs/contact.md) from the <collision> primitives (sphere,
     // box, capsule) of these links, or of every link with contacts_all; friction coefficient mu.
     std::vector<std::string> contact_links;
@@ -63,6 +66,7 @@ struct NOETHER_API Report {
     std::vector<std::string> bodies, joint_names;  // names added to the spec (with prefix)
     std::map<std::string, Frame> frames;            // every link (prefixed name) → its body and offset
     int loop_joints = 0;
+    int couplings = 0;             // <mimic> and <coupling> elements, as couplings (docs/couplings.md)
     double file_mass = 0;          // sum of the file's <mass> values
     double regularised_mass = 0;   // mass added to massless links that move (see docs)
     double imported_mass = 0;      // total mass of the bodies added

@@ -189,6 +189,9 @@ public:
     // (Model::has_inequalities(), docs/contact.md) — and writes Data::contact and
     // Data::limit_force. compile() refuses a Model with them for a method that does not.
     virtual bool takes_inequalities() const { return false; }
+    // Whether the method enforces couplings between joint coordinates (Model::couplings,
+    // docs/couplings.md) and writes Data::coupling_force. compile() refuses them otherwise.
+    virtual bool takes_couplings() const { return false; }
     // The default monitors: continuous_monitors() of the committed state plus spring energy.
     static Monitors default_monitors(const Model& m, const Data& d);
 };

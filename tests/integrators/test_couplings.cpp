@@ -1,0 +1,322 @@
+// Couplings between joint coordinates (docs/couplings.md): the residual's Jacobian against central
+// differences, a geared rotor against the armature it reflects (the same Lagrangian), the gear
+// ratio, energy and degrees of freedom of the shared models' rotor chain, Mini Cheetah and Panda,
+// assembly onto a coupling, and every refusal naming the coupling.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "urdf/models_util.hpp"
+#include "noether/noether.hpp"
+#include "noether/urdf.hpp"
+#include "util.hpp"
+
+using namespace noether;
+using Catch::Matchers::Contains;
+using testutil::MatX;
+
+namespace {
+
+constexpr double kRotorI = 2e-3;  // the rotor's inertia about the axis [kg m²]
+
+// A 1 kg, 1 m rod hinged at the world origin about y and a rotor on the same axis, coupled
+// rotor = ratio · rod; or (armature = true) the rod alone with the rotor's reflected inertia.
+Spec geared_rod(double dt, double ratio, bool armature) {
+    Spec s = testutil::hinged_rod_spec("vi-maximal", dt, 9.81);
+    s.options.tolerance = 1e-12;
+    if (armature) {
+        s.joints[0].armature = {ratio * ratio * kRotorI};
+        return s;
+    }
+    BodySpec& r = s.add_body("rotor");
+    r.mass = 0.2;
+    r.inertia = Mat3::diag(kRotorI, kRotorI, kRotorI);
+    JointSpec& j = s.add_joint("motor", "revolute", "world", "rotor");
+    j.anchor = Vec3{0, 0, 0};
+    j.axis = Vec3{0, 1, 0};
+    CouplingSpec c;
+    c.name = "gear";
+    c.joint = "motor";
+    c.leader = "hinge";
+    c.ratio = ratio;
+    s.couplings.push_back(c);
+    return s;
+}
+
+// The rod's angle over `T` seconds (every step), and the largest |motor − ratio · hinge|.
+std::vector<double> swing(const Spec& s, double T, double* worst = nullptr, double* energy_dev = nullptr) {
+    auto m = compile(s);
+    Data d(m);
+    std::vector<double> q;
+    const double e0 = monitors(*m, d).total;
+    const int n = static_cast<int>(std::lround(T / s.options.dt));
+    for (int i = 0; i < n; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        q.push_back(d.coord[0]);
+        if (worst && m->njoints() > 1) *worst = std::max(*worst, std::fabs(d.coord[1] - s.couplings[0].ratio * d.coord[0]));
+        if (energy_dev) *energy_dev = std::max(*energy_dev, std::fabs(monitors(*m, d).total - e0));
+    }
+    return q;
+}
+
+Spec rotor_chain(double dt) {
+    Spec s;
+    s.gravity = {0, -9.81, 0};  // the chain lies in the x-y plane, its joints about z
+    s.options.dt = dt;
+    urdf::Options o;
+    o.fixed_base = true;
+    o.limits = false;
+    const urdf::Report r =
+        urdf::import(s, models::dir() + "/generalized_rbda/robot-models/revolute_rotor_chain.urdf", o);
+    REQUIRE(r.couplings == 3);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("couplings: the residual's Jacobian equals central differences along every motion the joints allow", "[couplings]") {
+    // Follower and leader on different parents, one a compound joint's second motion, one prismatic.
+    // A compound joint's coordinates are defined on its manifold (off it they are a projection), so
+    // the check is at assembled configurations, along the null space of every joint's rows: there
+    // central differences of the residual equal Σ G · motion to O(h²).
+    Spec t;
+    for (const char* n : {"a", "b", "c", "d"}) {
+        BodySpec& b = t.add_body(n);
+        b.mass = 1;
+        b.inertia = Mat3::diag(0.1, 0.2, 0.3);
+    }
+    t.bodies[1].position = {1, 0, 0};
+    t.bodies[2].position = {0, 1, 0};
+    t.bodies[3].position = {1, 1, 0.5};
+    JointSpec& j1 = t.add_joint("hinge", "revolute", "a", "b");
+    j1.anchor = Vec3{0.5, 0, 0};
+    j1.axis = Vec3{0, 0.6, 0.8};
+    JointSpec& j2 = t.add_joint("stack", "compound", "a", "c");
+    j2.anchor = Vec3{0, 0.5, 0};
+    j2.params["kinds"] = {0, 0};  // two hinges through one point
+    j2.params["axes"] = {1, 0, 0, 0, 1, 0};
+    JointSpec& j3 = t.add_joint("slide", "prismatic", "b", "d");
+    j3.axis = Vec3{0, 0, 1};
+    CouplingSpec c1;
+    c1.joint = "stack";
+    c1.dof = 1;
+    c1.leader = "hinge";
+    c1.ratio = -2.5;
+    CouplingSpec c2;
+    c2.name = "slider";
+    c2.joint = "slide";
+    c2.leader = "stack";
+    c2.ratio = 0.3;
+    c2.offset = 0.0;
+    t.couplings = {c1, c2};
+    t.options.integrator = "none";
+    testutil::Rng rng(5);
+    for (int trial = 0; trial < 4; ++trial) {
+        Spec s = t;
+        if (trial > 0)  // moved off the joints, then assembled back onto them (and onto the couplings)
+            for (BodySpec& b : s.bodies) {
+                b.position += 0.2 * rng.vec();
+                b.orientation = oplus(b.orientation, 0.6 * rng.vec());
+            }
+        REQUIRE(assemble(s).converged);
+        auto m = compile(s);
+        REQUIRE(m->couplings.size() == 2);
+        CHECK(m->couplings[0].name == "stack/coupling");
+        const int nb = m->nbodies();
+        std::vector<Pose> pose(nb);
+        for (int b = 0; b < nb; ++b) pose[b] = m->bodies[b].pose0;
+        // The joints' rows and their null space: the motions of the four bodies the joints allow.
+        MatX J = MatX::Zero(m->total_rows, 6 * nb);
+        for (const JointInfo& j : m->joints) {
+            double g[kMaxJointRows], Ja[6 * kMaxJointRows], Jb[6 * kMaxJointRows];
+            j.impl->constraint(pose[j.a], pose[j.b], g, Ja, Jb);
+            for (int r = 0; r < j.rows; ++r)
+                for (int k = 0; k < 6; ++k) {
+                    J(j.row_offset + r, 6 * j.a + k) += Ja[6 * r + k];
+                    J(j.row_offset + r, 6 * j.b + k) += Jb[6 * r + k];
+                }
+        }
+        Eigen::FullPivLU<MatX> lu(J);
+        const MatX N = lu.kernel();
+        REQUIRE(N.cols() == 6 + 4);  // a floats; hinge, stack (2), slide
+        for (const CouplingInfo& c : m->couplings) {
+            double G[4][6];
+            coupling_residual(*m, c, pose.data(), nullptr, G);
+            const int bodies[4] = {m->joints[c.joint].a, m->joints[c.joint].b, m->joints[c.leader].a, m->joints[c.leader].b};
+            for (int v = 0; v < N.cols(); ++v) {
+                double analytic = 0;
+                for (int side = 0; side < 4; ++side)
+                    for (int k = 0; k < 6; ++k) analytic += G[side][k] * N(6 * bodies[side] + k, v);
+                const double h = 1e-5;
+                std::vector<Pose> p = pose, q = pose;
+                for (int b = 0; b < nb; ++b)
+                    for (int k = 0; k < 6; ++k) {
+                        p[b] = testutil::perturb(p[b], k, h * N(6 * b + k, v));
+                        q[b] = testutil::perturb(q[b], k, -h * N(6 * b + k, v));
+                    }
+                const double fd = (coupling_residual(*m, c, p.data(), nullptr, nullptr) -
+                                   coupling_residual(*m, c, q.data(), nullptr, nullptr)) / (2 * h);
+                INFO("trial " << trial << ", coupling " << c.name << ", motion " << v);
+                CHECK(analytic == Approx(fd).margin(1e-8));
+            }
+            // And the residual is zero where assembly put the bodies.
+            CHECK(std::fabs(coupling_residual(*m, c, pose.data(), nullptr, nullptr)) <= 1e-12);
+        }
+    }
+}
+
+TEST_CASE("couplings: a geared rotor swings the rod as the armature it reflects would", "[couplings][vi-maximal]") {
+    // Rotor turning r times the rod: kinetic energy ½ (I + r² I_r) θ̇², the Lagrangian of the rod
+    // with armature r² I_r. The two discretisations differ at O(dt²): the gap quarters with dt.
+    const double ratio = 6;
+    double gap[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+        const double dt = k == 0 ? 0.004 : 0.002;
+        double worst = 0, dev = 0;
+        const std::vector<double> geared = swing(geared_rod(dt, ratio, false), 2.0, &worst, &dev);
+        const std::vector<double> reflected = swing(geared_rod(dt, ratio, true), 2.0);
+        REQUIRE(geared.size() == reflected.size());
+        for (std::size_t i = 0; i < geared.size(); ++i) gap[k] = std::max(gap[k], std::fabs(geared[i] - reflected[i]));
+        INFO("dt " << dt << ": largest gap " << gap[k] << " rad, gear ratio error " << worst << ", energy deviation " << dev);
+        CHECK(worst <= 1e-12);
+        CHECK(dev <= 2e-2);  // of a 4.9 J swing
+        // Without the rotor the rod swings with I = 1/3: it would be 0.2 rad away within the run.
+        CHECK(gap[k] <= 2e-3);
+    }
+    INFO("gap at dt 0.004: " << gap[0] << ", at 0.002: " << gap[1]);
+    CHECK(gap[0] / gap[1] == Approx(4).margin(0.6));
+    // The rotor matters: with ratio 1 the same run ends elsewhere.
+    const std::vector<double> light = swing(geared_rod(0.004, 1, false), 2.0);
+    const std::vector<double> heavy = swing(geared_rod(0.004, ratio, false), 2.0);
+    CHECK(std::fabs(light.back() - heavy.back()) > 0.05);
+}
+
+TEST_CASE("couplings: the rotor chain keeps its gear ratios, its energy and 3 degrees of freedom", "[couplings][models]") {
+    if (!models::available()) return;
+    double dev[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+        const double dt = k == 0 ? 0.005 : 0.0025;
+        Spec s = rotor_chain(dt);
+        auto m = compile(s);
+        CHECK(m->dof() == 3);
+        Data d(m);
+        const double e0 = monitors(*m, d).total;
+        double worst = 0, early = 0, late = 0;
+        const int n = static_cast<int>(std::lround(20.0 / dt));
+        for (int i = 0; i < n; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            for (const CouplingInfo& c : m->couplings)
+                worst = std::max(worst, std::fabs(d.coord[m->joints[c.joint].dof_offset] -
+                                                  6.0 * d.coord[m->joints[c.leader].dof_offset]));
+            const double e = std::fabs(monitors(*m, d).total - e0);
+            (i < n / 2 ? early : late) = std::max(i < n / 2 ? early : late, e);
+        }
+        dev[k] = std::max(early, late);
+        INFO("dt " << dt << ": ratio error " << worst << ", energy deviation first half " << early << " J, second " << late
+                   << " J; the chain swings through " << std::fabs(d.coord[0]) << " rad");
+        CHECK(worst <= 1e-12);
+        CHECK(late <= 2 * early);  // bounded, no drift
+        CHECK(dev[k] <= 0.05);     // of ~30 J of swing
+    }
+    CHECK(dev[0] / dev[1] == Approx(4).margin(1.2));  // second order
+}
+
+TEST_CASE("couplings: Mini Cheetah has 18 degrees of freedom and holds its 12 transmissions in flight", "[couplings][models]") {
+    if (!models::available()) return;
+    Spec s;
+    s.options.dt = 0.002;
+    urdf::Options o;
+    o.limits = false;
+    const urdf::Report r = urdf::import(s, models::dir() + "/generalized_rbda/robot-models/mini_cheetah.urdf", o);
+    REQUIRE(r.couplings == 12);
+    // Torques on a knee and an abduction link set the legs moving while it falls (no ground).
+    for (const char* link : {"FR_knee_link", "HL_abad_link"}) {
+        ForceSpec f;
+        f.body = link;
+        f.torque = {0.3, 0.3, 0};
+        s.forces.push_back(f);
+    }
+    auto m = compile(s);
+    CHECK(m->dof() == 18);  // 25 bodies: 150 − 24 × 5 rows − 12 couplings
+    Data d(m);
+    const int knee = m->joints[m->joint_index("FR_hip_to_knee_j")].dof_offset;
+    double worst = 0;
+    for (int i = 0; i < 250; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        for (const CouplingInfo& c : m->couplings)
+            worst = std::max(worst, std::fabs(d.coord[m->joints[c.joint].dof_offset] -
+                                              c.ratio * d.coord[m->joints[c.leader].dof_offset]));
+    }
+    INFO("knee turned " << d.coord[knee] << " rad; worst transmission error " << worst << " rad");
+    CHECK(std::fabs(d.coord[knee]) > 0.05);
+    CHECK(worst <= 1e-11);  // rotor angles up to ~10 rad at ratio 9.33
+}
+
+TEST_CASE("couplings: the Panda's fingers move together (URDF mimic)", "[couplings][models]") {
+    if (!models::available()) return;
+    Spec s;
+    s.options.dt = 0.002;
+    urdf::Options o;
+    o.fixed_base = true;  // limits enforced: the coupled fingers stop at their stops together
+    o.positions = {{"panda_joint2", 0.6}, {"panda_joint4", -1.0}, {"panda_finger_joint1", 0.02}};
+    const urdf::Report r = urdf::import(s, models::dir() + "/example-robot-data/robots/panda_description/urdf/panda.urdf", o);
+    REQUIRE(r.couplings == 1);
+    auto m = compile(s);
+    CHECK(m->dof() == 8);
+    Data d(m);
+    const int f1 = m->joints[m->joint_index("panda_finger_joint1")].dof_offset;
+    const int f2 = m->joints[m->joint_index("panda_finger_joint2")].dof_offset;
+    CHECK(d.coord[f2] == Approx(0.02));  // the mimic starts where its leader puts it
+    double worst = 0, lo = 1, hi = -1;
+    for (int i = 0; i < 1000; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        worst = std::max(worst, std::fabs(d.coord[f2] - d.coord[f1]));
+        lo = std::min(lo, d.coord[f1]), hi = std::max(hi, d.coord[f1]);
+    }
+    INFO("fingers apart by at most " << worst << " m; finger 1 in [" << lo << ", " << hi << "] m");
+    CHECK(worst <= 1e-12);
+    // The falling arm slings the fingers open, together, onto their 0.04 m stops (both limits and the
+    // coupling active at once: dependent rows the interior-point step takes).
+    CHECK(hi == Approx(0.04).margin(1e-9));
+    CHECK(lo >= 0.02 - 1e-9);
+}
+
+TEST_CASE("couplings: assembly brings a violated start onto the coupling", "[couplings]") {
+    Spec s = geared_rod(0.01, 6, false);
+    s.bodies[1].orientation = quat_from_axis_angle({0, 1, 0}, 0.3);  // the rotor turned, the rod not
+    s.joints[1].child_frame = Quat{};  // the joint's zero from frames, not the (turned) initial pose
+    s.joints[1].parent_frame = Quat{};
+    std::string err = testutil::error_of([&] { compile(s); });
+    CHECK_THAT(err, Contains("coupling 'gear': the initial configuration violates it by"));
+    CHECK_THAT(err, Contains("assemble"));
+    const AssemblyReport rep = assemble(s);
+    INFO("assembly: " << rep.initial_violation << " -> " << rep.final_violation << " in " << rep.iterations << " iterations");
+    CHECK(rep.converged);
+    CHECK(rep.initial_violation == Approx(0.3).margin(1e-9));
+    auto m = compile(s);
+    Data d(m);
+    CHECK(std::fabs(d.coord[1] - 6 * d.coord[0]) <= 1e-12);
+}
+
+TEST_CASE("couplings: refusals name the coupling, the rule and the value", "[couplings]") {
+    auto error = [](const std::function<void(Spec&)>& edit, const char* integrator = "vi-maximal") {
+        Spec s = geared_rod(0.01, 6, false);
+        s.options.integrator = integrator;
+        edit(s);
+        return testutil::error_of([&] { compile(s); });
+    };
+    CHECK_THAT(error([](Spec&) {}, "riqn"),
+               Contains("coupling 'gear': integrator 'riqn' does not take couplings between joints (integrators that do: vi-maximal)"));
+    CHECK_THAT(error([](Spec&) {}, "vi-midpoint"), Contains("integrator 'vi-midpoint' does not take couplings"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].leader = "nope"; }), Contains("coupling 'gear': field 'leader': joint 'nope' not found"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].ratio = 0; }), Contains("coupling 'gear': ratio must be finite and nonzero, got 0"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].offset = NAN; }), Contains("offset must be finite"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].dof = 1; }),
+               Contains("coupling 'gear': joint 'motor' has 1 coordinate, got coordinate index 1 (0-based)"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].leader = "motor"; }), Contains("joint and leader are the same coordinate"));
+    CHECK_THAT(error([](Spec& s) { s.couplings.push_back(s.couplings[0]); }), Contains("coupling 'gear': duplicate name"));
+    CHECK_THAT(error([](Spec& s) { s.couplings[0].offset = 0.5; }),
+               Contains("coupling 'gear': the initial configuration violates it by -0.5 (motor must equal 6 × hinge + 0.5)"));
+    CHECK_THAT(error([](Spec& s) { s.joints[1].type = "spherical"; s.joints[1].axis.reset(); }),
+               Contains("field 'joint': joint 'motor' is spherical"));
+}
