@@ -424,7 +424,7 @@ int l_coupling(lua_State* L, World& w) {
     check_table(L, 2, "coupling");
     require_building(L, w, "coupling");
     Fields f{L, 2, "coupling"};
-    f.only({"name", "joint", "leader", "ratio", "offset", "dof", "leader_dof"});
+    f.only({"name", "joint", "leader", "ratio", "offset", "dof", "leader_dof", "lower", "upper"});
     CouplingSpec cs;
     cs.origin = where(L);
     for (const char* key : {"joint", "leader"}) {
@@ -444,6 +444,12 @@ int l_coupling(lua_State* L, World& w) {
     // Coordinates count from 1 here (a compound joint's k-th motion), from 0 in the Spec.
     cs.dof = static_cast<int>(f.integer("dof", 1, 1, kMaxJointDofs)) - 1;
     cs.leader_dof = static_cast<int>(f.integer("leader_dof", 1, 1, kMaxJointDofs)) - 1;
+    // lower/upper: a range on joint − ratio · leader − offset instead of the equality.
+    if (f.has("lower") || f.has("upper")) {
+        cs.range = true;
+        cs.lower = f.number("lower", -HUGE_VAL);
+        cs.upper = f.number("upper", HUGE_VAL);
+    }
     w.spec.couplings.push_back(cs);
     return 0;
 }

@@ -638,6 +638,55 @@ public:
         b.inertia = R * I * transpose(R);
     }
 
+    // The position in qpos order of the hinge or slide joint `name` (element e names it).
+    std::size_t joint_number(const XMLElement* e, const char* name, const std::vector<std::pair<int, int>>& joint_list) const {
+        for (std::size_t n = 0; n < joint_list.size(); ++n) {
+            const Joint& j = bodies_[joint_list[n].first].joints[joint_list[n].second];
+            if (j.name != name) continue;
+            if (j.type != "hinge" && j.type != "slide")
+                fail(e, who(e) + ": joint '" + name + "' is a " + j.type + " joint; only hinge and slide joints can be coupled");
+            return n;
+        }
+        fail(e, who(e) + ": no joint named '" + name + "'");
+    }
+
+    // <fixed> tendon with a range: its length Σ coef_i q_i (of two joints) kept within it, as a coupling
+    // with a range: q1 + (c2/c1) q2 within [lo, hi] / c1 (the bounds swapped for c1 < 0).
+    void add_tendon_range(Spec& spec, const XMLElement* t, int cls, const std::vector<std::pair<int, int>>& joint_list,
+                          const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
+        std::vector<std::pair<const XMLElement*, double>> terms;
+        for (const XMLElement* c : children(t)) {
+            if (std::strcmp(c->Name(), "joint") != 0) fail(c, who(c) + ": a fixed tendon holds <joint> elements");
+            if (!c->Attribute("joint")) fail(c, who(c) + ": missing attribute 'joint'");
+            const double coef = nums(c, "coef", class_of(c, cls), 1, 1, {})[0];
+            if (coef != 0) terms.push_back({c, coef});
+        }
+        if (terms.size() != 2)
+            fail(t, who(t) + ": a fixed tendon with a range over " + std::to_string(terms.size()) +
+                        " joints is not supported yet (two joints: a coupling with a range; docs/couplings.md)");
+        const auto r = nums(t, "range", cls, 2, 2, {}, "fixed");
+        if (!(r[0] < r[1])) fail(t, who(t) + ": range must satisfy lower < upper, got " + fmt(r[0]) + " " + fmt(r[1]));
+        const std::size_t n1 = joint_number(terms[0].first, terms[0].first->Attribute("joint"), joint_list);
+        const std::size_t n2 = joint_number(terms[1].first, terms[1].first->Attribute("joint"), joint_list);
+        const double c1 = terms[0].second, c2 = terms[1].second;
+        CouplingSpec cs;
+        cs.name = opt_.prefix + (t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()));
+        cs.joint = spec.joints[spec_index[n1]].name;
+        cs.dof = spec_dof[n1];
+        cs.leader = spec.joints[spec_index[n2]].name;
+        cs.leader_dof = spec_dof[n2];
+        cs.ratio = -c2 / c1;
+        cs.range = true;
+        cs.lower = (c1 > 0 ? r[0] : r[1]) / c1;
+        cs.upper = (c1 > 0 ? r[1] : r[0]) / c1;
+        cs.origin = {file_of(t), t->GetLineNum(), who(t)};
+        spec.couplings.push_back(cs);
+        ++rep_.couplings;
+        rep_.tendons.push_back({cs.name, "coupling with a range '" + cs.name + "': " + fmt(cs.lower) + " <= " +
+                                             terms[0].first->Attribute("joint") + " − " + fmt(cs.ratio) + " × " +
+                                             terms[1].first->Attribute("joint") + " <= " + fmt(cs.upper)});
+    }
+
     // <equality><joint joint1 joint2 polycoef>: MuJoCo's y − y0 = a0 + a1 (x − x0) (+ higher terms),
     // y, x the joints' coordinates and y0, x0 their qpos0 (the refs) — as a coupling, y = a1 x +
     // (y0 + a0 − a1 x0), since noether's coordinates of an imported joint equal MuJoCo's qpos.
@@ -655,17 +704,7 @@ public:
             fail(e, who(e) + ": polycoef " + fmt(c[2]) + " " + fmt(c[3]) + " " + fmt(c[4]) +
                         " (the quadratic and higher terms) are not supported: couplings are linear");
         if (c[1] == 0) fail(e, who(e) + ": polycoef's a1 = 0 holds '" + j1 + "' at a constant; not supported yet");
-        auto find = [&](const char* name) {
-            for (std::size_t n = 0; n < joint_list.size(); ++n) {
-                const Joint& j = bodies_[joint_list[n].first].joints[joint_list[n].second];
-                if (j.name != name) continue;
-                if (j.type != "hinge" && j.type != "slide")
-                    fail(e, who(e) + ": joint '" + name + "' is a " + j.type + " joint; joint equalities couple hinge and slide joints");
-                return n;
-            }
-            fail(e, who(e) + ": no joint named '" + name + "'");
-        };
-        const std::size_t n1 = find(j1), n2 = find(j2);
+        const std::size_t n1 = joint_number(e, j1, joint_list), n2 = joint_number(e, j2, joint_list);
         const Joint& y = bodies_[joint_list[n1].first].joints[joint_list[n1].second];
         const Joint& x = bodies_[joint_list[n2].first].joints[joint_list[n2].second];
         const std::string name = e->Attribute("name") ? e->Attribute("name") : std::string(j1) + "/equality";
@@ -1249,7 +1288,7 @@ Report Reader::import_into(Spec& spec) {
             js.type = "compound";
             attach(js, bi, b.joints.back().pos);  // the hinges' common point, or the hinge after the slides
             std::vector<double> kinds, axes, points;
-            bool any_stiff = false, any_damp = false, any_arm = false;
+            bool any_stiff = false, any_damp = false, any_arm = false, any_limit = false;
             for (std::size_t i = 0; i < b.joints.size(); ++i) {
                 const Joint& jj = b.joints[i];
                 kinds.push_back(jj.type == "slide" ? 1 : 0);
@@ -1265,10 +1304,9 @@ Report Reader::import_into(Spec& spec) {
                 any_stiff |= jj.stiffness > 0, any_damp |= jj.damping > 0, any_arm |= jj.armature > 0 && !opt_.drop_armature;
                 joint_spec_index[n + i] = static_cast<int>(spec.joints.size());
                 joint_spec_dof[n + i] = static_cast<int>(i);
-                if (jj.limited && opt_.limits)
-                    rep_.warnings.push_back("joint '" + jj.name + "': its range [" + fmt(jj.lower) + ", " + fmt(jj.upper) +
-                                            "] is not enforced (limits of a joint that shares its body with others are not "
-                                            "supported yet)");
+                js.lower.push_back(jj.limited ? jj.lower : -HUGE_VAL);  // a coordinate's range as its limit
+                js.upper.push_back(jj.limited ? jj.upper : HUGE_VAL);
+                any_limit |= jj.limited;
                 rep_.joints_in.push_back({jj.name,
                                           jj.type + " -> coordinate " + std::to_string(i + 1) + " of compound joint '" + js.name +
                                               "' (" + js.parent + " -> " + js.child + ")" + (jj.ref != 0 ? ", ref " + fmt(jj.ref) : "") +
@@ -1277,6 +1315,12 @@ Report Reader::import_into(Spec& spec) {
             if (!any_stiff) js.stiffness.clear(), js.rest.clear();
             if (!any_damp) js.damping.clear();
             if (!any_arm) js.armature.clear();
+            if (any_limit) {
+                js.limited = opt_.limits;
+                rep_.limits_enforced += opt_.limits ? 1 : 0;
+            } else {
+                js.lower.clear(), js.upper.clear();
+            }
             js.params["kinds"] = kinds;
             js.params["axes"] = axes;
             js.params["points"] = points;
@@ -1399,9 +1443,12 @@ Report Reader::import_into(Spec& spec) {
             const bool has_range = attr(t, "range", cls, "fixed") != nullptr;
             const int lim = tristate(t, "limited", cls, -1, "fixed");
             const bool limited = lim == 1 || (lim == -1 && autolimits_ && has_range);
-            if (limited && opt_.limits)
-                fail(t, who(t) + ": a fixed tendon with a range (a limit on a sum of joint coordinates) is not supported yet; "
-                                 "import setting 'limits' = false imports the model with no limit enforced");
+            if (limited && opt_.limits) {
+                if (num(t, "stiffness", cls, 0, "fixed") > 0 || num(t, "damping", cls, 0, "fixed") > 0)
+                    fail(t, who(t) + ": a fixed tendon with stiffness or damping is not supported yet");
+                add_tendon_range(spec, t, cls, joint_list, joint_spec_index, joint_spec_dof);
+                continue;
+            }
             if (limited) {
                 rep_.warnings.push_back(who(t) + " (line " + std::to_string(t->GetLineNum()) +
                                         "): its range is not enforced (import setting 'limits' = false)");
@@ -1620,6 +1667,10 @@ std::string Report::to_text() const {
     if (!equalities.empty()) {
         o << "  equalities (" << equalities.size() << "):\n";
         for (const Entry& e : equalities) o << "    " << e.name << ": " << e.mapped << "\n";
+    }
+    if (!tendons.empty()) {
+        o << "  tendons (" << tendons.size() << "):\n";
+        for (const Entry& e : tendons) o << "    " << e.name << ": " << e.mapped << "\n";
     }
     if (!actuators.empty()) {
         o << "  actuators (" << actuators.size() << "):\n";

@@ -75,6 +75,9 @@ NOETHER_API int noether_spec_add_contact(noether_spec* s, const char* name, cons
  * ("<joint>/coupling"). Checked when the spec is compiled; taken by vi-maximal. */
 NOETHER_API int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joint, int dof, const char* leader,
                                           int leader_dof, double ratio, double offset);
+/* Turn the coupling added last into a range: lower <= joint - ratio * leader - offset <= upper
+ * (-INFINITY or INFINITY leaves a side free) instead of the equality. */
+NOETHER_API int noether_spec_set_coupling_range(noether_spec* s, double lower, double upper);
 
 /* ---- model ---- */
 /* NULL on invalid input (noether_last_error() lists every problem). */

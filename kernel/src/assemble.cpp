@@ -50,12 +50,13 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
             }
         }
     }
-    // Couplings: one row each after the joints' (their sides may share bodies: summed).
+    // Couplings: one row each after the joints' (their sides may share bodies: summed); a range is
+    // not assembled onto (zero row).
     for (std::size_t k = 0; k < m.couplings.size(); ++k) {
         const CouplingInfo& c = m.couplings[k];
         const int r = m.total_rows + static_cast<int>(k);
-        double G[4][6];
-        g[r] = coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
+        double G[4][6] = {};
+        g[r] = c.range ? 0.0 : coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
         worst = std::max(worst, std::fabs(g[r]));
         if (!J && !T) continue;
         for (int side = 0; side < 4; ++side) {

@@ -193,6 +193,18 @@ int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joi
     return NOETHER_OK;
 }
 
+int noether_spec_set_coupling_range(noether_spec* s, double lower, double upper) {
+    clear_error();
+    if (!s) return fail(NOETHER_USAGE, "noether_spec_set_coupling_range: spec is NULL");
+    if (s->spec.couplings.empty())
+        return fail(NOETHER_USAGE, "noether_spec_set_coupling_range: no coupling added yet (noether_spec_add_coupling first)");
+    noether::CouplingSpec& c = s->spec.couplings.back();
+    c.range = true;
+    c.lower = lower;
+    c.upper = upper;
+    return NOETHER_OK;
+}
+
 int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv, double target,
                            double effort_limit) {
     clear_error();

@@ -331,6 +331,13 @@ void refuse_inequalities(const Model& m, const Registry& reg, Checker& c) {
         }
 }
 
+// Coordinate k of a joint is an angle about an axis or a displacement along one (limits and couplings
+// take those), not a component of a rotation vector (spherical, point-on-line: "rx", "ry", "rz").
+bool scalar_coordinate(const JointModel& j, int k) {
+    const char* n = j.coordinate_name(k);
+    return !(n[0] == 'r' && (n[1] == 'x' || n[1] == 'y' || n[1] == 'z') && n[2] == 0);
+}
+
 // Couplings (CouplingSpec, docs/couplings.md) checked into Model::couplings; one that the initial
 // configuration violates is refused (the step holds a coupling, it does not restore it).
 void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint_ids, bool joints_ok, Model& m,
@@ -342,6 +349,9 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
         ci.offset = cs.offset;
         ci.dof = cs.dof;
         ci.leader_dof = cs.leader_dof;
+        ci.range = cs.range;
+        ci.lower = cs.lower;
+        ci.upper = cs.upper;
         ci.origin = cs.origin;
         const std::string who = "coupling '" + ci.name + "'";
         bool ok = true;
@@ -360,14 +370,12 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
             out = it->second;
             const JointInfo& j = m.joints[out];
             if (!j.impl) return;  // the joint's own error is reported
-            if (j.type == "spherical") {
-                fail(std::string("field '") + field + "': joint '" + name +
-                     "' is spherical; its coordinates are a rotation vector, not angles about fixed axes, and cannot be coupled");
-                return;
-            }
             if (dof < 0 || dof >= j.dofs)
                 fail(std::string("joint '") + name + "' has " + std::to_string(j.dofs) + " coordinate" +
                      (j.dofs == 1 ? "" : "s") + ", got coordinate index " + std::to_string(dof) + " (0-based)");
+            else if (!scalar_coordinate(*j.impl, dof))
+                fail(std::string("field '") + field + "': coordinate '" + j.impl->coordinate_name(dof) + "' of joint '" + name +
+                     "' (" + j.type + ") is a rotation-vector component, not an angle about a fixed axis, and cannot be coupled");
         };
         resolve(cs.joint, cs.dof, "joint", ci.joint);
         resolve(cs.leader, cs.leader_dof, "leader", ci.leader);
@@ -375,17 +383,33 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
             fail("joint and leader are the same coordinate ('" + cs.joint + "')");
         if (!std::isfinite(cs.ratio) || cs.ratio == 0) fail("ratio must be finite and nonzero, got " + num(cs.ratio));
         if (!std::isfinite(cs.offset)) fail("offset must be finite, got " + num(cs.offset));
+        if (cs.range && (std::isnan(cs.lower) || std::isnan(cs.upper) || cs.lower > cs.upper ||
+                         (!std::isfinite(cs.lower) && !std::isfinite(cs.upper)) || cs.lower == INFINITY || cs.upper == -INFINITY))
+            fail("a range needs lower <= upper with at least one side finite, got [" + num(cs.lower) + ", " + num(cs.upper) + "]");
         m.couplings.push_back(ci);
         if (!ok || !joints_ok || !m.joints[ci.joint].impl || !m.joints[ci.leader].impl || spec.options.integrator == "none")
             continue;
         std::vector<Pose> pose(m.nbodies());
         for (int b = 0; b < m.nbodies(); ++b) pose[b] = m.bodies[b].pose0;
         const double phi = coupling_residual(m, ci, pose.data(), nullptr, nullptr);
-        if (!(std::fabs(phi) <= 1e-9))
+        if (ci.range) {
+            if (!(phi >= ci.lower - 1e-9 && phi <= ci.upper + 1e-9))
+                c.error(cs.origin, who + ": starts outside its range: " + cs.joint + " − " + num(cs.ratio) + " × " + cs.leader +
+                                       (cs.offset != 0 ? " − " + num(cs.offset) : std::string()) + " = " + num(phi) +
+                                       " not in [" + num(cs.lower) + ", " + num(cs.upper) +
+                                       "]; start the joints inside it (their initial positions)");
+        } else if (!(std::fabs(phi) <= 1e-9))
             c.error(cs.origin, who + ": the initial configuration violates it by " + num(phi) + " (" + cs.joint +
                                    " must equal " + num(cs.ratio) + " × " + cs.leader + " + " + num(cs.offset) +
                                    "); start the joints on it (their initial positions) or assemble the world first");
     }
+}
+
+// Every coordinate (raw + offset) of a joint at the bodies' initial poses.
+void initial_coordinates(const Model& m, const JointInfo& j, double* q) {
+    const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
+    j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, q);
+    for (int k = 0; k < j.dofs; ++k) q[k] += j.offset[k];
 }
 
 // The coordinate (raw + offset) of a 1-DOF joint at the bodies' initial poses.
@@ -631,11 +655,20 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         for (int k = 0; k < ji.dofs; ++k)
             if (std::isnan(ji.lower[k]) || std::isnan(ji.upper[k]) || ji.lower[k] > ji.upper[k])
                 fail("limits must satisfy lower <= upper, got [" + num(ji.lower[k]) + ", " + num(ji.upper[k]) + "]");
-        if (js.limited && ji.dofs != 1)
-            fail("limits are enforced on joints of one degree of freedom (revolute, prismatic, helical); type '" +
-                 js.type + "' has " + std::to_string(ji.dofs));
-        else if (js.limited && ji.dofs == 1 && (std::isfinite(ji.lower[0]) || std::isfinite(ji.upper[0])))
-            ji.limited = true;
+        bool bounded = false;
+        for (int k = 0; k < ji.dofs; ++k) bounded |= std::isfinite(ji.lower[k]) || std::isfinite(ji.upper[k]);
+        if (js.limited && ji.impl) {
+            for (int k = 0; k < ji.dofs; ++k)
+                if (!scalar_coordinate(*ji.impl, k) && (std::isfinite(ji.lower[k]) || std::isfinite(ji.upper[k]))) {
+                    fail("limits are enforced on joints of one degree of freedom and on coordinates that are angles or "
+                         "displacements (compound, universal, cylindrical, planar joints); coordinate '" +
+                         std::string(ji.impl->coordinate_name(k)) + "' of type '" + js.type +
+                         "' is a rotation-vector component");
+                    bounded = false;
+                    break;
+                }
+            ji.limited = bounded;
+        }
         compile_servo(js, ji, [&](const std::string& msg) {
             c.error(js.servo.origin.empty() ? js.origin : js.servo.origin, who + ": " + msg);
             ok = false;
@@ -675,11 +708,16 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         if (!j.limited || !j.impl) continue;
         ++m.limited_joints;
         // A joint that starts outside its limits is refused (the step keeps limits, it does not restore them).
-        const double q = initial_coordinate(m, j);
-        if (!(q >= j.lower[0] - 1e-9 && q <= j.upper[0] + 1e-9))
-            c.error(j.origin, "joint '" + j.name + "': starts outside its limits: coordinate " + num(q) + " not in [" +
-                                  num(j.lower[0]) + ", " + num(j.upper[0]) +
+        double q[kMaxJointDofs];
+        initial_coordinates(m, j, q);
+        for (int k = 0; k < j.dofs; ++k) {
+            if (q[k] >= j.lower[k] - 1e-9 && q[k] <= j.upper[k] + 1e-9) continue;
+            c.error(j.origin, "joint '" + j.name + "': starts outside its limits: coordinate " +
+                                  (j.dofs > 1 ? std::string(j.impl->coordinate_name(k)) + " " : std::string()) + num(q[k]) +
+                                  " not in [" + num(j.lower[k]) + ", " + num(j.upper[k]) +
                                   "]; start it inside (an initial position) or leave the limits unenforced");
+            break;
+        }
     }
 
     compile_couplings(spec, joint_ids, joints_ok, m, c);  // integrator "none" (assembly, queries): may start off them

@@ -29,6 +29,13 @@ std::string json_value_DN(double v) { return json_num(v); }
 std::string json_value_S(const std::string& v) { return json_quote(v); }
 std::string json_value_B(bool v) { return v ? "true" : "false"; }
 
+// A number as a stream prints it (6 significant digits), for the graph text.
+std::string fmt_number(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+}
+
 }  // namespace
 
 std::string json_quote(const std::string& s) {
@@ -143,7 +150,13 @@ std::string graph_text(const Model& m) {
     if (m.limited_joints > 0) {
         o << "enforced limits (" << m.limited_joints << "):";
         for (const JointInfo& j : m.joints)
-            if (j.limited) o << " " << j.name << " [" << j.lower[0] << ", " << j.upper[0] << "]";
+            if (j.limited) {
+                o << " " << j.name;
+                for (int k = 0; k < j.dofs; ++k)
+                    if (std::isfinite(j.lower[k]) || std::isfinite(j.upper[k]) || j.dofs == 1)
+                        o << (j.dofs > 1 ? " " + std::string(j.impl->coordinate_name(k)) : std::string()) << " [" << j.lower[k]
+                          << ", " << j.upper[k] << "]";
+            }
         o << "\n";
     }
     if (!m.contacts.empty()) {
@@ -159,10 +172,18 @@ std::string graph_text(const Model& m) {
         }
     }
     if (!m.couplings.empty()) {
+        auto coord = [&](int j, int k) {
+            const JointInfo& ji = m.joints[j];
+            return ji.dofs > 1 ? ji.name + "." + ji.impl->coordinate_name(k) : ji.name;
+        };
         o << "couplings (" << m.couplings.size() << "):";
-        for (const CouplingInfo& c : m.couplings)
-            o << " " << c.name << " [" << m.joints[c.joint].name << " = " << c.ratio << " x " << m.joints[c.leader].name
-              << (c.offset != 0 ? " + " + std::to_string(c.offset) : std::string()) << "]";
+        for (const CouplingInfo& c : m.couplings) {
+            const std::string ends = coord(c.joint, c.dof) + (c.range ? " - " : " = ") + fmt_number(c.ratio) + " x " +
+                                     coord(c.leader, c.leader_dof);
+            const std::string off = c.offset != 0 ? (c.range ? " - " : " + ") + fmt_number(c.offset) : std::string();
+            if (c.range) o << " " << c.name << " [" << fmt_number(c.lower) << " <= " << ends << off << " <= " << fmt_number(c.upper) << "]";
+            else o << " " << c.name << " [" << ends << off << "]";
+        }
         o << "\n";
     }
     o << "loop closures (" << g.loop_joints.size() << "):";
@@ -176,7 +197,7 @@ std::string graph_text(const Model& m) {
         o << (c ? ", " : "") << "root " << node(g.roots[c]) << (g.floating[c] ? " floating" : "");
     o << ")\n";
     const int rank = g.loop_joints.empty() ? m.total_rows : constraint_rank(m);
-    const int nc = static_cast<int>(m.couplings.size());
+    const int nc = m.equality_couplings();  // a coupling with a range removes no degree of freedom
     const std::string coupled = nc > 0 ? " - " + std::to_string(nc) + " coupling" + (nc == 1 ? "" : "s") : std::string();
     if (rank >= 0 && rank < m.total_rows)
         o << "degrees of freedom: " << 6 * m.nbodies() - rank - nc << " (6 x " << m.nbodies() << " bodies - " << rank

@@ -611,8 +611,13 @@ PYBIND11_MODULE(_noether, mod) {
              "normal . y >= offset (the ground by default), or a sphere against the sphere of body `other`.")
         .def("coupling",
              [](Spec& s, const std::string& joint, const std::string& leader, double ratio, double offset, const std::string& name,
-                int dof, int leader_dof) {
+                int dof, int leader_dof, std::optional<double> lower, std::optional<double> upper) {
                  CouplingSpec c;
+                 if (lower || upper) {
+                     c.range = true;
+                     c.lower = lower ? *lower : -INFINITY;
+                     c.upper = upper ? *upper : INFINITY;
+                 }
                  c.name = name;
                  c.joint = joint;
                  c.leader = leader;
@@ -624,9 +629,10 @@ PYBIND11_MODULE(_noether, mod) {
                  s.couplings.push_back(c);
              },
              py::arg("joint"), py::arg("leader"), py::arg("ratio") = 1.0, py::arg("offset") = 0.0, py::arg("name") = "",
-             py::arg("dof") = 0, py::arg("leader_dof") = 0,
+             py::arg("dof") = 0, py::arg("leader_dof") = 0, py::arg("lower") = py::none(), py::arg("upper") = py::none(),
              "Couple two joint coordinates (docs/couplings.md): joint = ratio * leader + offset (a gear pair, a mimic\n"
-             "joint); dof / leader_dof pick a coordinate of a joint with several (0-based). Taken by vi-maximal.")
+             "joint); dof / leader_dof pick a coordinate of a joint with several (0-based); lower / upper: a range on\n"
+             "joint - ratio * leader - offset instead of the equality. Taken by vi-maximal.")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },

@@ -318,5 +318,104 @@ TEST_CASE("couplings: refusals name the coupling, the rule and the value", "[cou
     CHECK_THAT(error([](Spec& s) { s.couplings[0].offset = 0.5; }),
                Contains("coupling 'gear': the initial configuration violates it by -0.5 (motor must equal 6 × hinge + 0.5)"));
     CHECK_THAT(error([](Spec& s) { s.joints[1].type = "spherical"; s.joints[1].axis.reset(); }),
-               Contains("field 'joint': joint 'motor' is spherical"));
+               Contains("field 'joint': coordinate 'rx' of joint 'motor' (spherical) is a rotation-vector component"));
+}
+
+TEST_CASE("couplings: a range keeps the difference of two pendulums within it, as a limit would", "[couplings][limits]") {
+    // Two rods hinged side by side about y, one released from 0.6 rad further up: uncoupled their
+    // angles drift 0.6 rad apart and more; with the range −0.2 <= a − b <= 0.2 they swing within it.
+    auto two_rods = [](bool range) {
+        Spec s = testutil::hinged_rod_spec("vi-maximal", 0.005, 9.81);
+        BodySpec& r = s.add_body("rod2");
+        r = s.bodies[0];
+        r.name = "rod2";
+        r.position = {0.5 * std::cos(0.3), 0.5, 0.5 * std::sin(0.3)};  // 0.3 rad up, beside the first
+        r.orientation = quat_from_axis_angle({0, 1, 0}, -0.3);
+        JointSpec& j = s.add_joint("hinge2", "revolute", "world", "rod2");
+        j.anchor = Vec3{0, 0.5, 0};
+        j.axis = Vec3{0, 1, 0};
+        j.offset = {-0.3};  // its coordinate: the angle from the x axis like the first rod's
+        if (range) {
+            CouplingSpec c;
+            c.name = "band";
+            c.joint = "hinge";
+            c.leader = "hinge2";
+            c.range = true;
+            c.lower = -0.2;
+            c.upper = 0.4;
+            s.couplings.push_back(c);
+        }
+        return s;
+    };
+    for (bool range : {false, true}) {
+        auto m = compile(two_rods(range));
+        CHECK(m->dof() == 2);  // a range removes no degree of freedom
+        Data d(m);
+        REQUIRE(d.coord[1] == Approx(-0.3));
+        double lo = 1, hi = -1, force = 0;
+        for (int i = 0; i < 600; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            lo = std::min(lo, d.coord[0] - d.coord[1]), hi = std::max(hi, d.coord[0] - d.coord[1]);
+            if (range) force = std::max(force, std::fabs(d.coupling_force[0]));
+        }
+        INFO((range ? "with" : "without") << " the range: a − b in [" << lo << ", " << hi << "], largest force " << force);
+        if (!range) {
+            CHECK(hi > 0.6);  // they drift apart
+            continue;
+        }
+        CHECK(lo >= -0.2 - 1e-9);
+        CHECK(hi <= 0.4 + 1e-9);
+        CHECK(hi > 0.4 - 1e-6);  // it reached the upper side and stayed on it: the bound is active
+        CHECK(force > 0.1);
+    }
+    // Refusals: an empty range, and a start outside it.
+    Spec bad = two_rods(true);
+    bad.couplings[0].lower = 0.5;
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("coupling 'band': a range needs lower <= upper"));
+    bad.couplings[0].lower = 0.35;
+    bad.couplings[0].upper = 0.5;
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }),
+               Contains("coupling 'band': starts outside its range: hinge − 1 × hinge2 = 0.3 not in [0.35, 0.5]"));
+}
+
+TEST_CASE("limits: a compound joint's coordinates stop at their limits", "[limits][compound]") {
+    // A rod on two hinges through the world origin (y, then the rod's own z): it falls about y and
+    // spins about z from an initial twist; the second hinge's range [−0.25, 0.25] stops the spin.
+    Spec s = testutil::hinged_rod_spec("vi-maximal", 0.005, 9.81);
+    JointSpec& j = s.joints[0];
+    j.type = "compound";
+    j.axis.reset();
+    j.params["kinds"] = {0, 0};
+    j.params["axes"] = {0, 1, 0, 0, 0, 1};
+    j.lower = {-HUGE_VAL, -0.25};
+    j.upper = {HUGE_VAL, 0.25};
+    j.limited = true;
+    s.bodies[0].angular_velocity = {0, 0, 2.0};
+    s.bodies[0].velocity = {0, 1.0, 0};
+    auto m = compile(s);
+    Data d(m);
+    double lo = 1, hi = -1, fall = 0, force = 0;
+    for (int i = 0; i < 400; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        lo = std::min(lo, d.coord[1]), hi = std::max(hi, d.coord[1]);
+        fall = std::max(fall, d.coord[0]);
+        force = std::max(force, std::fabs(d.limit_force[1]));
+        CHECK(d.limit_force[0] == 0);  // the first coordinate has no limit
+    }
+    INFO("second coordinate in [" << lo << ", " << hi << "], largest limit force " << force << ", fell " << fall << " rad");
+    CHECK(hi <= 0.25 + 1e-9);
+    CHECK(lo >= -0.25 - 1e-9);
+    CHECK(hi > 0.25 - 1e-6);  // it reached the stop
+    CHECK(force > 0.1);
+    CHECK(fall > 1.0);
+    // Without the limit it spins past it.
+    s.joints[0].limited = false;
+    auto m2 = compile(s);
+    Data d2(m2);
+    double hi2 = -1;
+    for (int i = 0; i < 400; ++i) {
+        REQUIRE(step(*m2, d2) == StepStatus::ok);
+        hi2 = std::max(hi2, d2.coord[1]);
+    }
+    CHECK(hi2 > 0.5);
 }

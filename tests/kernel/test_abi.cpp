@@ -306,7 +306,7 @@ ContactInfo 224/8
   other 72
   normal 112
   mu 144
-CouplingInfo 136/8
+CouplingInfo 160/8
   joint 32
   leader 40
   ratio 48

@@ -244,6 +244,8 @@ TEST_CASE("C API: a coupling holds a rotor at 3 times its pendulum, reports its 
         REQUIRE(noether_spec_add_joint(s, "hinge", "revolute", "world", "bob", origin, axis) == NOETHER_OK);
         REQUIRE(noether_spec_add_joint(s, "motor", "revolute", "world", "rotor", origin, axis) == NOETHER_OK);
         CHECK(noether_spec_add_coupling(s, "gear", nullptr, 0, "hinge", 0, 3, 0) == NOETHER_USAGE);
+        CHECK(noether_spec_set_coupling_range(s, -1, 1) == NOETHER_USAGE);  // none added yet
+        CHECK_THAT(std::string(noether_last_error()), Contains("no coupling added yet"));
         REQUIRE(noether_spec_add_coupling(s, "gear", "motor", 0, "hinge", 0, 3.0, 0.0) == NOETHER_OK);
         noether_model* m = noether_compile(s);
         if (std::string(integrator) == "riqn") {

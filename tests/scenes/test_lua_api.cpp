@@ -83,12 +83,23 @@ TEST_CASE("w:coupling{}: a geared pair from Lua, its force, and its errors with 
                                                     "assert(w:coord('j') > 0.1, 'the bob falls ' .. w:coord('j'))\n"));
     INFO(ok.error);
     CHECK(ok.exit_code == 0);
+    // lower/upper: a range on m − j instead of the equality: the rotor, free on its bearing, stays within
+    // 0.05 rad of the falling bob's angle (it is dragged along).
+    const auto band = run(write_script("cp_range.lua", std::string(kHeader) + pair +
+                                                           "w:coupling{ name = 'band', joint = 'm', leader = 'j', lower = -0.05, upper = 0.05 }\n"
+                                                           "local lo, hi = 0, 0\n"
+                                                           "for i = 1, 100 do w:step(); local v = w:coord('m') - w:coord('j')\n"
+                                                           "  lo = math.min(lo, v); hi = math.max(hi, v) end\n"
+                                                           "assert(lo >= -0.05 - 1e-9 and hi <= 0.05 + 1e-9, 'range ' .. lo .. ' ' .. hi)\n"
+                                                           "assert(lo < -0.05 + 1e-6, 'the rotor lags onto its side: ' .. lo)\n"));
+    INFO(band.error);
+    CHECK(band.exit_code == 0);
     CHECK_THAT(error_of("cp1.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'nope' }\n"),
                Contains("cp1.lua:7: coupling: field 'leader': no joint named 'nope'"));
     CHECK_THAT(error_of("cp2.lua", std::string(pair) + "w:coupling{ joint = 'm' }\n"),
                Contains("cp2.lua:7: coupling: field 'leader' is required (the joint it follows)"));
     CHECK_THAT(error_of("cp3.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', gear = 3 }\n"),
-               Contains("cp3.lua:7: coupling: unknown field 'gear' (fields: name, joint, leader, ratio, offset, dof, leader_dof)"));
+               Contains("cp3.lua:7: coupling: unknown field 'gear' (fields: name, joint, leader, ratio, offset, dof, leader_dof, lower, upper)"));
     CHECK_THAT(error_of("cp4.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', ratio = 0 }\nw:run{ steps = 1 }\n"),
                Contains("cp4.lua:7: coupling 'm/coupling': ratio must be finite and nonzero, got 0"));
     CHECK_THAT(error_of("cp5.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', dof = 2 }\nw:run{ steps = 1 }\n"),

@@ -84,12 +84,15 @@ struct NOETHER_API ContactInfo {
     Origin origin;
 };
 
-// A coupling (CouplingSpec), resolved: φ = q_joint[dof] − ratio · q_leader[leader_dof] − offset = 0.
+// A coupling (CouplingSpec), resolved: φ = q_joint[dof] − ratio · q_leader[leader_dof] − offset = 0,
+// or with a range lower <= φ <= upper (an inequality; no degree of freedom removed).
 struct NOETHER_API CouplingInfo {
     std::string name;
     int joint = -1, dof = 0;
     int leader = -1, leader_dof = 0;
     double ratio = 1, offset = 0;
+    bool range = false;
+    double lower = -INFINITY, upper = INFINITY;
     Origin origin;
 };
 
@@ -117,7 +120,12 @@ struct NOETHER_API Model {
     int njoints() const { return static_cast<int>(joints.size()); }
     // Degrees of freedom by counting: 6 per body minus the constraint rows and the couplings
     // (redundant rows of a loop are counted as constraints; a solver may find them dependent).
-    int dof() const { return 6 * nbodies() - total_rows - static_cast<int>(couplings.size()); }
+    int dof() const { return 6 * nbodies() - total_rows - equality_couplings(); }
+    int equality_couplings() const {
+        int n = 0;
+        for (const CouplingInfo& c : couplings) n += c.range ? 0 : 1;
+        return n;
+    }
     // Contacts or enforced joint limits: inequality constraints, taken only by integrators whose
     // takes_inequalities() is true.
     bool has_inequalities() const { return !contacts.empty() || limited_joints > 0; }

@@ -150,6 +150,8 @@ NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points,
 
 // A coupling between two joint coordinates (docs/couplings.md): the follower's coordinate is held at
 //   q_joint = ratio · q_leader + offset
+// or, with a range (`range`), kept within it: lower <= q_joint − ratio · q_leader − offset <= upper (a
+// limit on a combination of two coordinates: MuJoCo's fixed tendon with a range)
 // (both coordinates as reported, raw + the joint's offset) — a gear pair (a rotor turning `ratio`
 // times its link), URDF's <mimic>, MuJoCo's joint equality. `dof` picks the coordinate of a joint
 // with several (a compound joint's k-th motion); spherical joints cannot be coupled. Enforced by the
@@ -162,6 +164,8 @@ struct NOETHER_API CouplingSpec {
     int leader_dof = 0;
     double ratio = 1;     // finite, nonzero
     double offset = 0;    // [rad or m]
+    bool range = false;   // an inequality: lower <= q_joint − ratio · q_leader − offset <= upper
+    double lower = -INFINITY, upper = INFINITY;
     Origin origin;
 };
 

@@ -73,15 +73,41 @@ double contact_gap(const ContactInfo& ci, const Pose* pose, Vec3& n, double (*G)
     return gap;
 }
 
-// Joint coordinate (with offset) of a limited 1-DOF joint at poses `pose`, unwrapped against prev
-// (with offset); its Jacobian per side if C is given.
-double limit_coordinate(const JointInfo& j, const Pose* pose, double prev, double (*C)[6]) {
+// Coordinate k (with offset) of a limited joint at poses `pose`, unwrapped against prev (the joint's
+// coordinates, with offset); its Jacobian per side if C is given.
+double limit_coordinate(const JointInfo& j, int k, const Pose* pose, const double* prev, double (*C)[6]) {
     const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
-    const double p = prev - j.offset[0];
-    double c = 0;
-    j.impl->coordinates(a, pose[j.b], &p, &c);
-    if (C) j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? C[0] : nullptr, C[1]);
-    return c + j.offset[0];
+    double p[kMaxJointDofs], c[kMaxJointDofs];
+    for (int i = 0; i < j.dofs; ++i) p[i] = prev[i] - j.offset[i];
+    j.impl->coordinates(a, pose[j.b], p, c);
+    if (C && j.dofs == 1) j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? C[0] : nullptr, C[1]);
+    if (C && j.dofs > 1) {
+        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
+        j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        for (int col = 0; col < 6; ++col) {
+            if (j.a >= 0) C[0][col] = Ca[6 * k + col];
+            C[1][col] = Cb[6 * k + col];
+        }
+    }
+    return c[k] + j.offset[k];
+}
+
+// A side of a coupling's range from its residual r (and Jacobian G, 4 sides): φ = sign (r − bound).
+void range_side(const Unit& u, double& r, double (*G)[6]) {
+    r = u.sign * (r - u.bound);
+    if (G)
+        for (int side = 0; side < 4; ++side)
+            for (int k = 0; k < 6; ++k) G[side][k] *= u.sign;
+}
+
+// The coordinates (with offset) of joint j at pose3, unwrapped against and written into c2 (per DOF
+// of the Model): carried to the next substep.
+void carry_coordinates(const JointInfo& j, const Pose* pose3, std::vector<double>& c2) {
+    const Pose a = j.a >= 0 ? pose3[j.a] : Pose{};
+    double p[kMaxJointDofs], v[kMaxJointDofs];
+    for (int k = 0; k < j.dofs; ++k) p[k] = c2[j.dof_offset + k] - j.offset[k];
+    j.impl->coordinates(a, pose3[j.b], p, v);
+    for (int k = 0; k < j.dofs; ++k) c2[j.dof_offset + k] = v[k] + j.offset[k];
 }
 
 }  // namespace
@@ -117,8 +143,11 @@ long long largest_group_unknowns(const Model& m, int* body) {
     std::vector<long long> n(nb, 0);
     for (const ContactInfo& ci : m.contacts) n[group[ci.body]] += ci.mu > 0 ? 8 : 2;
     for (const JointInfo& j : m.joints)
-        if (j.limited) n[group[j.b]] += 2 * ((std::isfinite(j.lower[0]) ? 1 : 0) + (std::isfinite(j.upper[0]) ? 1 : 0));
-    for (const CouplingInfo& c : m.couplings) n[group[m.joints[c.joint].b]] += 1;
+        if (j.limited)
+            for (int k = 0; k < j.dofs; ++k)
+                n[group[j.b]] += 2 * ((std::isfinite(j.lower[k]) ? 1 : 0) + (std::isfinite(j.upper[k]) ? 1 : 0));
+    for (const CouplingInfo& c : m.couplings)
+        n[group[m.joints[c.joint].b]] += c.range ? 2 * ((std::isfinite(c.lower) ? 1 : 0) + (std::isfinite(c.upper) ? 1 : 0)) : 1;
     long long best = 0;
     for (int b = 0; b < nb; ++b)
         if (n[b] > best) best = n[b], *body = b;
@@ -182,14 +211,16 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     for (int j = 0; j < m.njoints(); ++j) {
         const JointInfo& ji = m.joints[j];
         if (!ji.limited) continue;
-        const bool angle = ji.type != "prismatic";
         const double lb = body_length(m.bodies[ji.b]);
+        for (int k = 0; k < ji.dofs; ++k)
         for (int side = 0; side < 2; ++side) {
-            const double bound = side == 0 ? ji.lower[0] : ji.upper[0];
+            const double bound = side == 0 ? ji.lower[k] : ji.upper[k];
             if (!std::isfinite(bound)) continue;
+            const bool angle = std::strncmp(ji.impl->coordinate_name(k), "angle", 5) == 0;
             Unit u;
             u.limit = true;
             u.index = j;
+            u.dof = k;
             u.sign = side == 0 ? 1.0 : -1.0;
             u.bound = bound;
             u.body[0] = ji.a;
@@ -205,19 +236,30 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
         const CouplingInfo& c = m.couplings[k];
         const JointInfo& jf = m.joints[c.joint];
         const JointInfo& jl = m.joints[c.leader];
-        const bool angle = jf.type != "prismatic";
+        const bool angle = std::strncmp(jf.impl->coordinate_name(c.dof), "angle", 5) == 0;
         const double lb = body_length(m.bodies[jf.b]);
         Unit u;
         u.coupling = true;
         u.index = k;
-        u.n = 1;
         u.sides = 4;
         u.body[0] = jf.a, u.body[1] = jf.b, u.body[2] = jl.a, u.body[3] = jl.b;
         u.comp = group[jf.b];
         u.L = angle ? 1.0 : lb;
         u.F = mass[find(jf.b)] * g0 * (angle ? lb : 1.0);
         u.V = g0 * m.options.dt;
-        q.units.push_back(u);
+        if (!c.range) {
+            u.equality = true;
+            u.n = 1;
+            q.units.push_back(u);
+            continue;
+        }
+        for (int side = 0; side < 2; ++side) {  // a range: a unit per finite side, like a limit
+            const double bound = side == 0 ? c.lower : c.upper;
+            if (!std::isfinite(bound)) continue;
+            u.sign = side == 0 ? 1.0 : -1.0;
+            u.bound = bound;
+            q.units.push_back(u);
+        }
     }
     q.set.clear();
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) q.set.push_back(i);  // sizes the workspaces
@@ -276,7 +318,7 @@ void layout(Inequalities& q) {
         q.col_var.push_back(u.off);  // γ
         if (u.friction) q.col_var.push_back(u.off + 2), q.col_var.push_back(u.off + 3);  // β1, β2
         q.ncols = static_cast<int>(q.col_var.size());
-        q.pairs += u.coupling ? 0 : u.friction ? 2 : 1;
+        q.pairs += u.equality ? 0 : u.friction ? 2 : 1;
     }
     if (!q.blocks.empty()) q.blocks.back().n = q.m - q.blocks.back().off, q.blocks.back().col_end = q.ncols;
     // Z's columns, each the length of its group's entries.
@@ -294,7 +336,7 @@ void select_units(Inequalities& q, double h) {
     q.set.clear();
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
         const Unit& u = q.units[i];
-        const bool near = u.coupling || std::min(u.phi2, u.phi2 + 2 * h * u.rate1) <= kNear * u.L;
+        const bool near = u.equality || std::min(u.phi2, u.phi2 + 2 * h * u.rate1) <= kNear * u.L;
         q.in_set[i] = near ? 1 : 0;
         if (near) q.set.push_back(i);
     }
@@ -307,9 +349,12 @@ bool admit_violated(const Model& m, const Pose* pose3, Inequalities& q) {
         if (q.in_set[i]) continue;
         Unit& u = q.units[i];
         double phi;
-        if (u.limit) {
+        if (u.coupling) {
+            phi = coupling_residual(m, m.couplings[u.index], pose3, q.c2.data(), nullptr);
+            range_side(u, phi, nullptr);
+        } else if (u.limit) {
             const JointInfo& j = m.joints[u.index];
-            phi = u.sign * (limit_coordinate(j, pose3, q.c2[j.dof_offset], nullptr) - u.bound);
+            phi = u.sign * (limit_coordinate(j, u.dof, pose3, &q.c2[j.dof_offset], nullptr) - u.bound);
         } else {
             Vec3 n;
             phi = contact_gap(m.contacts[u.index], pose3, n, nullptr);
@@ -330,7 +375,8 @@ bool admit_violated(const Model& m, const Pose* pose3, Inequalities& q) {
 void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_substep) {
     if (first_substep) {
         for (const JointInfo& j : m.joints)
-            if (j.limited) q.c2[j.dof_offset] = d.coord[j.dof_offset];
+            if (j.limited)
+                for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = d.coord[j.dof_offset + k];
         for (const CouplingInfo& c : m.couplings)
             for (int t : {c.joint, c.leader}) {
                 const JointInfo& j = m.joints[t];
@@ -340,10 +386,11 @@ void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_su
     for (Unit& u : q.units) {
         if (u.coupling) {
             u.phi2 = coupling_residual(m, m.couplings[u.index], d.pose.data(), q.c2.data(), u.G2);
+            if (!u.equality) range_side(u, u.phi2, u.G2);
         } else if (u.limit) {
             const JointInfo& j = m.joints[u.index];
             double C[2][6] = {};
-            const double c = limit_coordinate(j, d.pose.data(), q.c2[j.dof_offset], C);
+            const double c = limit_coordinate(j, u.dof, d.pose.data(), &q.c2[j.dof_offset], C);
             u.phi2 = u.sign * (c - u.bound);
             for (int side = 0; side < 2; ++side)
                 for (int k = 0; k < 6; ++k) u.G2[side][k] = u.sign * C[side][k];
@@ -383,12 +430,13 @@ void unit_gaps(const Model& m, const Data& d, const Pose* pose3, Inequalities& q
         Unit& u = q.units[i];
         if (u.coupling) {
             u.phi3 = coupling_residual(m, m.couplings[u.index], pose3, q.c2.data(), jacobians ? u.G3 : nullptr);
+            if (!u.equality) range_side(u, u.phi3, jacobians ? u.G3 : nullptr);
             continue;
         }
         if (u.limit) {
             const JointInfo& j = m.joints[u.index];
             double C[2][6] = {};
-            u.c3 = limit_coordinate(j, pose3, q.c2[j.dof_offset], jacobians ? C : nullptr);
+            u.c3 = limit_coordinate(j, u.dof, pose3, &q.c2[j.dof_offset], jacobians ? C : nullptr);
             u.phi3 = u.sign * (u.c3 - u.bound);
             if (jacobians)
                 for (int side = 0; side < 2; ++side)
@@ -424,7 +472,7 @@ void unit_rows(const BlockGraph& g, const Inequalities& q, const double* s, cons
         const Unit& u = q.units[i];
         const double* yu = y + u.off;
         double* f = fy + u.off;
-        if (u.coupling) {
+        if (u.equality) {
             f[0] = -u.phi3 / u.L;
             continue;
         }
@@ -470,7 +518,7 @@ void violations(const Model& m, const BlockGraph& g, const Inequalities& q, cons
         const Unit& u = q.units[i];
         const double* f = fy + u.off;
         const double* yu = y + u.off;
-        if (u.coupling) {
+        if (u.equality) {
             req = std::max(req, std::fabs(f[0]));
             continue;
         }
@@ -496,7 +544,7 @@ void neutral_start(Inequalities& q) {
     for (int i : q.set) {
         const Unit& u = q.units[i];
         double* y = &q.y[u.off];
-        if (u.coupling) {
+        if (u.equality) {
             y[0] = 0;
             continue;
         }
@@ -531,7 +579,7 @@ void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double
 
 void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt) {
     auto S = [&](int r, int c) -> double& { return D[static_cast<std::size_t>(r) * ld + c]; };
-    if (u.coupling) return;  // r_φ does not depend on λ
+    if (u.equality) return;  // r_φ does not depend on λ
     if (!u.friction) {
         S(0, 1) = 1;
         S(1, 0) = y[1], S(1, 1) = y[0];
@@ -693,7 +741,7 @@ double step_to_boundary(const Inequalities& q, const double* y, const double* de
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
-        if (u.coupling) continue;              // λ is free
+        if (u.equality) continue;              // λ is free
         orthant(o);                            // γ
         orthant(u.friction ? o + 4 : o + 1);  // s
         if (!u.friction) continue;
@@ -712,7 +760,7 @@ double mean_complementarity(const Inequalities& q, const double* y, const double
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
-        if (u.coupling) continue;
+        if (u.equality) continue;
         if (!u.friction) {
             sum += v(o) * v(o + 1);
             continue;
@@ -771,7 +819,7 @@ void newton_rows(const Inequalities& q, const double* fy, const double* dya, dou
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const int o = u.off;
-        if (u.coupling) continue;
+        if (u.equality) continue;
         if (!u.friction) {
             fc[o + 1] += (dya ? dya[o + 1] * dya[o] : 0.0) - kappa;
             continue;
@@ -802,29 +850,25 @@ void newton_rows(const Inequalities& q, const double* fy, const double* dya, dou
 
 void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3) {
     for (const JointInfo& j : m.joints)
-        if (j.limited) d.limit_force[j.dof_offset] = 0;
+        if (j.limited)
+            for (int k = 0; k < j.dofs; ++k) d.limit_force[j.dof_offset + k] = 0;
+    std::fill(d.coupling_force.begin(), d.coupling_force.end(), 0.0);
     for (int i = 0; i < static_cast<int>(q.units.size()); ++i) {
         const Unit& u = q.units[i];
         const bool in = q.in_set[i] != 0;
         const double* y = in ? &q.y[u.off] : nullptr;
         const double gamma = in ? u.F * y[0] : 0.0;
         if (u.coupling) {
-            d.coupling_force[u.index] = gamma;
+            d.coupling_force[u.index] += u.equality ? gamma : u.sign * gamma;
             const CouplingInfo& c = m.couplings[u.index];
-            for (int t : {c.joint, c.leader}) {  // the coordinates carried to the next substep
-                const JointInfo& j = m.joints[t];
-                const Pose a = j.a >= 0 ? pose3[j.a] : Pose{};
-                double p[kMaxJointDofs], v[kMaxJointDofs];
-                for (int k = 0; k < j.dofs; ++k) p[k] = q.c2[j.dof_offset + k] - j.offset[k];
-                j.impl->coordinates(a, pose3[j.b], p, v);
-                for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = v[k] + j.offset[k];
-            }
+            for (int t : {c.joint, c.leader}) carry_coordinates(m.joints[t], pose3, q.c2);  // to the next substep
             continue;
         }
         if (u.limit) {
             const JointInfo& j = m.joints[u.index];
-            d.limit_force[j.dof_offset] += u.sign * gamma;
-            q.c2[j.dof_offset] = in ? u.c3 : limit_coordinate(j, pose3, q.c2[j.dof_offset], nullptr);
+            d.limit_force[j.dof_offset + u.dof] += u.sign * gamma;
+            if (j.dofs == 1) q.c2[j.dof_offset] = in ? u.c3 : limit_coordinate(j, 0, pose3, &q.c2[j.dof_offset], nullptr);
+            else carry_coordinates(j, pose3, q.c2);  // every coordinate, unwrapped together
             continue;
         }
         const ContactInfo& ci = m.contacts[u.index];

@@ -8,12 +8,14 @@
 //     with friction (μ > 0) the unit also carries the circular friction cone of CIP §2.3:
 //     unknowns [γ, ψ, β1, β2 | s, η, σ1, σ2], rows [r_φ, r_ψ, r_σ (2), r_sγ, r_K (3)] (CIP §3);
 //     frictionless: [γ | s], rows [r_φ, r_sγ];
-//   * a side of a joint limit: φ = c − lower or upper − c, with c the joint coordinate (unwrapped
-//     across steps by the joint plugin): [γ | s] like a frictionless contact.
+//   * a side of a joint limit: φ = c − lower or upper − c, with c a joint coordinate (unwrapped
+//     across steps by the joint plugin; any coordinate that is an angle or a displacement, e.g. a
+//     compound joint's k-th motion): [γ | s] like a frictionless contact.
 // A coupling between two joint coordinates (docs/couplings.md) is an *equality* unit: φ = q_joint −
 // ratio · q_leader − offset = 0 with a free multiplier λ, unknowns [λ], row [r_φ = −φ/L], no pair; it
 // touches up to four bodies (its joints' parents and children: sides 0, 1 the follower's, 2, 3 the
-// leader's) and is always in the working set.
+// leader's) and is always in the working set. A coupling with a range gives a unit per finite side,
+// φ = ±(the coupling's residual − bound), [γ | s] like a limit.
 // The units' unknowns are scaled (CIP §10.4) so that one dimensionless tolerance serves from grams
 // to hundreds of kilograms: γ, ψ, β by a force F (the weight the unit's mechanism puts on each of
 // its contacts; for a limit that weight times a length), s by a length L (the body's radius of
@@ -37,8 +39,10 @@ namespace vi_max {
 
 struct Unit {
     bool limit = false;     // a side of a joint limit (else a contact point or a coupling)
-    bool coupling = false;  // a coupling (an equality)
+    bool coupling = false;  // a coupling: an equality, or a side of its range
+    bool equality = false;  // an equality (a coupling without a range): free multiplier, no pair
     int index = -1;         // Model::contacts index, the joint's, or Model::couplings index
+    int dof = 0;            // limit: the joint's coordinate (0 for a joint of one degree of freedom)
     double sign = 1;        // limit: +1 lower side (c − lower), −1 upper side (upper − c)
     double bound = 0;       // limit: the bound
     bool friction = false;  // contact with μ > 0: 8 unknowns, else 2

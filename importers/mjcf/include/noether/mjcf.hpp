@@ -56,7 +56,7 @@ struct NOETHER_API Report {
         std::string name;    // MJCF element name (or "<tag> line N" when unnamed)
         std::string mapped;  // what it became, or what happened to it
     };
-    std::vector<Entry> bodies_in, joints_in, equalities, actuators;
+    std::vector<Entry> bodies_in, joints_in, equalities, tendons, actuators;
     std::vector<std::string> ignored;   // elements and attributes not used, with file:line and why
     std::vector<std::string> warnings;
     std::vector<std::string> bodies, joint_names;  // names added to the spec (with prefix)
@@ -65,7 +65,7 @@ struct NOETHER_API Report {
     std::string keyframe;                           // the key started from ("" = qpos0)
     int nq = 0, nv = 0;              // MuJoCo's coordinate counts of the file
     int loop_joints = 0;             // <connect>/<weld> closures added
-    int couplings = 0;               // <equality><joint> couplings added
+    int couplings = 0;               // couplings added: <equality><joint>, <fixed> tendons with a range
     double file_mass = 0;            // MuJoCo's total: every body, from <inertial> or geoms
     double imported_mass = 0;        // mass of the bodies added
     double world_mass = 0;           // mass of bodies welded to the world
