@@ -794,6 +794,15 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
                 c.error(ci.origin, "coupling '" + ci.name + "': integrator '" + o.integrator +
                                        "' does not take couplings between joints (integrators that do: " +
                                        reg.integrators_where([](const Integrator& i) { return i.takes_couplings(); }) + ")");
+            } else if (!m.integrator->takes_inequalities()) {
+                for (const CouplingInfo& ci : m.couplings)
+                    if (ci.range) {
+                        c.error(ci.origin, "coupling '" + ci.name + "': a range is an inequality, and integrator '" +
+                                               o.integrator + "' does not take inequalities (integrators that do: " +
+                                               reg.integrators_where([](const Integrator& i) { return i.takes_inequalities(); }) +
+                                               "; or leave the range out)");
+                        break;
+                    }
             }
         }
     }

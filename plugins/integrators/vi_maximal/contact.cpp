@@ -461,8 +461,8 @@ void add_unit_forces(const BlockGraph& g, const Inequalities& q, const double* y
                 if (u.friction) w[k] += u.Jt[side][0][k] * yu[2] + u.Jt[side][1][k] * yu[3];
             }
             double* f = fT + g.node_offset[b];
-            for (int k = 0; k < 3; ++k) f[k] -= u.F * w[k];
-            for (int k = 3; k < 6; ++k) f[k] -= 2.0 * u.F * w[k];
+            for (int k = 0; k < 3; ++k) f[k] -= q.ft * u.F * w[k];
+            for (int k = 3; k < 6; ++k) f[k] -= q.fr * u.F * w[k];
         }
     }
 }
@@ -507,11 +507,14 @@ void violations(const Model& m, const BlockGraph& g, const Inequalities& q, cons
     const int nb = m.nbodies();
     for (int b = 0; b < nb; ++b) {
         const double* f = fT + g.node_offset[b];
-        for (int k = 0; k < 3; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wT[b]);
-        for (int k = 3; k < 6; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wR[b]);
+        for (int k = 0; k < 3; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wT[b] * q.inv_rhoT);
+        for (int k = 3; k < 6; ++k) tree = std::max(tree, std::fabs(f[k]) * q.wR[b] * q.inv_rhoT);
     }
-    for (int n = nb; n < g.nnodes(); ++n)  // joint rows [m or rad] and implicit force rows, as they are
-        for (int i = 0; i < g.node_size[n]; ++i) tree = std::max(tree, std::fabs(fT[g.node_offset[n] + i]));
+    for (int n = nb; n < g.nnodes(); ++n) {  // joint rows [m or rad] and implicit force rows, as they are
+        const int rows = m.joints[n - nb].rows;
+        for (int i = 0; i < g.node_size[n]; ++i)
+            tree = std::max(tree, std::fabs(fT[g.node_offset[n] + i]) * (i < rows ? q.inv_rhoJ : q.inv_rhoZ));
+    }
     if (!(tree == tree)) tree = HUGE_VAL;
     double req = 0, bil = 0, pair = 0;
     for (int i : q.set) {
@@ -625,8 +628,8 @@ void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Ine
                 if (b < 0) continue;
                 const double* src = c == 0 ? u.G2[side] : u.Jt[side][c - 1];
                 double* zb = t + g.node_offset[b];
-                for (int k = 0; k < 3; ++k) zb[k] -= u.F * src[k];  // sides may share a body: summed
-                for (int k = 3; k < 6; ++k) zb[k] -= 2.0 * u.F * src[k];
+                for (int k = 0; k < 3; ++k) zb[k] -= q.ft * u.F * src[k];  // sides may share a body: summed
+                for (int k = 3; k < 6; ++k) zb[k] -= q.fr * u.F * src[k];
             }
             m.solver->solve(g, ws, t);
             double* z = &q.Z[q.z_off[u.col + c]];
@@ -859,7 +862,7 @@ void commit_units(const Model& m, Data& d, Inequalities& q, const Pose* pose3) {
         const double* y = in ? &q.y[u.off] : nullptr;
         const double gamma = in ? u.F * y[0] : 0.0;
         if (u.coupling) {
-            d.coupling_force[u.index] += u.equality ? gamma : u.sign * gamma;
+            d.coupling_force[u.index] += (u.equality ? gamma : u.sign * gamma) * q.lam;
             const CouplingInfo& c = m.couplings[u.index];
             for (int t : {c.joint, c.leader}) carry_coordinates(m.joints[t], pose3, q.c2);  // to the next substep
             continue;

@@ -105,6 +105,12 @@ struct Inequalities {
     std::vector<double> wT, wR;           // per body: 1/(m g), 1/(m g L) (violation scaling)
     std::vector<double> c2;               // per DOF: limit or coupling coordinate at configuration 2 (with offset)
     double tree_weight = 1;               // ctol / ttol: tree rows against unit rows
+    // The step's row scaling (vi-maximal: all 1; vi-midpoint: its ρ's, which only couplings meet
+    // here): a unit force acts on a body's translation rows times ft = ρ_T λ and on its rotation rows
+    // times fr = 2 ρ_R λ, like a joint's multiplier; violations() reads body rows divided by ρ_T,
+    // joint rows by ρ_J and implicit force rows by ρ_Z (force units, as vi-maximal's); the unit's
+    // force is F y λ.
+    double ft = 1, fr = 2, lam = 1, inv_rhoT = 1, inv_rhoJ = 1, inv_rhoZ = 1;
     bool any = false;
 };
 

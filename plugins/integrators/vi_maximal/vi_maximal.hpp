@@ -24,7 +24,7 @@ public:
     // Contacts and limits: vi-maximal (contact.hpp); vi-midpoint's scaled rows and Legendre start
     // are not carried over yet.
     bool takes_inequalities() const override { return !midpoint_; }
-    bool takes_couplings() const override { return !midpoint_; }
+    bool takes_couplings() const override { return true; }
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override { return make_state(m, midpoint_); }
 
@@ -122,6 +122,8 @@ private:
             // Contacts and limits: the working set near closing by the interior-point method (none:
             // the plain Newton step); units found closed at the end join it and the step is redone.
             Inequalities& q = st.ineq;
+            q.ft = st.rhoT * st.lam, q.fr = 2.0 * st.rhoR * st.lam, q.lam = st.lam;
+            q.inv_rhoT = 1.0 / st.rhoT, q.inv_rhoJ = 1.0 / st.rhoJ, q.inv_rhoZ = 1.0 / st.rhoZ;
             prepare_units(m, d, q, st.first_substep);
             select_units(q, h);
             int work = 0;
