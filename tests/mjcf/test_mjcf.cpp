@@ -408,7 +408,7 @@ TEST_CASE("mjcf: a joint equality is a coupling about the joints' refs, as MuJoC
     CHECK(reported);
 }
 
-TEST_CASE("mjcf: Menagerie's Panda imports with its finger coupling; the fingers move together", "[mjcf][models][couplings]") {
+TEST_CASE("mjcf: Menagerie's Panda imports with its finger coupling, and the fingers move together", "[mjcf][models][couplings]") {
     if (!have_models()) return;
     Spec s;
     mjcf::Options o;

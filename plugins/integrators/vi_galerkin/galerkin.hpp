@@ -143,12 +143,19 @@ struct State final : IntegratorState {
     // (node, row) the rows' Jacobians with respect to the world twists of a's and b's links (6
     // each) and the values h; the multipliers λ^{k,α}, α = 0..s−1 (carried, saved); the Schur
     // workspaces: Zc = J⁻¹ Aᵀ (s·m columns of s·n), Sm (s·m)², the projection of the write-back.
+    // A coupling between two tree coordinates (docs/couplings.md) is one row of the same kind,
+    // linear in the coordinates: q_f − ratio q_l − c (raw coordinates; c takes the offsets), its row
+    // of A the constant e_f − ratio e_l, its multiplier a generalized force on the two coordinates.
     struct Loop {
         int joint = -1, a = -1, b = -1, la = -1, lb = -1, rows = 0, row0 = 0;
+        int coupling = -1, lf = -1, ll = -1;  // a coupling: Model::couplings index, the two links
+        double ratio = 0, c = 0;
     };
     std::vector<Loop> loops;
     int mrows = 0;
     std::vector<double> Ga, Gb, hv, lam;
+    std::vector<double> cf;  // couplings' generalized forces per (node < s, link), added to R
+    bool any_coupling = false;
     std::vector<double> Zc, Sm, lrhs2, dlam, ywork, dqr, wproj, aproj, u0;
     std::vector<int> rperm, cperm;
     // Linearisation (§8, by tangents of the passes above): the tangent of the residuals of every
@@ -304,6 +311,7 @@ public:
     // node active (ξ^0 included): δR_i^α = Σ_j V(α, j)ᵀ Φ_i^j + G(α, j)ᵀ X_i^j + δQ_i^α.
 
     bool has_linearization() const override { return true; }
+    bool takes_couplings() const override { return true; }
 
     // Poses, world screws, velocities, Ṡ̄, inertias, momenta and subtree momenta at (q, q̇).
     static void kinematics(const TreeView& t, const double* q, const double* qd, State::Kinematics& k);

@@ -141,8 +141,10 @@ void Galerkin::residual_tangent(State& st, double h) {
 StepStatus Galerkin::linearize(const Model& m, Data& d, Linearization& out) const {
     State& st = static_cast<State&>(*d.integrator_state);
     if (!st.loops.empty())
-        throw UsageError("linearize: vi-galerkin linearises the steps of trees; joint '" +
-                         m.joints[st.loops[0].joint].name + "' closes a kinematic loop (not yet supported)");
+        throw UsageError("linearize: vi-galerkin linearises the steps of trees; " +
+                         (st.loops[0].coupling >= 0 ? "coupling '" + m.couplings[st.loops[0].coupling].name + "' ties two joints"
+                                                    : "joint '" + m.joints[st.loops[0].joint].name + "' closes a kinematic loop") +
+                         " (not yet supported)");
     const TreeView& t = st.tree;
     const Lobatto& L = st.lob;
     const int n = st.n, s = L.s;

@@ -44,6 +44,15 @@ bool Galerkin::take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& o
                                "closures as constraints without forces; put them on a tree joint or "
                                "use vi-maximal or vi-midpoint"});
     }
+    for (const CouplingInfo& c : m.couplings)
+        for (int jn : {c.joint, c.leader}) {
+            bool tree_link = false;
+            for (const TreeLink& l : t.links) tree_link = tree_link || l.joint == jn;
+            if (!tree_link)
+                out.push_back({Severity::error, c.origin,
+                               "vi-galerkin: coupling '" + c.name + "': joint '" + m.joints[jn].name +
+                                   "' closes a kinematic loop; vi-galerkin couples tree joints (use vi-maximal or vi-midpoint)"});
+        }
     return out.size() == first;
 }
 
@@ -114,6 +123,21 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
         st->loops.push_back(c);
         st->mrows += ji.rows;
     }
+    for (int k = 0; k < static_cast<int>(m.couplings.size()); ++k) {  // after the loops (take_tree checked them)
+        const CouplingInfo& ci = m.couplings[k];
+        State::Loop c;
+        c.coupling = k, c.joint = ci.joint, c.rows = 1, c.row0 = st->mrows;
+        for (int i = 0; i < n; ++i) {
+            if (st->tree.links[i].joint == ci.joint) c.lf = i;
+            if (st->tree.links[i].joint == ci.leader) c.ll = i;
+        }
+        c.ratio = ci.ratio;
+        c.c = tree_link_offset(m, st->tree.links[c.lf]) - ci.ratio * tree_link_offset(m, st->tree.links[c.ll]) - ci.offset;
+        st->loops.push_back(c);
+        st->mrows += 1;
+        st->any_coupling = true;
+    }
+    if (st->any_coupling) st->cf.assign(N * s, 0.0);
     if (st->mrows > 0) {
         const std::size_t M = static_cast<std::size_t>(st->mrows), K = M * s;
         st->Ga.assign(6 * M * nn, 0.0);

@@ -86,6 +86,7 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
                 continue;
             }
             if (a == 0) R += st.p[i];
+            if (st.any_coupling) R += st.cf[static_cast<std::size_t>(a) * n + i];
             st.r[static_cast<std::size_t>(i) * s + a] = R;
             if (!std::isfinite(R)) {
                 *worst = m.nbodies() + l.joint;
@@ -157,7 +158,18 @@ void Galerkin::add_loops(const Model& m, const Data& d, State& st, int j, double
         double* E = &st.E[6 * (static_cast<std::size_t>(j) * n + link)];
         for (int k = 0; k < 6; ++k) E[k] += f * w[k];
     };
+    if (st.any_coupling && j < s) std::fill(&st.cf[static_cast<std::size_t>(j) * n], &st.cf[static_cast<std::size_t>(j + 1) * n], 0.0);
     for (const State::Loop& c : st.loops) {
+        if (c.coupling >= 0) {  // linear in the node's coordinates; its force goes to R directly (cf)
+            const std::size_t jr = static_cast<std::size_t>(j) * M + c.row0;
+            st.hv[jr] = st.ctrl[static_cast<std::size_t>(j) * n + c.lf] - c.ratio * st.ctrl[static_cast<std::size_t>(j) * n + c.ll] + c.c;
+            if (j < s) {
+                const double l = st.lam[jr];
+                st.cf[static_cast<std::size_t>(j) * n + c.lf] += l;
+                st.cf[static_cast<std::size_t>(j) * n + c.ll] -= c.ratio * l;
+            }
+            continue;
+        }
         const JointInfo& ji = m.joints[c.joint];
         const Pose pa = c.a >= 0 ? body_pose_at(t, gj, c.a) : Pose{};
         const Pose pb = body_pose_at(t, gj, c.b);
@@ -198,6 +210,13 @@ double Galerkin::loop_row(const State& st, int node, int row, double f, double* 
     const State::Loop& c = st.loops[li];
     const std::size_t jr = static_cast<std::size_t>(node) * M + row;
     double acc = 0;
+    if (c.coupling >= 0) {  // the row e_f − ratio e_l
+        const std::size_t xf = static_cast<std::size_t>(c.lf) * stride + slot, xl = static_cast<std::size_t>(c.ll) * stride + slot;
+        if (dot) return x[xf] - c.ratio * x[xl];
+        x[xf] += f;
+        x[xl] -= c.ratio * f;
+        return 0;
+    }
     for (int side = 0; side < 2; ++side) {
         const double* G = side == 0 ? &st.Ga[6 * jr] : &st.Gb[6 * jr];
         for (int i = side == 0 ? c.la : c.lb; i >= 0; i = st.tree.links[i].parent) {
