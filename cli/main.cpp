@@ -128,7 +128,7 @@ void usage(FILE* out) {
                  "                     unless --no-limits; --ground stands the robot on the ground z = 0 with its\n"
                  "                     sphere, box and capsule <collision> shapes as contacts (friction MU, 1);\n"
                  "                     --no-couplings leaves <mimic> and <coupling> (MJCF: joint equalities)\n"
-                 "                     out, for riqn and the explicit integrators (docs/couplings.md)\n"
+                 "                     out, for riqn (docs/couplings.md)\n"
                  "  import FILE.xml [--keyframe NAME] [--drop-armature] [--simulate SECONDS] [--dt DT] ...\n"
                  "                     the same for an MJCF (MuJoCo XML) model (docs/mjcf.md): it starts from\n"
                  "                     the keyframe NAME (else qpos0), steps at the file's timestep unless\n"

@@ -72,7 +72,7 @@ NOETHER_API int noether_spec_add_contact(noether_spec* s, const char* name, cons
                                          const double other_position[3]);
 /* A coupling between two joint coordinates added before (docs/couplings.md): joint = ratio * leader
  * + offset, coordinates dof and leader_dof of each (0-based; 0 for a 1-DOF joint); name may be NULL
- * ("<joint>/coupling"). Checked when the spec is compiled; taken by vi-maximal, vi-midpoint and vi-galerkin. */
+ * ("<joint>/coupling"). Checked when the spec is compiled; taken by every integrator but riqn. */
 NOETHER_API int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joint, int dof, const char* leader,
                                           int leader_dof, double ratio, double offset);
 /* Turn the coupling added last into a range: lower <= joint - ratio * leader - offset <= upper

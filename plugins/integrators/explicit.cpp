@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "noether/data.hpp"
+#include "noether/model.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/solver.hpp"
@@ -57,6 +59,13 @@ struct State final : IntegratorState {
     double stage_power[7] = {0, 0, 0, 0, 0, 0, 0};
     bool started = false;
     double size_scale = 1;  // divergence: joints apart by more than this [m] (10 × (1 + extent))
+    // Couplings (docs/couplings.md): rows bordering the block graph's matrix, solved by their Schur
+    // complement on the solver's factors. Per coupling its Jacobian (4 sides × 6) and value at
+    // st.poses, Z = K⁻¹ (−G_cᵀ) (one column per coupling), S = G_c Z (LU), the coupling rows' rhs rc
+    // and multipliers μ (the generalized force on the follower's coordinate).
+    std::vector<double> Gc, phic, Z, S, rc, mu;
+    std::vector<int> piv;
+    const double* prev = nullptr;  // the coordinates at the step's start (Data::coord): angles unwrapped against them
 
     void save(std::string& out) const override {
         const double v[3] = {h_next, work, energy0};
@@ -107,6 +116,7 @@ public:
     explicit Explicit(Method method) : kMethod(method) {}
     Scheme scheme() const override { return kMethod == Method::dp45 ? Scheme::adaptive : Scheme::explicit_fixed; }
 
+    bool takes_couplings() const override { return true; }
     std::vector<std::string> option_names() const override {
         if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "invariants"};
         return {};
@@ -188,12 +198,22 @@ public:
         double extent = 0;
         for (const BodyInfo& b : m.bodies) extent = std::max(extent, norm(b.pose0.x));
         st->size_scale = 10 * (1 + extent);
+        const std::size_t nc = m.couplings.size();
+        if (nc > 0) {
+            st->Gc.assign(24 * nc, 0.0);
+            st->phic.assign(nc, 0.0);
+            st->Z.assign(nc * static_cast<std::size_t>(m.graph.total_size), 0.0);
+            st->S.assign(nc * nc, 0.0);
+            for (auto* v : {&st->rc, &st->mu}) v->assign(nc, 0.0);
+            st->piv.assign(nc, 0);
+        }
         return st;
     }
 
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
+        st.prev = d.coord.data();
         pack(m, d, st.y0);
         StepReport r;
         if (kMethod == Method::dp45) {
@@ -212,6 +232,11 @@ public:
                     r.worst_node = worst >= 0 ? m.nbodies() + worst : -1;
                 }
             }
+        }
+        if (r.status == StepStatus::ok && !m.couplings.empty()) {  // the couplings' forces at the step's end
+            pack(m, d, st.ytmp);
+            if (accelerations(m, d, st, st.ytmp, st.acc.data()))
+                for (std::size_t k = 0; k < m.couplings.size(); ++k) d.coupling_force[k] = st.mu[k];
         }
         r.work = r.projections;
         // The loop rows the solver found dependent (so the degrees of freedom reported do not
@@ -273,7 +298,87 @@ private:
                     }
             }
         }
-        return m.solver->factor(m.graph, st.A, *st.ws);
+        if (!m.solver->factor(m.graph, st.A, *st.ws)) return false;
+        return m.couplings.empty() || factor_couplings(m, st);
+    }
+
+    // The coupling sides' bodies (−1: the world).
+    static void coupling_bodies(const Model& m, const CouplingInfo& c, int* body) {
+        body[0] = m.joints[c.joint].a, body[1] = m.joints[c.joint].b;
+        body[2] = m.joints[c.leader].a, body[3] = m.joints[c.leader].b;
+    }
+
+    // G_c ν of coupling k from its Jacobian G (4 × 6).
+    static double coupling_rate(const Model& m, const CouplingInfo& c, const double (*G)[6], const Twist* tw) {
+        int body[4];
+        coupling_bodies(m, c, body);
+        double s = 0;
+        for (int side = 0; side < 4; ++side) {
+            if (body[side] < 0) continue;
+            for (int i = 0; i < 3; ++i) s += G[side][i] * tw[body[side]].v[i] + G[side][3 + i] * tw[body[side]].w[i];
+        }
+        return s;
+    }
+
+    // After the solver's factorisation at st.poses: the couplings' Jacobians and values, Z and S.
+    bool factor_couplings(const Model& m, State& st) const {
+        const BlockGraph& gr = m.graph;
+        const std::size_t nt = static_cast<std::size_t>(gr.total_size);
+        const int nc = static_cast<int>(m.couplings.size());
+        for (int k = 0; k < nc; ++k) {
+            const CouplingInfo& c = m.couplings[k];
+            auto* G = reinterpret_cast<double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(k)]);
+            st.phic[k] = coupling_residual(m, c, st.poses.data(), st.prev, G);
+            double* z = &st.Z[static_cast<std::size_t>(k) * nt];
+            std::fill(z, z + nt, 0.0);
+            int body[4];
+            coupling_bodies(m, c, body);
+            for (int side = 0; side < 4; ++side)
+                if (body[side] >= 0)
+                    for (int i = 0; i < 6; ++i) z[gr.node_offset[body[side]] + i] -= G[side][i];
+            m.solver->solve(gr, *st.ws, z);
+        }
+        for (int r = 0; r < nc; ++r) {
+            const CouplingInfo& c = m.couplings[r];
+            const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
+            int body[4];
+            coupling_bodies(m, c, body);
+            for (int k = 0; k < nc; ++k) {
+                const double* z = &st.Z[static_cast<std::size_t>(k) * nt];
+                double v = 0;
+                for (int side = 0; side < 4; ++side)
+                    if (body[side] >= 0)
+                        for (int i = 0; i < 6; ++i) v += G[side][i] * z[gr.node_offset[body[side]] + i];
+                st.S[static_cast<std::size_t>(r) * nc + k] = v;
+            }
+        }
+        return dense::lu_factor(nc, st.S.data(), st.piv.data());
+    }
+
+    // Solve the bordered system [K, −G_cᵀ; G_c, 0] [x; μ] = [rhs; rc] in place of rhs (μ into st.mu):
+    // x0 = K⁻¹ rhs, μ = S⁻¹ (G_c x0 − rc), x = x0 − Z μ. Without couplings, the solver's solve.
+    void solve_bordered(const Model& m, State& st) const {
+        const BlockGraph& gr = m.graph;
+        m.solver->solve(gr, *st.ws, st.rhs.data());
+        if (m.couplings.empty()) return;
+        const std::size_t nt = static_cast<std::size_t>(gr.total_size);
+        const int nc = static_cast<int>(m.couplings.size());
+        for (int r = 0; r < nc; ++r) {
+            const CouplingInfo& c = m.couplings[r];
+            const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
+            int body[4];
+            coupling_bodies(m, c, body);
+            double v = 0;
+            for (int side = 0; side < 4; ++side)
+                if (body[side] >= 0)
+                    for (int i = 0; i < 6; ++i) v += G[side][i] * st.rhs[gr.node_offset[body[side]] + i];
+            st.mu[r] = v - st.rc[r];
+        }
+        dense::lu_solve(nc, st.S.data(), st.piv.data(), st.mu.data());
+        for (int k = 0; k < nc; ++k) {
+            const double* z = &st.Z[static_cast<std::size_t>(k) * nt];
+            for (std::size_t i = 0; i < nt; ++i) st.rhs[i] -= st.mu[k] * z[i];
+        }
     }
 
     // G ν for joint j from its Jacobian rows Ja, Jb (rows × 6; Ja unused for a world parent).
@@ -335,7 +440,24 @@ private:
                 r[row] = -gamma;
             }
         }
-        m.solver->solve(gr, *st.ws, st.rhs.data());
+        for (int k = 0; k < static_cast<int>(m.couplings.size()); ++k) {  // γ of the couplings the same way
+            const CouplingInfo& c = m.couplings[k];
+            int body[4];
+            coupling_bodies(m, c, body);
+            double rate[4];
+            int e = 0;
+            for (const double s : {eps, -eps, 2 * eps, -2 * eps}) {
+                for (int side = 0; side < 4; ++side) {
+                    const int b = body[side];
+                    if (b >= 0) st.moved[b] = {st.poses[b].x + s * st.twists[b].v, oplus(st.poses[b].q, s * st.twists[b].w)};
+                }
+                double G[4][6];
+                coupling_residual(m, c, st.moved.data(), nullptr, G);
+                rate[e++] = coupling_rate(m, c, G, st.twists.data());
+            }
+            st.rc[k] = -(8 * (rate[0] - rate[1]) - (rate[2] - rate[3])) / (12 * eps);
+        }
+        solve_bordered(m, st);
         for (int b = 0; b < m.nbodies(); ++b)
             for (int i = 0; i < 6; ++i) acc[6 * b + i] = st.rhs[gr.node_offset[b] + i];
         for (double v : st.rhs)
@@ -417,12 +539,14 @@ private:
             }
             double worst = 0;
             for (double v : st.g) worst = std::max(worst, std::fabs(v));
+            for (double v : st.phic) worst = std::max(worst, std::fabs(v));
             if (worst < tol) break;
             std::fill(st.rhs.begin(), st.rhs.end(), 0.0);
             for (int j = 0; j < m.njoints(); ++j)
                 for (int r = 0; r < m.joints[j].rows; ++r)
                     st.rhs[gr.node_offset[nb + j] + r] = -st.g[m.joints[j].row_offset + r];
-            m.solver->solve(gr, *st.ws, st.rhs.data());
+            for (std::size_t k = 0; k < st.rc.size(); ++k) st.rc[k] = -st.phic[k];
+            solve_bordered(m, st);
             for (int b = 0; b < nb; ++b) {
                 const double* dx = &st.rhs[gr.node_offset[b]];
                 double* p = &y[kPer * b];
@@ -441,7 +565,9 @@ private:
             jacobian_times_twist(m.joints[j], &st.Ja[o], &st.Jb[o], st.twists.data(), gv);
             for (int r = 0; r < m.joints[j].rows; ++r) st.rhs[gr.node_offset[nb + j] + r] = -gv[r];
         }
-        m.solver->solve(gr, *st.ws, st.rhs.data());
+        for (std::size_t k = 0; k < st.rc.size(); ++k)
+            st.rc[k] = -coupling_rate(m, m.couplings[k], reinterpret_cast<const double(*)[6]>(&st.Gc[24 * k]), st.twists.data());
+        solve_bordered(m, st);
         for (int b = 0; b < nb; ++b)
             for (int i = 0; i < 6; ++i) y[kPer * b + 7 + i] += st.rhs[gr.node_offset[b] + i];
         if (energy_on) {

@@ -632,7 +632,7 @@ PYBIND11_MODULE(_noether, mod) {
              py::arg("dof") = 0, py::arg("leader_dof") = 0, py::arg("lower") = py::none(), py::arg("upper") = py::none(),
              "Couple two joint coordinates (docs/couplings.md): joint = ratio * leader + offset (a gear pair, a mimic\n"
              "joint); dof / leader_dof pick a coordinate of a joint with several (0-based); lower / upper: a range on\n"
-             "joint - ratio * leader - offset instead of the equality. Taken by vi-maximal, vi-midpoint, vi-galerkin (ranges: vi-maximal).")
+             "joint - ratio * leader - offset instead of the equality. Taken by every integrator but riqn (ranges: vi-maximal).")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },
@@ -1081,7 +1081,7 @@ PYBIND11_MODULE(_noether, mod) {
         "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
         "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).\n"
         "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).\n"
-        "couplings=False leaves <mimic> and <coupling> out (taken by vi-maximal, vi-midpoint and vi-galerkin; docs/couplings.md).");
+        "couplings=False leaves <mimic> and <coupling> out (taken by every integrator but riqn; docs/couplings.md).");
     mod.def(
         "import_mjcf",
         [](const std::string& path, std::optional<double> dt, const std::string& integrator, const std::string& keyframe, bool limits,

@@ -556,5 +556,5 @@ TEST_CASE("rotor_chain.lua: the geared rotors keep their ratio, energy stays bou
     const auto refused = run(example("rotor_chain"), {{"quiet", "1"}, {"integrator", "riqn"}});
     CHECK(refused.exit_code != 0);
     CHECK_THAT(refused.error, Contains("revolute_rotor_chain.urdf:95 <coupling name='transmission1'>: coupling 'transmission1': "
-                                       "integrator 'riqn' does not take couplings between joints (integrators that do: vi-galerkin, vi-maximal, vi-midpoint)"));
+                                       "integrator 'riqn' does not take couplings between joints (integrators that do: dp45-projection, heun, rk4, vi-galerkin, vi-maximal, vi-midpoint)"));
 }

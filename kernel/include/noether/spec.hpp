@@ -155,7 +155,7 @@ NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points,
 // (both coordinates as reported, raw + the joint's offset) — a gear pair (a rotor turning `ratio`
 // times its link), URDF's <mimic>, MuJoCo's joint equality. `dof` picks the coordinate of a joint
 // with several (a compound joint's k-th motion); spherical joints cannot be coupled. Enforced by the
-// integrators that take couplings (Integrator::takes_couplings: vi-maximal, vi-midpoint, vi-galerkin; a range, an
+// integrators that take couplings (Integrator::takes_couplings: every integrator but riqn; a range, an
 // inequality, only by those that take inequalities), refused by the others.
 struct NOETHER_API CouplingSpec {
     std::string name;     // optional: default "<joint>/coupling"

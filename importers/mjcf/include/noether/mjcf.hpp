@@ -33,7 +33,7 @@ struct NOETHER_API Options {
     // on their joints (docs/servos.md), targets from the keyframe's ctrl or 0 as in MuJoCo.
     bool actuators = true;
     // <equality><joint> (joint1 = polycoef0 + polycoef1 · joint2 about their qpos0) as couplings
-    // between the joints (docs/couplings.md; taken by vi-maximal, vi-midpoint, vi-galerkin); false leaves them out, reported.
+    // between the joints (docs/couplings.md; taken by every integrator but riqn); false leaves them out, reported.
     bool couplings = true;
     // Joint armature (reflected rotor inertia) is kept on hinge and slide joints (JointSpec::armature:
     // integrated by vi-maximal and vi-midpoint; the other integrators refuse it). Set this to

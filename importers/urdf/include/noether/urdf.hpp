@@ -33,7 +33,7 @@ struct NOETHER_API Options {
     // keeps them in the model for output only.
     bool limits = true;
     // Enforce <mimic> and <coupling> as couplings between the joints (docs/couplings.md; taken by
-    // vi-maximal, vi-midpoint, vi-galerkin); false leaves the joints free and lists the couplings in the report.
+    // every integrator but riqn); false leaves the joints free and lists the couplings in the report.
     bool couplings = true;
     // Contacts against the ground z = 0 (docs/contact.md) from the <collision> primitives (sphere,
     // box, capsule) of these links, or of every link with contacts_all; friction coefficient mu.
