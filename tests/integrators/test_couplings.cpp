@@ -59,6 +59,30 @@ std::vector<double> swing(const Spec& s, double T, double* worst = nullptr, doub
     return q;
 }
 
+// The geared rod's coupling force against the rotor's I_r r θ̈, θ̈ by central differences of the
+// rod's angle about node i (the force reported by the step that starts at node i, or with at_end by
+// the one that ends there): the largest difference, and the largest θ̈ term in *scale.
+double force_error(const Spec& s, int steps, bool at_end, double* scale) {
+    const double dt = s.options.dt, ratio = s.couplings[0].ratio;
+    auto m = compile(s);
+    Data d(m);
+    std::vector<double> q{d.coord[0]}, tau;
+    if (at_end) tau.push_back(0);
+    for (int i = 0; i < steps; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        q.push_back(d.coord[0]);
+        tau.push_back(d.coupling_force[0]);
+    }
+    double err = 0;
+    *scale = 0;
+    for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+        const double expect = kRotorI * ratio * (q[i + 1] - 2 * q[i] + q[i - 1]) / (dt * dt);
+        err = std::max(err, std::fabs(tau[i] - expect));
+        *scale = std::max(*scale, std::fabs(expect));
+    }
+    return err;
+}
+
 Spec rotor_chain(double dt) {
     Spec s;
     s.gravity = {0, -9.81, 0};  // the chain lies in the x-y plane, its joints about z
@@ -192,23 +216,9 @@ TEST_CASE("couplings: a geared rotor swings the rod as the armature it reflects 
         const std::vector<double> heavy = swing(geared_rod(0.004, ratio, false, integ), 2.0);
         CHECK(std::fabs(light.back() - heavy.back()) > 0.05);
         // The coupling's force is the torque that turns the rotor: I_r r θ̈, θ̈ by central differences.
-        const double dt = 0.002;
-        auto m = compile(geared_rod(dt, ratio, false, integ));
-        Data d(m);
-        std::vector<double> q{d.coord[0]}, tau;
-        for (int i = 0; i < 500; ++i) {
-            REQUIRE(step(*m, d) == StepStatus::ok);
-            q.push_back(d.coord[0]);
-            tau.push_back(d.coupling_force[0]);
-        }
-        double err = 0, scale = 0;
-        for (std::size_t i = 1; i + 1 < q.size(); ++i) {
-            const double expect = kRotorI * ratio * (q[i + 1] - 2 * q[i] + q[i - 1]) / (dt * dt);
-            // the force of the step from q[i] to q[i+1] is tau[i] (vi-maximal: at its start; vi-midpoint
-            // reports the interval's): compared with the central difference about the nearer node
-            err = std::max(err, std::fabs(tau[i] - expect));
-            scale = std::max(scale, std::fabs(expect));
-        }
+        double scale = 0;
+        // The variational methods' force of the step from q[i] to q[i+1] acts at q[i] (its start).
+        const double err = force_error(geared_rod(0.002, ratio, false, integ), 500, false, &scale);
         INFO("coupling force against I_r r θ̈: largest difference " << err << " of " << scale << " N m");
         CHECK(scale > 0.1);
         CHECK(err <= 0.02 * scale);
@@ -265,20 +275,8 @@ TEST_CASE("couplings: the explicit integrators take them as bordered rows of the
         CHECK(worst <= (name == "dp45-projection" ? 1e-9 : name == "rk4" ? 1e-7 : 1e-2));  // measured 1e-12, 6e-8, 1.7e-3
         CHECK(gap <= 1e-10);  // the same accelerations: measured 6e-14
         // The force on the rotor at the end of each step against I_r r θ̈ (central differences).
-        auto m = compile(geared);
-        Data d(m);
-        std::vector<double> q{d.coord[0]}, tau{0};
-        for (int i = 0; i < 300; ++i) {
-            REQUIRE(step(*m, d) == StepStatus::ok);
-            q.push_back(d.coord[0]);
-            tau.push_back(d.coupling_force[0]);
-        }
-        double err = 0, scale = 0;
-        for (std::size_t i = 1; i + 1 < q.size(); ++i) {
-            const double expect = kRotorI * ratio * (q[i + 1] - 2 * q[i] + q[i - 1]) / (dt * dt);
-            err = std::max(err, std::fabs(tau[i] - expect));
-            scale = std::max(scale, std::fabs(expect));
-        }
+        double scale = 0;
+        const double err = force_error(geared, 300, true, &scale);  // the explicit ones report it at the step's end
         INFO("coupling force against I_r r θ̈: " << err << " of " << scale << " N m");
         CHECK(err <= 0.01 * scale);
     }
