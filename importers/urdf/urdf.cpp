@@ -476,6 +476,14 @@ Report import(Spec& spec, const std::string& path, const Options& opt) {
         const double q = j.mimic_multiplier * (it == o2.positions.end() ? 0.0 : it->second) + j.mimic_offset;
         if (q != 0) o2.positions[j.name] = q;
     }
+    // So does the joint above a gear <coupling>'s successor link (ratio × the predecessor's joint).
+    for (const Coupling& cp : couplings) {
+        if (!link_id.count(cp.predecessor) || !link_id.count(cp.successor)) continue;  // refused below, by name
+        const int lj = parent_joint[link_id[cp.predecessor]], fj = parent_joint[link_id[cp.successor]];
+        if (lj < 0 || fj < 0 || o2.positions.count(joints[fj].name)) continue;
+        auto it = o2.positions.find(joints[lj].name);
+        if (it != o2.positions.end() && it->second != 0) o2.positions[joints[fj].name] = cp.ratio * it->second;
+    }
     // Enforced limits hold from the start: a joint whose zero (or given) position is outside them
     // starts at the nearest limit instead, and the report says so.
     if (opt.limits)

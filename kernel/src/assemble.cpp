@@ -57,6 +57,7 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
         const int r = m.total_rows + static_cast<int>(k);
         double G[4][6] = {};
         g[r] = c.range ? 0.0 : coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
+        g[r] -= c.range ? 0.0 : coupling_turns(m, c, g[r]);  // whole turns of the follower's angle are no violation
         worst = std::max(worst, std::fabs(g[r]));
         if (!J && !T) continue;
         for (int side = 0; side < 4; ++side) {

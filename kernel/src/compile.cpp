@@ -387,11 +387,17 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
                          (!std::isfinite(cs.lower) && !std::isfinite(cs.upper)) || cs.lower == INFINITY || cs.upper == -INFINITY))
             fail("a range needs lower <= upper with at least one side finite, got [" + num(cs.lower) + ", " + num(cs.upper) + "]");
         m.couplings.push_back(ci);
-        if (!ok || !joints_ok || !m.joints[ci.joint].impl || !m.joints[ci.leader].impl || spec.options.integrator == "none")
-            continue;
+        if (!ok || !joints_ok || !m.joints[ci.joint].impl || !m.joints[ci.leader].impl) continue;
         std::vector<Pose> pose(m.nbodies());
         for (int b = 0; b < m.nbodies(); ++b) pose[b] = m.bodies[b].pose0;
-        const double phi = coupling_residual(m, ci, pose.data(), nullptr, nullptr);
+        double phi = coupling_residual(m, ci, pose.data(), nullptr, nullptr);
+        // A follower angle beyond ±π reads from the poses as its value less whole turns: those turns
+        // go into the joint's offset, so that its coordinate reports (and steps from) the full angle.
+        if (const double turns = ci.range ? 0.0 : coupling_turns(m, ci, phi); turns != 0 && std::fabs(phi - turns) <= 1e-9) {
+            m.joints[ci.joint].offset[ci.dof] -= turns;
+            phi -= turns;
+        }
+        if (spec.options.integrator == "none") continue;
         if (ci.range) {
             if (!(phi >= ci.lower - 1e-9 && phi <= ci.upper + 1e-9))
                 c.error(cs.origin, who + ": starts outside its range: " + cs.joint + " − " + num(cs.ratio) + " × " + cs.leader +
@@ -698,6 +704,8 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
     }
 
     compile_contacts(spec, body_ids, m, c);
+    // Before the servos' targets and the limits' start check: a follower's whole turns go into its offset.
+    compile_couplings(spec, joint_ids, joints_ok, m, c);  // integrator "none" (assembly, queries): may start off them
     for (JointInfo& j : m.joints) {
         if (j.servo == ServoSpec::Kind::none || !j.impl) continue;
         ++m.servos;
@@ -720,7 +728,6 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         }
     }
 
-    compile_couplings(spec, joint_ids, joints_ok, m, c);  // integrator "none" (assembly, queries): may start off them
 
     // Block graph.
     if (joints_ok && !c.has_errors()) {

@@ -2,6 +2,7 @@
 // maximal-vi.md §5, with analytic Jacobians in the [∂/∂x | ∂/∂θ] layout.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "noether/model.hpp"
 #include "noether/sdk/joint.hpp"
@@ -407,6 +408,13 @@ double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose
         }
     }
     return q[0] - c.ratio * q[1] - c.offset;
+}
+
+double coupling_turns(const Model& m, const CouplingInfo& c, double phi) {
+    const JointInfo& j = m.joints[c.joint];
+    if (j.type != "revolute" && j.type != "compound") return 0;
+    if (std::strncmp(j.impl->coordinate_name(c.dof), "angle", 5) != 0) return 0;
+    return 2 * M_PI * std::round(phi / (2 * M_PI));
 }
 
 }  // namespace noether

@@ -321,6 +321,34 @@ TEST_CASE("couplings: the rotor chain keeps its gear ratios, its energy and 3 de
     }
 }
 
+TEST_CASE("couplings: a rotor geared past half a turn keeps its whole turns (assembly and the coordinates)", "[couplings][models]") {
+    // Before: the link at 0.6 rad put its 6:1 rotor at 3.6 rad, whose pose reads −2.68; assembly took
+    // the 2π for a violation and moved the chain to −0.19 rad. Now the turns go into the rotor
+    // joint's offset: it reports 3.6 and steps from there.
+    if (!models::available()) return;
+    Spec t;
+    t.gravity = {0, -9.81, 0};
+    t.options.dt = 0.005;
+    urdf::Options o;
+    o.fixed_base = true;
+    o.limits = false;
+    o.positions = {{"joint1", 0.6}};  // the importer starts joint1r at 6 × 0.6
+    urdf::import(t, models::dir() + "/generalized_rbda/robot-models/revolute_rotor_chain.urdf", o);
+    const AssemblyReport rep = assemble(t);
+    CHECK(rep.largest_move <= 1e-12);  // nothing to assemble
+    auto m = compile(t);
+    Data d(m);
+    const int l = m->joints[m->joint_index("joint1")].dof_offset, r = m->joints[m->joint_index("joint1r")].dof_offset;
+    CHECK(d.coord[l] == Approx(0.6));
+    CHECK(d.coord[r] == Approx(3.6));
+    double worst = 0;
+    for (int i = 0; i < 400; ++i) {
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        worst = std::max(worst, std::fabs(d.coord[r] - 6 * d.coord[l]));
+    }
+    CHECK(worst <= 1e-12);
+}
+
 TEST_CASE("couplings: Mini Cheetah has 18 degrees of freedom and holds its 12 transmissions in flight", "[couplings][models]") {
     if (!models::available()) return;
     Spec s;

@@ -140,6 +140,11 @@ struct NOETHER_API Model {
 // for a world parent).
 NOETHER_API double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev,
                                      double (*G)[6]);
+// The whole turns in a residual φ computed from poses alone (prev = nullptr) that the follower's
+// angle may hide: a revolute angle read from poses lies in (−π, π], so a rotor geared 6:1 to a link at
+// 0.6 rad sits at the pose of 3.6 − 2π. Returns 2π · round(φ / 2π) when the follower's coordinate is
+// such an angle, else 0.
+NOETHER_API double coupling_turns(const Model& m, const CouplingInfo& c, double phi);
 
 // Validate and freeze. Throws ModelError listing every error; warnings are kept in Model::warnings.
 NOETHER_API std::shared_ptr<const Model> compile(const Spec& spec);
