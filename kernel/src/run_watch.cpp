@@ -18,6 +18,7 @@ namespace {
 // The watch's thresholds (docs/integrators.md, "Never a silent blow-up").
 constexpr double kWatchTurn = 0.4;     // rad per step
 constexpr double kWatchEnergy = 0.05;  // growth as a fraction of max(|E0|, largest kinetic energy)
+constexpr double kWatchEnergyFloor = 1e-9;  // the scale's floor: of the total mass's weight over 1 m (J)
 constexpr long long kWatchWindow = 200;
 constexpr double kWatchShare = 0.1;
 
@@ -112,8 +113,13 @@ void Run::watch(const Monitors& mon) {
             warn("watch/turn", what);
         }
     }
-    // 2. Energy growing with no input doing work (springs are in E; dampers only remove).
-    const double scale = std::max(std::fabs(e0_), w.kinetic_max);
+    // 2. Energy growing with no input doing work (springs are in E; dampers only remove). The scale
+    // has a floor of the mechanism's own: a scene at rest with zero energy (joints about the vertical)
+    // only ever shows round-off, 1e-17 J, which is no growth.
+    double mass = 0;
+    for (const BodyInfo& b : m.bodies) mass += b.mass;
+    const double floor = kWatchEnergyFloor * mass * (norm(m.gravity) * 1.0 + 1.0);  // [kg] × ([m/s²] × 1 m + 1 m²/s²)
+    const double scale = std::max({std::fabs(e0_), w.kinetic_max, floor});
     if (w.passive && scale > 0 && !d.warned("watch/energy") && mon.total - w.e_ref > kWatchEnergy * scale) {
         char what[200];
         std::snprintf(what, sizeof what, "the energy grew from %.6g J to %.6g J with no input doing work", w.e_ref,
