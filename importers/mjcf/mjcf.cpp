@@ -6,6 +6,9 @@
 // from the world). Joint frames come from the pose the file is written in (qpos0, where hinge and
 // slide coordinates equal their `ref`); the bodies start at the keyframe's pose when one is chosen.
 #include <sys/stat.h>
+#include <assimp/cimport.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -52,7 +55,11 @@ struct Geom {
     Vec3 size;           // MJCF half-sizes
     Pose pose;           // in the body frame
     double mass = 0;     // computed (mass or density × volume)
-    Mat3 inertia;        // about its centre, geom axes
+    Mat3 inertia;        // about its centre of mass, geom axes
+    Vec3 com;            // its centre of mass in the geom frame (a mesh's; primitives: the origin)
+    std::string mesh;    // a mesh geom's mesh
+    bool mass_given = false;  // a mesh geom's mass attribute (else density × its volume)
+    double density = 1000;
     bool has_inertia = false;
     int contype = 1, conaffinity = 1, condim = 3, group = 0;
     double friction = 1;
@@ -372,8 +379,10 @@ public:
         // What is read below; the rest (mesh and texture paths, mesh processing, threads: nothing
         // here reads meshes) is reported.
         report_attributes(c, {"angle", "eulerseq", "autolimits", "inertiafromgeom", "settotalmass", "coordinate", "boundmass",
-                              "boundinertia", "balanceinertia", "inertiagrouprange"},
-                          "not used (meshes are not read)");
+                              "boundinertia", "balanceinertia", "inertiagrouprange", "meshdir", "assetdir"},
+                          "not used (meshes are read for their volume only)");
+        if (const char* d = c->Attribute("meshdir")) meshdir_ = d;
+        if (const char* d = c->Attribute("assetdir")) assetdir_ = d;
         if (c->Attribute("inertiagrouprange")) {  // which geoms give inertia: every group (0 5, the default) is what is computed
             const auto r = nums(c, "inertiagrouprange", -1, 2, 2, {});
             if (!(r[0] <= 0 && r[1] >= 5))
@@ -434,6 +443,13 @@ public:
                     name = name.substr(0, name.rfind('.'));
                 }
                 meshes_.insert(name);
+                MeshAsset& ma = mesh_assets_[name];
+                ma.xml = e;
+                ma.file = f ? f : "";
+                if (e->Attribute("scale")) {
+                    const auto sc = parse_numbers(e, "scale", e->Attribute("scale"), 3, 3);
+                    ma.scale = {sc[0], sc[1], sc[2]};
+                }
             } else if (t == "material") {
                 if (e->Attribute("name") && e->Attribute("rgba")) {
                     const auto v = parse_numbers(e, "rgba", e->Attribute("rgba"), 4, 4);
@@ -541,6 +557,15 @@ public:
             const std::string m = str(g, "mesh", c, "");
             if (m.empty()) fail(g, who(g) + ": a mesh geom needs attribute 'mesh'");
             if (!meshes_.count(m)) fail(g, who(g) + ": mesh '" + m + "' is not defined in <asset>");
+            G.mesh = m;  // its volume is read only if its body's inertia comes from its geoms
+            if (attr(g, "mass", c)) {
+                G.mass_given = true;
+                G.mass = num(g, "mass", c, 0);
+                if (G.mass < 0) fail(attr_source(g, "mass", c), who(g) + ": mass must be non-negative, got " + fmt(G.mass));
+            } else {
+                G.density = num(g, "density", c, 1000);
+                if (G.density < 0) fail(attr_source(g, "density", c), who(g) + ": density must be non-negative, got " + fmt(G.density));
+            }
         }
         static const std::set<std::string> used = {"name", "class", "type", "size", "pos", "quat", "axisangle", "euler", "xyaxes",
                                                    "zaxis", "fromto", "contype", "conaffinity", "condim", "group", "friction",
@@ -732,6 +757,75 @@ public:
             rep_.ignored.push_back(where(e) + ": " + who(e) + ": solref/solimp: noether's couplings are exact");
     }
 
+    // A mesh geom's mass, centre of mass (geom frame) and inertia about it from its mesh file: the
+    // volume integrals of the closed triangle mesh by the divergence theorem (signed tetrahedra from
+    // the origin), as MuJoCo computes them (it stores vertices in single precision: its values agree
+    // to ~1e-7; assimp reads them in single precision too). The file is found as MuJoCo finds it: absolute, or under meshdir (else assetdir)
+    // relative to the model file's directory; read by assimp (OBJ, STL, PLY, ...).
+    void mesh_inertia(const Body& b, Geom& g) {
+        const MeshAsset& ma = mesh_assets_.at(g.mesh);
+        const std::string whom = "body '" + b.name + "': its inertia comes from its geoms, and " + who(g.xml);
+        if (ma.file.empty()) fail(ma.xml, whom + ": mesh '" + g.mesh + "' has no file (inline vertices are not read)");
+        for (const char* a : {"refpos", "refquat", "vertex", "face"})
+            if (ma.xml->Attribute(a)) fail(ma.xml, whom + ": mesh '" + g.mesh + "': attribute '" + a + "' is not supported");
+        std::string path = ma.file;
+        if (path[0] != '/') {
+            const std::string dir = !meshdir_.empty() ? meshdir_ : assetdir_;
+            std::string base = main_file_.find('/') != std::string::npos ? main_file_.substr(0, main_file_.rfind('/') + 1) : "";
+            if (!dir.empty()) base = dir[0] == '/' ? dir + "/" : base + dir + "/";
+            path = base + path;
+        }
+        if (opt_.include_problem) {
+            const std::string why = opt_.include_problem(path);
+            if (!why.empty()) fail(ma.xml, whom + ": mesh file '" + path + "': " + why);
+        }
+        const aiScene* scene = aiImportFile(path.c_str(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
+        if (!scene) fail(ma.xml, whom + ": mesh file '" + path + "' cannot be read (" + aiGetErrorString() + ")");
+        // ∫ dV, ∫ x dV, ∫ x xᵀ dV over the signed tetrahedra (0, a, b, c) of every triangle.
+        double V = 0, C[3][3] = {};
+        Vec3 S;
+        std::size_t triangles = 0;
+        for (unsigned k = 0; k < scene->mNumMeshes; ++k) {
+            const aiMesh* mesh = scene->mMeshes[k];
+            for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+                const aiFace& face = mesh->mFaces[f];
+                if (face.mNumIndices != 3) continue;  // points and lines
+                Vec3 p[3];
+                for (int i = 0; i < 3; ++i) {
+                    const aiVector3D& v = mesh->mVertices[face.mIndices[i]];
+                    p[i] = {ma.scale.x * v.x, ma.scale.y * v.y, ma.scale.z * v.z};
+                }
+                const double det = dot(p[0], cross(p[1], p[2]));  // 6 × the signed volume
+                const Vec3 sum = p[0] + p[1] + p[2];
+                V += det / 6;
+                S += (det / 24) * sum;
+                for (int r = 0; r < 3; ++r)
+                    for (int c = 0; c < 3; ++c) {
+                        double pp = sum[r] * sum[c];
+                        for (int i = 0; i < 3; ++i) pp += p[i][r] * p[i][c];
+                        C[r][c] += det / 120 * pp;
+                    }
+                ++triangles;
+            }
+        }
+        aiReleaseImport(scene);
+        if (triangles == 0 || !(V > 0))
+            fail(ma.xml, whom + ": mesh file '" + path + "' encloses no positive volume (" + std::to_string(triangles) +
+                             " triangles, volume " + fmt(V) + " m³): a closed mesh with outward faces is needed");
+        if (!g.mass_given) g.mass = g.density * V;
+        const double rho = g.mass / V;
+        g.com = (1.0 / V) * S;
+        Mat3 I;  // about the centre of mass: ρ (tr(C') 1 − C'), C' = C − V c cᵀ
+        double Cc[3][3];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) Cc[r][c] = C[r][c] - V * g.com[r] * g.com[c];
+        const double tr = Cc[0][0] + Cc[1][1] + Cc[2][2];
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) I.m[r][c] = rho * ((r == c ? tr : 0.0) - Cc[r][c]);
+        g.inertia = I;
+        g.has_inertia = true;
+    }
+
     // Read the world body's subtree in depth-first order (MuJoCo's body and joint order),
     // iteratively: a deep file cannot exhaust the stack.
     void read_worldbody(const XMLElement* wb) {
@@ -818,6 +912,13 @@ public:
     std::vector<DefaultClass> classes_;
     std::map<std::string, int> class_id_;
     std::set<std::string> meshes_;
+    struct MeshAsset {
+        const XMLElement* xml = nullptr;
+        std::string file;
+        Vec3 scale{1, 1, 1};
+    };
+    std::map<std::string, MeshAsset> mesh_assets_;
+    std::string meshdir_, assetdir_;  // <compiler meshdir assetdir>
     std::map<std::string, std::array<double, 4>> materials_;
     double angle_scale_ = kPi / 180;
     std::string eulerseq_ = "xyz";
@@ -917,16 +1018,14 @@ Report Reader::import_into(Spec& spec) {
         if (!from_geoms) continue;
         double m = 0;
         Vec3 c;
-        for (const Geom& g : b.geoms) {
-            if (g.type == "mesh")
-                fail(g.xml, "body '" + b.name + "': its inertia comes from its geoms and " + who(g.xml) +
-                                " is a mesh; mesh volumes are not computed yet: give the body an <inertial>");
+        for (Geom& g : b.geoms) {
+            if (g.type == "mesh") mesh_inertia(b, g);
             if (g.type == "plane" || g.type == "hfield" || g.type == "sdf") {
                 if (g.type == "plane") fail(g.xml, "body '" + b.name + "': a plane geom can only be part of the world body");
                 continue;
             }
             m += g.mass;
-            c += g.mass * g.pose.x;
+            c += g.mass * (g.pose.x + rotate(g.pose.q, g.com));
         }
         b.inertial = true;
         b.mass = m;
@@ -935,7 +1034,7 @@ Report Reader::import_into(Spec& spec) {
         for (const Geom& g : b.geoms) {
             if (!g.has_inertia) continue;
             const Mat3 R = rotation(g.pose.q);
-            const Vec3 d = g.pose.x - b.com;
+            const Vec3 d = g.pose.x + rotate(g.pose.q, g.com) - b.com;
             I = I + R * g.inertia * transpose(R) + g.mass * (dot(d, d) * Mat3::identity() - outer(d, d));
         }
         b.inertia = I;

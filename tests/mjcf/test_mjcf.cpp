@@ -127,12 +127,12 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
                Contains("m_igr.xml:2") && Contains("inertiagrouprange") && Contains("leaves geom groups out"));
     {
         Spec s;
-        const mjcf::Report r = mjcf::import(s, fixture("m_meshdir.xml", "<mujoco>\n<compiler meshdir=\"assets\" inertiagrouprange=\"0 5\"/>\n"
-                                                                          "<worldbody/>\n</mujoco>\n"), {});
+        const mjcf::Report r = mjcf::import(s, fixture("m_meshdir.xml", "<mujoco>\n<compiler meshdir=\"assets\" inertiagrouprange=\"0 5\" "
+                                                                          "texturedir=\"tex\"/>\n<worldbody/>\n</mujoco>\n"), {});
         std::string ignored;
         for (const std::string& x : r.ignored) ignored += x + "\n";
-        CHECK_THAT(ignored, Contains("m_meshdir.xml:2") && Contains("meshdir: not used (meshes are not read)"));
-        CHECK_THAT(ignored, !Contains("inertiagrouprange"));
+        CHECK_THAT(ignored, Contains("m_meshdir.xml:2") && Contains("texturedir: not used (meshes are read for their volume only)"));
+        CHECK_THAT(ignored, !Contains("inertiagrouprange") && !Contains("meshdir:"));  // meshdir finds mesh files now
     }
     CHECK_THAT(import_error("m_plane.xml", "<mujoco>\n<worldbody>\n<body><joint/><geom type=\"plane\" size=\"1 1 1\"/></body>\n</worldbody>\n</mujoco>\n"),
                Contains("m_plane.xml:3") && Contains("plane geom can only be part of the world"));

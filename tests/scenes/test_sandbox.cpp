@@ -158,6 +158,17 @@ TEST_CASE("sandbox: noether's own files stay inside the sandbox directory, no pl
         CHECK_THAT(refused("sb_mjcf_inc.lua", std::string(kWorld) + "w:mjcf{ file = 'inc_escape.xml' }\n"),
                    Contains("inc_escape.xml:2: <include file='/etc/passwd'>: sandbox: included MJCF file '/etc/passwd' is outside the sandbox directory"));
     }
+    {
+        // Nor read a mesh file outside it (a body's inertia from a mesh geom).
+        std::FILE* f = std::fopen((box() + "/mesh_escape.xml").c_str(), "w");
+        REQUIRE(f);
+        std::fputs("<mujoco>\n  <asset><mesh name=\"m\" file=\"/etc/passwd\"/></asset>\n  <worldbody><body name=\"b\">"
+                   "<freejoint/><geom type=\"mesh\" mesh=\"m\"/></body></worldbody>\n</mujoco>\n", f);
+        std::fclose(f);
+        CHECK_THAT(refused("sb_mjcf_mesh.lua", std::string(kWorld) + "w:mjcf{ file = 'mesh_escape.xml' }\n"),
+                   Contains("mesh_escape.xml:2") && Contains("mesh file '/etc/passwd': sandbox") &&
+                       Contains("outside the sandbox directory"));
+    }
     CHECK_THAT(refused("sb_plugins.lua", "local noether = require('noether')\nnoether.world{ plugin_dirs = {'/tmp'} }\n"),
                Contains("a scene may not name plugin directories"));
 }
