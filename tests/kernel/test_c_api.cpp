@@ -278,6 +278,36 @@ TEST_CASE("C API: a coupling holds a rotor at 3 times its pendulum, reports its 
     }
 }
 
+TEST_CASE("C API: a coupling range keeps a falling pendulum within 0.2 rad of a hanging one", "[c-api][couplings]") {
+    noether_spec* s = noether_spec_new();
+    const double Ib[9] = {1.0 / 12, 0, 0, 0, 1.0 / 12, 0, 0, 0, 0.01 / 6};
+    const double out[3] = {0.5, 0, 0}, down[3] = {0, 0, -0.5}, origin[3] = {0, 0, 0}, axis[3] = {0, 1, 0};
+    const double hang[4] = {0.7071067811865476, 0, 0.7071067811865476, 0};  // the rod's x axis down
+    REQUIRE(noether_spec_add_body(s, "falling", 1.0, Ib, out, nullptr) == NOETHER_OK);
+    REQUIRE(noether_spec_add_body(s, "hanging", 1.0, Ib, down, hang) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "a", "revolute", "world", "falling", origin, axis) == NOETHER_OK);
+    REQUIRE(noether_spec_add_joint(s, "b", "revolute", "world", "hanging", origin, axis) == NOETHER_OK);
+    REQUIRE(noether_spec_add_coupling(s, "band", "a", 0, "b", 0, 1.0, 0.0) == NOETHER_OK);
+    REQUIRE(noether_spec_set_coupling_range(s, -0.2, 0.2) == NOETHER_OK);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    noether_data* d = noether_data_new(m);
+    double q[2], qd[2], lo = 1, hi = -1, force = 0;
+    for (int i = 0; i < 100; ++i) {
+        REQUIRE(noether_step(d) == NOETHER_OK);
+        REQUIRE(noether_joint_state(d, q, qd) == NOETHER_OK);
+        lo = std::min(lo, q[0] - q[1]), hi = std::max(hi, q[0] - q[1]);
+    }
+    REQUIRE(noether_coupling_force(d, 0, &force) == NOETHER_OK);
+    CHECK(hi <= 0.2 + 1e-9);
+    CHECK(lo >= -0.2 - 1e-9);
+    CHECK(hi > 0.2 - 1e-6);  // the falling rod reached the band's side and is held on it
+    CHECK(force < 0);        // pushing the follower back from its upper side
+    noether_data_free(d);
+    noether_model_free(m);
+    noether_spec_free(s);
+}
+
 TEST_CASE("C API: the kernel's suggestions are worded as C calls", "[c-api]") {
     // Before: a C host read "noether.world{ options = { max_turn = 0.1 } }" nowhere (the kernel's
     // neutral "option 'max_turn' = 0.1"); now the call that sets it.

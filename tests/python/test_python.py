@@ -746,3 +746,31 @@ def test_a_coupling_from_python_and_the_rotor_chains_gear_ratios():
         assert abs(w.q[w.joint_dofs("joint%dr" % k)[0]] - 6 * w.q[w.joint_dofs("joint%d" % k)[0]]) < 1e-12
     free = noether.import_urdf(chain, fixed_base=True, limits=False, couplings=False, integrator="riqn")
     assert free.ndofs == 6
+
+
+def test_a_coupling_range_from_python_keeps_two_pendulums_within_it():
+    """Spec.coupling(lower=, upper=): a range on j2 - j1 (an inequality, vi-maximal), no DOF removed."""
+    s = noether.Spec(dt=0.005, integrator="vi-maximal")
+    box = [1.0 * (0.1 ** 2 + 0.1 ** 2) / 12, 1.0 * (1 + 0.1 ** 2) / 12, 1.0 * (1 + 0.1 ** 2) / 12]
+    s.body("a", mass=1, inertia=box, position=[0.5, 0, 0])
+    s.body("b", mass=3, inertia=[3 * v for v in box], position=[0, 0, -0.5], orientation=[0.7071067811865476, 0, 0.7071067811865476, 0])
+    s.joint("j1", "revolute", "world", "a", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s.joint("j2", "revolute", "world", "b", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s.coupling("j2", "j1", lower=-0.3, upper=0.3, name="band")
+    w = s.compile()
+    assert w.ndofs == 2
+    lo, hi = 1.0, -1.0
+    for _ in range(400):
+        w.step()
+        d = w.q[1] - w.q[0]
+        lo, hi = min(lo, d), max(hi, d)
+    assert lo >= -0.3 - 1e-9 and hi <= 0.3 + 1e-9
+    assert lo < -0.3 + 1e-6  # the falling rod drags on the hanging one: the lower side is reached
+    s2 = noether.Spec(dt=0.005, integrator="vi-midpoint")
+    s2.body("a", mass=1, inertia=box, position=[0.5, 0, 0])
+    s2.body("b", mass=1, inertia=box, position=[0.5, 0, 0])
+    s2.joint("j1", "revolute", "world", "a", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s2.joint("j2", "revolute", "world", "b", anchor=[0, 0, 0], axis=[0, 1, 0])
+    s2.coupling("j2", "j1", lower=-0.3, upper=0.3, name="band")
+    with pytest.raises(noether.ModelError, match="coupling 'band': a range is an inequality, and integrator 'vi-midpoint'"):
+        s2.compile()
