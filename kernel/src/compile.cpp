@@ -413,17 +413,14 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
 
 // Every coordinate (raw + offset) of a joint at the bodies' initial poses.
 void initial_coordinates(const Model& m, const JointInfo& j, double* q) {
-    const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
-    j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, q);
-    for (int k = 0; k < j.dofs; ++k) q[k] += j.offset[k];
+    joint_coordinates(j, j.a >= 0 ? m.bodies[j.a].pose0 : Pose{}, m.bodies[j.b].pose0, nullptr, q);
 }
 
 // The coordinate (raw + offset) of a 1-DOF joint at the bodies' initial poses.
 double initial_coordinate(const Model& m, const JointInfo& j) {
-    const Pose a = j.a >= 0 ? m.bodies[j.a].pose0 : Pose{};
-    double q = 0;
-    j.impl->coordinates(a, m.bodies[j.b].pose0, nullptr, &q);
-    return q + j.offset[0];
+    double q[kMaxJointDofs];
+    initial_coordinates(m, j, q);
+    return q[0];
 }
 
 // The servo of a joint (JointSpec::servo, docs/servos.md) checked into its JointInfo; a default

@@ -567,19 +567,16 @@ void add_joint_wrench(const JointInfo& j, const Data& d, const Inputs& in, const
     j.impl->coordinate_jacobian(a, poses[j.b], j.a >= 0 ? Ca : nullptr, Cb);
     for (int k = 0; k < j.dofs; ++k) u[k] = act[k];
     if (j.has_force_element) {
-        double prev[kMaxJointDofs];
-        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
-        j.impl->coordinates(a, poses[j.b], prev, c);
+        joint_coordinates(j, a, poses[j.b], &d.coord[j.dof_offset], c);  // as reported
         for (int k = 0; k < j.dofs; ++k) {
             if (twists)
-                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]) -
-                        j.damping[k] * coordinate_rate(j, Ca, Cb, k, twists);
+                u[k] += -j.stiffness[k] * (c[k] - j.rest[k]) - j.damping[k] * coordinate_rate(j, Ca, Cb, k, twists);
             else
-                u[k] += -j.stiffness[k] * (c[k] + j.offset[k] - j.rest[k]);
+                u[k] += -j.stiffness[k] * (c[k] - j.rest[k]);
         }
         if (j.servo != ServoSpec::Kind::none) {  // explicit: the servo's force at this state
             const double rate = twists ? coordinate_rate(j, Ca, Cb, 0, twists) : d.rate[j.dof_offset];
-            u[0] += servo_force(j, d, c[0] + j.offset[0], rate);
+            u[0] += servo_force(j, d, c[0], rate);
         }
     }
     add_generalized(Cb, u, j.dofs, out[j.b]);
@@ -657,17 +654,14 @@ void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const P
 }
 
 void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
-    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], c[kMaxJointDofs], prev[kMaxJointDofs];
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
         const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};
-        for (int k = 0; k < j.dofs; ++k) prev[k] = d.coord[j.dof_offset + k] - j.offset[k];
-        j.impl->coordinates(a, d.pose[j.b], prev, c);
+        double* coord = &d.coord[j.dof_offset];
+        joint_coordinates(j, a, d.pose[j.b], coord, coord);
         j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
-        for (int k = 0; k < j.dofs; ++k) {
-            d.coord[j.dof_offset + k] = c[k] + j.offset[k];
-            d.rate[j.dof_offset + k] = coordinate_rate(j, Ca, Cb, k, twists);
-        }
+        for (int k = 0; k < j.dofs; ++k) d.rate[j.dof_offset + k] = coordinate_rate(j, Ca, Cb, k, twists);
     }
 }
 

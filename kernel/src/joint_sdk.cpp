@@ -387,25 +387,36 @@ Pose minimal_transform(const MinimalJoint& mj, double c) {
     return out;
 }
 
+void joint_coordinates(const JointInfo& j, const Pose& a, const Pose& b, const double* prev, double* out) {
+    double p[kMaxJointDofs], c[kMaxJointDofs];
+    if (prev)
+        for (int i = 0; i < j.dofs; ++i) p[i] = prev[i] - j.offset[i];
+    j.impl->coordinates(a, b, prev ? p : nullptr, c);
+    for (int i = 0; i < j.dofs; ++i) out[i] = c[i] + j.offset[i];
+}
+
+void joint_coordinate_row(const JointInfo& j, const Pose& a, const Pose& b, int k, double* Ca, double* Cb) {
+    double A[6 * kMaxJointDofs], B[6 * kMaxJointDofs];
+    j.impl->coordinate_jacobian(a, b, j.a >= 0 ? A : nullptr, B);
+    for (int col = 0; col < 6; ++col) {
+        Ca[col] = j.a >= 0 ? A[6 * k + col] : 0.0;
+        Cb[col] = B[6 * k + col];
+    }
+}
+
 double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev, double (*G)[6]) {
     double q[2];
     for (int t = 0; t < 2; ++t) {
         const JointInfo& j = m.joints[t == 0 ? c.joint : c.leader];
         const int k = t == 0 ? c.dof : c.leader_dof;
         const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
-        double p[kMaxJointDofs], v[kMaxJointDofs];
-        if (prev)
-            for (int i = 0; i < j.dofs; ++i) p[i] = prev[j.dof_offset + i] - j.offset[i];
-        j.impl->coordinates(a, pose[j.b], prev ? p : nullptr, v);
-        q[t] = v[k] + j.offset[k];
+        double v[kMaxJointDofs];
+        joint_coordinates(j, a, pose[j.b], prev ? prev + j.dof_offset : nullptr, v);
+        q[t] = v[k];
         if (!G) continue;
-        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
-        j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        joint_coordinate_row(j, a, pose[j.b], k, G[2 * t], G[2 * t + 1]);
         const double w = t == 0 ? 1.0 : -c.ratio;
-        for (int col = 0; col < 6; ++col) {
-            G[2 * t][col] = j.a >= 0 ? w * Ca[6 * k + col] : 0.0;
-            G[2 * t + 1][col] = w * Cb[6 * k + col];
-        }
+        for (int col = 0; col < 6; ++col) G[2 * t][col] *= w, G[2 * t + 1][col] *= w;
     }
     return q[0] - c.ratio * q[1] - c.offset;
 }

@@ -133,6 +133,14 @@ struct NOETHER_API Model {
     int joint_index(const std::string& name) const;  // −1 if absent
 };
 
+// The coordinates of joint j as reported (raw + offset, Data::coord's values) with its parent at `a`
+// (identity for the world) and its child at `b`, unwrapped against prev (reported, the joint's DOFs;
+// nullptr: not unwrapped) into out (j.dofs values; out may be prev).
+NOETHER_API void joint_coordinates(const JointInfo& j, const Pose& a, const Pose& b, const double* prev, double* out);
+// Row k of the joint's coordinate Jacobian on each side (6 each, the joints' column layout); Ca is
+// zero for a world parent.
+NOETHER_API void joint_coordinate_row(const JointInfo& j, const Pose& a, const Pose& b, int k, double* Ca, double* Cb);
+
 // φ of coupling c at the bodies' poses: q_joint[dof] − ratio · q_leader[leader_dof] − offset, the
 // coordinates as reported (raw + offset) and unwrapped against prev (reported coordinates per DOF of
 // the Model, Data::coord's layout; nullptr: not unwrapped). With G, its Jacobian per side, in the

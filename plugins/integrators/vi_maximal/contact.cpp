@@ -77,19 +77,10 @@ double contact_gap(const ContactInfo& ci, const Pose* pose, Vec3& n, double (*G)
 // coordinates, with offset); its Jacobian per side if C is given.
 double limit_coordinate(const JointInfo& j, int k, const Pose* pose, const double* prev, double (*C)[6]) {
     const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
-    double p[kMaxJointDofs], c[kMaxJointDofs];
-    for (int i = 0; i < j.dofs; ++i) p[i] = prev[i] - j.offset[i];
-    j.impl->coordinates(a, pose[j.b], p, c);
-    if (C && j.dofs == 1) j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? C[0] : nullptr, C[1]);
-    if (C && j.dofs > 1) {
-        double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
-        j.impl->coordinate_jacobian(a, pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
-        for (int col = 0; col < 6; ++col) {
-            if (j.a >= 0) C[0][col] = Ca[6 * k + col];
-            C[1][col] = Cb[6 * k + col];
-        }
-    }
-    return c[k] + j.offset[k];
+    double c[kMaxJointDofs];
+    joint_coordinates(j, a, pose[j.b], prev, c);
+    if (C) joint_coordinate_row(j, a, pose[j.b], k, C[0], C[1]);
+    return c[k];
 }
 
 // A side of a coupling's range from its residual r (and Jacobian G, 4 sides): φ = sign (r − bound).
@@ -103,13 +94,9 @@ void range_side(const Unit& u, double& r, double (*G)[6]) {
 // The coordinates (with offset) of joint j at pose3, unwrapped against and written into c2 (per DOF
 // of the Model): carried to the next substep.
 void carry_coordinates(const JointInfo& j, const Pose* pose3, std::vector<double>& c2) {
-    const Pose a = j.a >= 0 ? pose3[j.a] : Pose{};
-    double p[kMaxJointDofs], v[kMaxJointDofs];
-    for (int k = 0; k < j.dofs; ++k) p[k] = c2[j.dof_offset + k] - j.offset[k];
-    j.impl->coordinates(a, pose3[j.b], p, v);
-    for (int k = 0; k < j.dofs; ++k) c2[j.dof_offset + k] = v[k] + j.offset[k];
+    double* c = &c2[j.dof_offset];
+    joint_coordinates(j, j.a >= 0 ? pose3[j.a] : Pose{}, pose3[j.b], c, c);
 }
-
 }  // namespace
 
 namespace {
