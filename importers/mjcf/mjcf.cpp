@@ -675,6 +675,23 @@ public:
         fail(e, who(e) + ": no joint named '" + name + "'");
     }
 
+    // A coupling declared by element e between coordinate dof1 of spec joint j1 (the follower) and dof2 of
+    // j2, added to the spec and counted; the caller sets its offset or range.
+    CouplingSpec& add_coupling(Spec& spec, const XMLElement* e, const std::string& name, int j1, int dof1, int j2, int dof2,
+                               double ratio) {
+        CouplingSpec cs;
+        cs.name = opt_.prefix + name;
+        cs.joint = spec.joints[j1].name;
+        cs.dof = dof1;
+        cs.leader = spec.joints[j2].name;
+        cs.leader_dof = dof2;
+        cs.ratio = ratio;
+        cs.origin = {file_of(e), e->GetLineNum(), who(e)};
+        spec.couplings.push_back(cs);
+        ++rep_.couplings;
+        return spec.couplings.back();
+    }
+
     // <fixed> tendon with a range: its length Σ coef_i q_i (of two joints) kept within it, as a coupling
     // with a range: q1 + (c2/c1) q2 within [lo, hi] / c1 (the bounds swapped for c1 < 0).
     void add_tendon_range(Spec& spec, const XMLElement* t, int cls, const std::vector<std::pair<int, int>>& joint_list,
@@ -694,19 +711,11 @@ public:
         const std::size_t n1 = joint_number(terms[0].first, terms[0].first->Attribute("joint"), joint_list);
         const std::size_t n2 = joint_number(terms[1].first, terms[1].first->Attribute("joint"), joint_list);
         const double c1 = terms[0].second, c2 = terms[1].second;
-        CouplingSpec cs;
-        cs.name = opt_.prefix + (t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()));
-        cs.joint = spec.joints[spec_index[n1]].name;
-        cs.dof = spec_dof[n1];
-        cs.leader = spec.joints[spec_index[n2]].name;
-        cs.leader_dof = spec_dof[n2];
-        cs.ratio = -c2 / c1;
+        CouplingSpec& cs = add_coupling(spec, t, t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()),
+                                        spec_index[n1], spec_dof[n1], spec_index[n2], spec_dof[n2], -c2 / c1);
         cs.range = true;
         cs.lower = (c1 > 0 ? r[0] : r[1]) / c1;
         cs.upper = (c1 > 0 ? r[1] : r[0]) / c1;
-        cs.origin = {file_of(t), t->GetLineNum(), who(t)};
-        spec.couplings.push_back(cs);
-        ++rep_.couplings;
         rep_.tendons.push_back({cs.name, "coupling with a range '" + cs.name + "': " + fmt(cs.lower) + " <= " +
                                              terms[0].first->Attribute("joint") + " − " + fmt(cs.ratio) + " × " +
                                              terms[1].first->Attribute("joint") + " <= " + fmt(cs.upper)});
@@ -740,17 +749,8 @@ public:
                                    " not enforced, the joints move freely (import setting 'couplings' = false)");
             return;
         }
-        CouplingSpec cs;
-        cs.name = opt_.prefix + name;
-        cs.joint = spec.joints[spec_index[n1]].name;
-        cs.dof = spec_dof[n1];
-        cs.leader = spec.joints[spec_index[n2]].name;
-        cs.leader_dof = spec_dof[n2];
-        cs.ratio = c[1];
+        CouplingSpec& cs = add_coupling(spec, e, name, spec_index[n1], spec_dof[n1], spec_index[n2], spec_dof[n2], c[1]);
         cs.offset = offset;
-        cs.origin = {file_of(e), e->GetLineNum(), who(e)};
-        spec.couplings.push_back(cs);
-        ++rep_.couplings;
         rep_.equalities.push_back({e->Attribute("name") ? name : "<joint> line " + std::to_string(e->GetLineNum()),
                                    "coupling '" + cs.name + "': " + rule});
         if (e->Attribute("solref") || e->Attribute("solimp"))
@@ -1763,17 +1763,11 @@ std::string Report::to_text() const {
     for (const Entry& e : bodies_in) o << "    " << e.name << ": " << e.mapped << "\n";
     o << "  joints (" << joints_in.size() << "), nq " << nq << ", nv " << nv << ":\n";
     for (const Entry& e : joints_in) o << "    " << e.name << ": " << e.mapped << "\n";
-    if (!equalities.empty()) {
-        o << "  equalities (" << equalities.size() << "):\n";
-        for (const Entry& e : equalities) o << "    " << e.name << ": " << e.mapped << "\n";
-    }
-    if (!tendons.empty()) {
-        o << "  tendons (" << tendons.size() << "):\n";
-        for (const Entry& e : tendons) o << "    " << e.name << ": " << e.mapped << "\n";
-    }
-    if (!actuators.empty()) {
-        o << "  actuators (" << actuators.size() << "):\n";
-        for (const Entry& e : actuators) o << "    " << e.name << ": " << e.mapped << "\n";
+    for (const auto& [title, list] : {std::pair<const char*, const std::vector<Entry>*>{"equalities", &equalities},
+                                      {"tendons", &tendons}, {"actuators", &actuators}}) {
+        if (list->empty()) continue;
+        o << "  " << title << " (" << list->size() << "):\n";
+        for (const Entry& e : *list) o << "    " << e.name << ": " << e.mapped << "\n";
     }
     o << "  bodies " << bodies.size() << ", joints " << joint_names.size() << " (" << loop_joints << " loop closure"
       << (loop_joints == 1 ? "" : "s") << ")";

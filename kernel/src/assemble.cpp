@@ -56,8 +56,11 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
         const CouplingInfo& c = m.couplings[k];
         const int r = m.total_rows + static_cast<int>(k);
         double G[4][6] = {};
-        g[r] = c.range ? 0.0 : coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
-        g[r] -= c.range ? 0.0 : coupling_turns(m, c, g[r]);  // whole turns of the follower's angle are no violation
+        g[r] = 0;
+        if (!c.range) {
+            g[r] = coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
+            g[r] -= coupling_turns(m, c, g[r]);  // whole turns of the follower's angle are no violation
+        }
         worst = std::max(worst, std::fabs(g[r]));
         if (!J && !T) continue;
         for (int side = 0; side < 4; ++side) {
@@ -149,10 +152,8 @@ AssemblyReport assemble(Spec& spec, double tolerance, int max_iterations) {
             const JointInfo& j = m.joints[t];
             JointSpec& js = spec.joints[t];
             if (js.parent_frame || js.child_frame) continue;
-            double v[kMaxJointDofs];
-            j.impl->coordinates(j.a >= 0 ? poses[j.a] : Pose{}, poses[j.b], nullptr, v);
             js.offset.assign(j.dofs, 0.0);
-            for (int k = 0; k < j.dofs; ++k) js.offset[k] = v[k] + j.offset[k];
+            joint_coordinates(j, j.a >= 0 ? poses[j.a] : Pose{}, poses[j.b], nullptr, js.offset.data());
         }
     return rep;
 }

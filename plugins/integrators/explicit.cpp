@@ -320,6 +320,18 @@ private:
         return s;
     }
 
+    // G_c x: coupling r's Jacobian (st.Gc) times the rows of its bodies in a block-graph vector x.
+    static double coupling_dot(const Model& m, const State& st, int r, const double* x) {
+        const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
+        int body[4];
+        coupling_bodies(m, m.couplings[r], body);
+        double v = 0;
+        for (int side = 0; side < 4; ++side)
+            if (body[side] >= 0)
+                for (int i = 0; i < 6; ++i) v += G[side][i] * x[m.graph.node_offset[body[side]] + i];
+        return v;
+    }
+
     // After the solver's factorisation at st.poses: the couplings' Jacobians and values, Z and S.
     bool factor_couplings(const Model& m, State& st) const {
         const BlockGraph& gr = m.graph;
@@ -338,20 +350,8 @@ private:
                     for (int i = 0; i < 6; ++i) z[gr.node_offset[body[side]] + i] -= G[side][i];
             m.solver->solve(gr, *st.ws, z);
         }
-        for (int r = 0; r < nc; ++r) {
-            const CouplingInfo& c = m.couplings[r];
-            const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
-            int body[4];
-            coupling_bodies(m, c, body);
-            for (int k = 0; k < nc; ++k) {
-                const double* z = &st.Z[static_cast<std::size_t>(k) * nt];
-                double v = 0;
-                for (int side = 0; side < 4; ++side)
-                    if (body[side] >= 0)
-                        for (int i = 0; i < 6; ++i) v += G[side][i] * z[gr.node_offset[body[side]] + i];
-                st.S[static_cast<std::size_t>(r) * nc + k] = v;
-            }
-        }
+        for (int r = 0; r < nc; ++r)
+            for (int k = 0; k < nc; ++k) st.S[static_cast<std::size_t>(r) * nc + k] = coupling_dot(m, st, r, &st.Z[k * nt]);
         return dense::lu_factor(nc, st.S.data(), st.piv.data());
     }
 
@@ -363,17 +363,7 @@ private:
         if (m.couplings.empty()) return;
         const std::size_t nt = static_cast<std::size_t>(gr.total_size);
         const int nc = static_cast<int>(m.couplings.size());
-        for (int r = 0; r < nc; ++r) {
-            const CouplingInfo& c = m.couplings[r];
-            const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
-            int body[4];
-            coupling_bodies(m, c, body);
-            double v = 0;
-            for (int side = 0; side < 4; ++side)
-                if (body[side] >= 0)
-                    for (int i = 0; i < 6; ++i) v += G[side][i] * st.rhs[gr.node_offset[body[side]] + i];
-            st.mu[r] = v - st.rc[r];
-        }
+        for (int r = 0; r < nc; ++r) st.mu[r] = coupling_dot(m, st, r, st.rhs.data()) - st.rc[r];
         dense::lu_solve(nc, st.S.data(), st.piv.data(), st.mu.data());
         for (int k = 0; k < nc; ++k) {
             const double* z = &st.Z[static_cast<std::size_t>(k) * nt];

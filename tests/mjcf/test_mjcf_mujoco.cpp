@@ -507,6 +507,20 @@ TEST_CASE("mjcf: the UR5e falling 0.5 s under vi-midpoint follows MuJoCo's RK4 (
 
 namespace {
 
+// The model of an MJCF file from its keyframe `key`, free of limits, contacts and actuation (what the
+// comparisons with MuJoCo's smooth dynamics take), for `integrator`.
+Spec import_free(const std::string& file, const char* key, const char* integrator) {
+    Spec s;
+    s.options.integrator = integrator;
+    mjcf::Options o;
+    o.keyframe = key;
+    o.limits = false;
+    o.contacts = false;
+    o.actuators = false;
+    mjcf::import(s, file, o);
+    return s;
+}
+
 // A scratch copy of an MJCF file with one more <key name=key> (qpos only if given), every value
 // written exactly (%.17g).
 std::string scratch_with_key(const std::string& path, const std::string& name, const char* key_name,
@@ -547,14 +561,7 @@ std::vector<double> noether_mass_matrix(const std::string& path, const std::stri
         std::vector<double> unit_rate(nv, 0.0);
         unit_rate[j] = 1;
         const std::string out = scratch_with_key(path, name, "probe", &qpos, unit_rate);
-        Spec s;
-        s.options.integrator = "vi-maximal";
-        mjcf::Options o;
-        o.keyframe = "probe";
-        o.limits = false;
-        o.contacts = false;
-        o.actuators = false;
-        mjcf::import(s, out, o);
+        const Spec s = import_free(out, "probe", "vi-maximal");
         unit[j] = s.bodies;
         // The Data the plugins read back: coordinates and rates equal the key's (trees: coord order = qpos
         // order with the free root left out, which these models do not have).
@@ -632,15 +639,8 @@ double toss_difference(const std::string& file, const std::vector<double>& qvel,
     for (int i = 0; i < steps; ++i) mj_step(m, d);
     // noether: a scratch copy with that start as a key.
     const std::string scratch = scratch_with_key(file, "toss.xml", "toss", nullptr, qvel);
-    Spec s;
-    s.options.integrator = "vi-midpoint";
+    Spec s = import_free(scratch, "toss", "vi-midpoint");
     s.options.dt = dt;
-    mjcf::Options o;
-    o.keyframe = "toss";
-    o.limits = false;
-    o.contacts = false;
-    o.actuators = false;
-    mjcf::import(s, scratch, o);
     auto model = compile(s);
     Data nd(model);
     for (int i = 0; i < steps; ++i) REQUIRE(step(*model, nd) == StepStatus::ok);
