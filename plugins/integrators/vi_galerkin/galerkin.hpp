@@ -134,10 +134,18 @@ struct State final : IntegratorState {
     std::vector<double> KA, KB, Fs;     // ∂(force impulse)/∂ξ: 3×3 blocks (torque and force rows
                                         // by ω) and the force, per (node, link)
     std::vector<double> r, dx, pn;      // residual and direction (s·n, link-major), p^{k+1} (n)
+    // Node 0 is q^k for the whole step: evaluate() keeps its poses, screws and world inertias
+    // while ctrl[0..n) equals node0_q bit for bit (node0_ok: they were computed from it; reset by
+    // guess(), start() and write_back(), which reuse node 0's workspace).
+    bool node0_ok = false;
+    std::vector<double> node0_q;
     // Newton factor (§5.3), per link: U, V, G, W (d × s, column-major), K (s × d, row-major),
     // LU of D (s × s) with pivots, Y^A (d × d).
     std::vector<double> U, V, G, W, K, Dlu, YA;
     std::vector<int> piv;
+    // Per link: no children. A leaf's Y^A is its own Y_i, whose entries lie in the blocks factor()
+    // writes (the rest stays zero from the allocation): its products skip the zero blocks.
+    std::vector<char> leaf;
     std::vector<double> chat, X, uu;    // solve: d, d and s per link
     // Loop closures (§7): per loop joint its bodies, links (−1: the world) and rows; per
     // (node, row) the rows' Jacobians with respect to the world twists of a's and b's links (6

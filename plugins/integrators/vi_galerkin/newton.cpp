@@ -33,24 +33,43 @@ void Galerkin::constrained_direction(State& st) {
     for (int k = 0; k < K; ++k) st.lam[k] += st.dlam[k];
 }
 
-bool Galerkin::factor(State& st, double h) {
+namespace {
+
+// factor() and solve() for P control points known at compile time (P = 0: s from the state): the
+// same arithmetic in the same order, with the small loops over s unrolled by the compiler.
+template <int P>
+bool factor_points(State& st, double h) {
+    using G_ = Galerkin;
     const TreeView& t = st.tree;
     const Lobatto& L = st.lob;
-    const int n = st.n, s = L.s, nn = st.nn, d = st.d;
+    const int n = st.n, s = P > 0 ? P : L.s, nn = s + 1, d = 12 * s + 6;
     const std::size_t dd = static_cast<std::size_t>(d) * d, ds = static_cast<std::size_t>(d) * s;
     // Y_i of every link into Y^A (§5.2), children are added as they are condensed.
+    // The column ranges [c0, c1) of row rr of a leaf's Y_i, in column order: a ξ^j row has its ξ^j
+    // block, a ζ^j row its ξ^j block (j ≥ 1: −w h adD(h^j)) and its ζ^j block (w h M̄).
+    auto leaf_ranges = [s](int rr, int* c0, int* c1) {
+        if (rr < 6 * s) {
+            c0[0] = 6 * (rr / 6), c1[0] = c0[0] + 6;
+            return 1;
+        }
+        const int j = (rr - 6 * s) / 6;
+        int k = 0;
+        if (j >= 1) c0[k] = G_::xi_off(j), c1[k] = G_::xi_off(j) + 6, ++k;
+        c0[k] = G_::zeta_off(s, j), c1[k] = G_::zeta_off(s, j) + 6;
+        return k + 1;
+    };
     for (int i = 0; i < n; ++i) {
         double* Y = &st.YA[dd * i];
-        std::fill(Y, Y + dd, 0.0);
+        if (!st.leaf[i]) std::fill(Y, Y + dd, 0.0);  // (a leaf's other entries are never written)
         for (int j = 0; j < nn; ++j) {
             const std::size_t ji = static_cast<std::size_t>(j) * n + i;
             const double wdt = L.w[j] * h;
-            const int z = zeta_off(s, j);
+            const int z = G_::zeta_off(s, j);
             const double* Mb = &st.Mb[36 * ji];
             for (int a = 0; a < 6; ++a)
                 for (int b = 0; b < 6; ++b) Y[(z + a) * d + z + b] = wdt * Mb[6 * a + b];
             if (j == 0) continue;
-            const int x = xi_off(j);
+            const int x = G_::xi_off(j);
             const double* KA = &st.KA[9 * ji];
             const double* KB = &st.KB[9 * ji];
             const Mat3 Fx = skew(Vec3{st.Fs[3 * ji], st.Fs[3 * ji + 1], st.Fs[3 * ji + 2]});
@@ -92,7 +111,7 @@ bool Galerkin::factor(State& st, double h) {
                 const double* S = &st.Sb[6 * ji];
                 const double* Sd = &st.Sd[6 * ji];
                 const double bj = L.B[j][a] / h;
-                const int z = zeta_off(s, j);
+                const int z = G_::zeta_off(s, j);
                 for (int k = 0; k < 6; ++k) {
                     const double zv = bj * S[k] + (j == a ? Sd[k] : 0.0);
                     if (cu) cu[z + k] = zv;
@@ -100,8 +119,8 @@ bool Galerkin::factor(State& st, double h) {
                 }
                 if (j >= 1 && j == a)
                     for (int k = 0; k < 6; ++k) {
-                        if (cu) cu[xi_off(j) + k] = S[k];
-                        if (cv) cv[xi_off(j) + k] = S[k];
+                        if (cu) cu[G_::xi_off(j) + k] = S[k];
+                        if (cv) cv[G_::xi_off(j) + k] = S[k];
                     }
             }
         }
@@ -118,21 +137,24 @@ bool Galerkin::factor(State& st, double h) {
                 double t1[6], t2[6];
                 if (j >= 1) {
                     adD_apply(mu, S, t1);
-                    for (int k = 0; k < 6; ++k) cg[xi_off(j) + k] = -wj * L.B[j][a] * t1[k];
+                    for (int k = 0; k < 6; ++k) cg[G_::xi_off(j) + k] = -wj * L.B[j][a] * t1[k];
                     if (j == a) {
                         adD_apply(Gm, S, t2);
-                        for (int k = 0; k < 6; ++k) cg[xi_off(j) + k] -= t2[k];
+                        for (int k = 0; k < 6; ++k) cg[G_::xi_off(j) + k] -= t2[k];
                         adD_apply(mu, Sd, t2);
-                        for (int k = 0; k < 6; ++k) cg[xi_off(j) + k] -= wdt * t2[k];
+                        for (int k = 0; k < 6; ++k) cg[G_::xi_off(j) + k] -= wdt * t2[k];
                     }
                 }
                 if (j == a) {
                     adD_apply(mu, S, t1);
-                    for (int k = 0; k < 6; ++k) cg[zeta_off(s, j) + k] = -wdt * t1[k];
+                    for (int k = 0; k < 6; ++k) cg[G_::zeta_off(s, j) + k] = -wdt * t1[k];
                 }
             }
         }
-        // P = Vᵀ Y^A + Gᵀ into K (row-major s × d), W = Y^A U, D = P U + L.
+        // P = Vᵀ Y^A + Gᵀ into K (row-major s × d), W = Y^A U, D = P U + L. A leaf's products
+        // run over the nonzero blocks of each row only, in the same order (the same sums).
+        const bool lf = st.leaf[i] != 0;
+        int c0[2] = {0, 0}, c1[2] = {d, d};
         for (int a = 0; a < s; ++a) {
             const double* cv = V + static_cast<std::size_t>(d) * a;
             double* Pa = K + static_cast<std::size_t>(d) * a;
@@ -141,25 +163,37 @@ bool Galerkin::factor(State& st, double h) {
                 const double vr = cv[rr];
                 if (vr == 0) continue;
                 const double* Yr = Y + static_cast<std::size_t>(d) * rr;
-                for (int c = 0; c < d; ++c) Pa[c] += vr * Yr[c];
+                const int nr = lf ? leaf_ranges(rr, c0, c1) : 1;
+                for (int q = 0; q < nr; ++q)
+                    for (int c = c0[q]; c < c1[q]; ++c) Pa[c] += vr * Yr[c];
             }
         }
-        std::fill(W, W + ds, 0.0);
-        for (int rr = 0; rr < d; ++rr) {
-            const double* Yr = Y + static_cast<std::size_t>(d) * rr;
+        // W by blocks of six rows (d = 12 s + 6; a leaf's rows share their ranges within a block):
+        // six independent sums, each over c in order — the dot products' additions no longer wait
+        // on one another.
+        for (int r0 = 0; r0 < d; r0 += 6) {
+            const double* Y0 = Y + static_cast<std::size_t>(d) * r0;
+            const int nr = lf ? leaf_ranges(r0, c0, c1) : 1;
             for (int b = 0; b < s; ++b) {
                 const double* cu = U + static_cast<std::size_t>(d) * b;
-                double acc = 0;
-                for (int c = 0; c < d; ++c) acc += Yr[c] * cu[c];
-                W[static_cast<std::size_t>(d) * b + rr] = acc;
+                double acc[6] = {0, 0, 0, 0, 0, 0};
+                for (int q = 0; q < nr; ++q)
+                    for (int c = c0[q]; c < c1[q]; ++c) {
+                        const double u = cu[c];
+                        for (int k = 0; k < 6; ++k) acc[k] += Y0[static_cast<std::size_t>(d) * k + c] * u;
+                    }
+                for (int k = 0; k < 6; ++k) W[static_cast<std::size_t>(d) * b + r0 + k] = acc[k];
             }
         }
+        double PU[kMaxPoints * kMaxPoints] = {};  // the s² sums side by side, each over c in order
+        for (int c = 0; c < d; ++c)
+            for (int a = 0; a < s; ++a) {
+                const double pc = K[static_cast<std::size_t>(d) * a + c];
+                for (int b = 0; b < s; ++b) PU[a * s + b] += pc * U[static_cast<std::size_t>(d) * b + c];
+            }
         for (int a = 0; a < s; ++a)
             for (int b = 0; b < s; ++b) {
-                const double* Pa = K + static_cast<std::size_t>(d) * a;
-                const double* cu = U + static_cast<std::size_t>(d) * b;
-                double acc = 0;
-                for (int c = 0; c < d; ++c) acc += Pa[c] * cu[c];
+                double acc = PU[a * s + b];
                 // Joint forces: L[α][β] = w_α h (−k δ_αβ − c B[α][β] / h), β = b + 1.
                 acc += L.w[a] * h * (-(a == b + 1 ? l.stiffness : 0.0) - l.damping * L.B[a][b + 1] / h);
                 if (st.any_servo)
@@ -182,7 +216,9 @@ bool Galerkin::factor(State& st, double h) {
         for (int rr = 0; rr < d; ++rr) {
             double* Ypr = Yp + static_cast<std::size_t>(d) * rr;
             const double* Yr = Y + static_cast<std::size_t>(d) * rr;
-            for (int c = 0; c < d; ++c) Ypr[c] += Yr[c];
+            const int nr = lf ? leaf_ranges(rr, c0, c1) : 1;
+            for (int q = 0; q < nr; ++q)
+                for (int c = c0[q]; c < c1[q]; ++c) Ypr[c] += Yr[c];
             for (int b = 0; b < s; ++b) {
                 const double wv = W[static_cast<std::size_t>(d) * b + rr];
                 if (wv == 0) continue;
@@ -194,9 +230,10 @@ bool Galerkin::factor(State& st, double h) {
     return true;
 }
 
-void Galerkin::solve(State& st, const double* b, double* x) {
+template <int P>
+void solve_points(State& st, const double* b, double* x) {
     const TreeView& t = st.tree;
-    const int n = st.n, s = st.lob.s, d = st.d;
+    const int n = st.n, s = P > 0 ? P : st.lob.s, d = 12 * s + 6;
     const std::size_t ds = static_cast<std::size_t>(d) * s;
     std::fill(st.chat.begin(), st.chat.end(), 0.0);
     for (int i = n - 1; i >= 0; --i) {
@@ -204,12 +241,11 @@ void Galerkin::solve(State& st, const double* b, double* x) {
         const double* W = &st.W[ds * i];
         double* c = &st.chat[static_cast<std::size_t>(d) * i];
         double* u = &st.uu[static_cast<std::size_t>(s) * i];
-        for (int a = 0; a < s; ++a) {
-            double acc = b[static_cast<std::size_t>(i) * s + a];
-            const double* cv = V + static_cast<std::size_t>(d) * a;
-            for (int k = 0; k < d; ++k) acc -= cv[k] * c[k];
-            u[a] = acc;
-        }
+        double acc[kMaxPoints];
+        for (int a = 0; a < s; ++a) acc[a] = b[static_cast<std::size_t>(i) * s + a];
+        for (int k = 0; k < d; ++k)  // the s sums side by side, each over k in order
+            for (int a = 0; a < s; ++a) acc[a] -= V[static_cast<std::size_t>(d) * a + k] * c[k];
+        for (int a = 0; a < s; ++a) u[a] = acc[a];
         dense::lu_solve(s, &st.Dlu[static_cast<std::size_t>(s) * s * i], &st.piv[static_cast<std::size_t>(s) * i], u);
         for (int a = 0; a < s; ++a) {
             const double* cw = W + static_cast<std::size_t>(d) * a;
@@ -228,14 +264,12 @@ void Galerkin::solve(State& st, const double* b, double* x) {
         const double* U = &st.U[ds * i];
         double* Xi = &st.X[static_cast<std::size_t>(d) * i];
         double* xi = x + static_cast<std::size_t>(i) * s;
-        for (int a = 0; a < s; ++a) {
-            double acc = st.uu[static_cast<std::size_t>(s) * i + a];
-            if (Xp) {
-                const double* Ka = K + static_cast<std::size_t>(d) * a;
-                for (int k = 0; k < d; ++k) acc -= Ka[k] * Xp[k];
-            }
-            xi[a] = acc;
-        }
+        double acc[kMaxPoints];
+        for (int a = 0; a < s; ++a) acc[a] = st.uu[static_cast<std::size_t>(s) * i + a];
+        if (Xp)
+            for (int k = 0; k < d; ++k)
+                for (int a = 0; a < s; ++a) acc[a] -= K[static_cast<std::size_t>(d) * a + k] * Xp[k];
+        for (int a = 0; a < s; ++a) xi[a] = acc[a];
         for (int k = 0; k < d; ++k) {
             double acc = Xp ? Xp[k] : 0.0;
             for (int a = 0; a < s; ++a) acc += U[static_cast<std::size_t>(d) * a + k] * xi[a];
@@ -244,10 +278,31 @@ void Galerkin::solve(State& st, const double* b, double* x) {
     }
 }
 
+}  // namespace
+
+bool Galerkin::factor(State& st, double h) {
+    switch (st.lob.s) {
+        case 1: return factor_points<1>(st, h);
+        case 2: return factor_points<2>(st, h);
+        case 3: return factor_points<3>(st, h);
+        default: return factor_points<0>(st, h);
+    }
+}
+
+void Galerkin::solve(State& st, const double* b, double* x) {
+    switch (st.lob.s) {
+        case 1: return solve_points<1>(st, b, x);
+        case 2: return solve_points<2>(st, b, x);
+        case 3: return solve_points<3>(st, b, x);
+        default: return solve_points<0>(st, b, x);
+    }
+}
+
 void Galerkin::guess(State& st, double h) {
     const Lobatto& L = st.lob;
     const int n = st.n, s = L.s;
     std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
+    st.node0_ok = false;
     if (st.have_prev) {
         const double rho = h / st.prev_h;
         for (int a = 1; a <= s; ++a)

@@ -95,6 +95,7 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->p.assign(N, 0.0);
     st->qd0.assign(N, 0.0);
     st->pn.assign(N, 0.0);
+    st->node0_q.assign(N, 0.0);
     st->qdot.assign(N, 0.0);
     st->prev_ctrl.assign(NN, 0.0);
     st->ctrl.assign(NN, 0.0);
@@ -111,6 +112,9 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->Dlu.assign(N * s * s, 0.0);
     st->piv.assign(N * s, 0);
     st->YA.assign(N * d * d, 0.0);
+    st->leaf.assign(N, 1);
+    for (const TreeLink& l : st->tree.links)
+        if (l.parent >= 0) st->leaf[static_cast<std::size_t>(l.parent)] = 0;
     st->chat.assign(N * d, 0.0);
     st->X.assign(N * d, 0.0);
     st->uu.assign(N * s, 0.0);

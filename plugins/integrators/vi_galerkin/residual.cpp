@@ -17,23 +17,29 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
             for (int a = 0; a < nn; ++a) v += L.B[j][a] * st.ctrl[a * n + i];
             st.qdn[j * n + i] = v / h;
         }
+    // Node 0's kinematics (poses, screws, inertias) as the last evaluate() of this step left them?
+    const std::size_t qbytes = sizeof(double) * static_cast<std::size_t>(n);
+    const bool keep0 = st.node0_ok && std::memcmp(st.ctrl.data(), st.node0_q.data(), qbytes) == 0;
     for (int j = 0; j < nn; ++j) {
         const double wdt = L.w[j] * h;
+        const bool kinematics = j > 0 || !keep0;
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
             const std::size_t ji = static_cast<std::size_t>(j) * n + i;
             const std::size_t jp = static_cast<std::size_t>(j) * n + l.parent;
-            const Frame Ti = link_transform(l, st.ctrl[ji]);
             Frame& g = st.g[ji];
-            g = l.parent >= 0 ? st.g[jp] * Ti : Ti;
             double* S = &st.Sb[6 * ji];
             double* v = &st.vb[6 * ji];
-            ad_apply(g, l.S, S);
+            double* Mb = &st.Mb[36 * ji];
+            if (kinematics) {
+                const Frame Ti = link_transform(l, st.ctrl[ji]);
+                g = l.parent >= 0 ? st.g[jp] * Ti : Ti;
+                ad_apply(g, l.S, S);
+                world_inertia(l, g, Mb);
+            }
             const double qd = st.qdn[ji];
             for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * jp + k] : 0.0) + S[k] * qd;
             ad_twist(v, S, &st.Sd[6 * ji]);
-            double* Mb = &st.Mb[36 * ji];
-            world_inertia(l, g, Mb);
             const Mat3 X = skew(g.p);
             double* hm = &st.hm[6 * ji];
             for (int a = 0; a < 6; ++a) hm[a] = dot6(&Mb[6 * a], v);
@@ -47,6 +53,10 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
         }
         if (body_forcing) add_body_forcing(m, d, st, j, wdt);
         if (!st.loops.empty()) add_loops(m, d, st, j, wdt);
+    }
+    if (!keep0) {
+        std::memcpy(st.node0_q.data(), st.ctrl.data(), qbytes);
+        st.node0_ok = true;
     }
     // Backward pass: subtree sums μ̄ and Γ̄.
     std::copy(st.hm.begin(), st.hm.end(), st.mu.begin());
@@ -66,12 +76,14 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         const double u = d.actuation[l.dof];
+        double Smu[kMaxPoints + 1];  // S̄ᵀ μ̄ per node
+        for (int j = 0; j < nn; ++j) {
+            const std::size_t ji = static_cast<std::size_t>(j) * n + i;
+            Smu[j] = dot6(&st.Sb[6 * ji], &st.mu[6 * ji]);
+        }
         for (int a = 0; a <= s; ++a) {
             double R = 0;
-            for (int j = 0; j < nn; ++j) {
-                const std::size_t ji = static_cast<std::size_t>(j) * n + i;
-                R += L.w[j] * L.B[j][a] * dot6(&st.Sb[6 * ji], &st.mu[6 * ji]);
-            }
+            for (int j = 0; j < nn; ++j) R += L.w[j] * L.B[j][a] * Smu[j];
             const std::size_t ai = static_cast<std::size_t>(a) * n + i;
             const double Q = u - l.stiffness * (st.ctrl[ai] - l.rest) - l.damping * st.qdn[ai];
             R += L.w[a] * h * (dot6(&st.Sd[6 * ai], &st.mu[6 * ai]) + Q) + dot6(&st.Sb[6 * ai], &st.Gam[6 * ai]);

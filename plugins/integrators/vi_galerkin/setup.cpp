@@ -71,6 +71,7 @@ GalerkinOptions galerkin_options(const Model& m) {
 void Galerkin::start(const Model& m, const Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
+    st.node0_ok = false;  // node 0's workspace is used below
     std::vector<double>& prev = st.qdot;  // scratch
     for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - tree_link_offset(m, t.links[i]);
     tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
@@ -124,10 +125,14 @@ void Galerkin::world_momentum(const TreeLink& l, const Frame& g, const double* v
 void Galerkin::world_inertia(const TreeLink& l, const Frame& g, double* Mb) {
     const Mat3 Jw = g.R * l.inertia * transpose(g.R);
     const Mat3 X = skew(g.p);
-    const Mat3 XX = X * X;
+    // [x]×² = x xᵀ − |x|² I, written as the product [x]× [x]× rounds it (its zero terms dropped)
+    const double x = g.p.x, y = g.p.y, z = g.p.z;
+    const double XX[3][3] = {{-(z * z) - y * y, y * x, z * x},
+                             {x * y, -(z * z) - x * x, z * y},
+                             {x * z, y * z, -(y * y) - x * x}};
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
-            Mb[6 * a + b] = Jw(a, b) - l.mass * XX(a, b);
+            Mb[6 * a + b] = Jw(a, b) - l.mass * XX[a][b];
             Mb[6 * a + b + 3] = l.mass * X(a, b);
             Mb[6 * (a + 3) + b] = -l.mass * X(a, b);
             Mb[6 * (a + 3) + b + 3] = a == b ? l.mass : 0.0;
@@ -175,6 +180,7 @@ void Galerkin::project_rates(State& st) {
 void Galerkin::write_back(const Model& m, Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
+    st.node0_ok = false;  // node 0's poses are overwritten below
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         st.T[i] = link_transform(l, st.q[i]);
