@@ -419,12 +419,13 @@ int l_contact(lua_State* L, World& w) {
 
 // ---- w:coupling{} ---------------------------------------------------------------------------
 
-// A coupling between two joint coordinates (docs/couplings.md): joint = ratio · leader + offset.
+// A coupling between joint coordinates (docs/couplings.md): joint = ratio · leader + offset, with
+// `more = { {joint = .., ratio = .., dof = ..}, ... }` further leaders (joint = ... + ratio · more_k).
 int l_coupling(lua_State* L, World& w) {
     check_table(L, 2, "coupling");
     require_building(L, w, "coupling");
     Fields f{L, 2, "coupling"};
-    f.only({"name", "joint", "leader", "ratio", "offset", "dof", "leader_dof", "lower", "upper"});
+    f.only({"name", "joint", "leader", "ratio", "offset", "dof", "leader_dof", "lower", "upper", "more"});
     CouplingSpec cs;
     cs.origin = where(L);
     for (const char* key : {"joint", "leader"}) {
@@ -444,7 +445,34 @@ int l_coupling(lua_State* L, World& w) {
     // Coordinates count from 1 here (a compound joint's k-th motion), from 0 in the Spec.
     cs.dof = static_cast<int>(f.integer("dof", 1, 1, kMaxJointDofs)) - 1;
     cs.leader_dof = static_cast<int>(f.integer("leader_dof", 1, 1, kMaxJointDofs)) - 1;
-    // lower/upper: a range on joint − ratio · leader − offset instead of the equality.
+    raw_getfield(L, 2, "more");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) f.bad("more", "a list of further leaders {joint = .., ratio = .., dof = ..}");
+        const int list = lua_gettop(L);
+        const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, list));
+        if (n > kMaxCouplingTerms - 2)
+            fail(L, "%s: field 'more' lists %s further leaders; a coupling relates at most %s coordinates (joint, leader and %s more)",
+                 f.who, std::to_string(n), std::to_string(kMaxCouplingTerms), std::to_string(kMaxCouplingTerms - 2));
+        for (lua_Integer i = 1; i <= n; ++i) {
+            lua_rawgeti(L, list, i);
+            const std::string what = "more[" + std::to_string(i) + "]";
+            if (!lua_istable(L, -1)) f.bad(what.c_str(), "a table {joint = .., ratio = .., dof = ..}");
+            Fields g{L, lua_gettop(L), f.who + " " + what};
+            g.only({"joint", "ratio", "dof"});
+            CouplingSpec::Leader l;
+            raw_getfield(L, g.t, "joint");
+            if (lua_isnil(L, -1)) fail(L, "%s: field 'joint' is required (the further leader)", g.who);
+            l.joint = element_name(L, -1, "coupling", "joint");
+            lua_pop(L, 1);
+            if (w.joint_index.find(w.spec.joints, l.joint) < 0) fail(L, "%s: field 'joint': no joint named '%s'", g.who, l.joint);
+            l.ratio = g.number("ratio", 0, true);
+            l.dof = static_cast<int>(g.integer("dof", 1, 1, kMaxJointDofs)) - 1;
+            cs.more.push_back(l);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    // lower/upper: a range on joint − ratio · leader − … − offset instead of the equality.
     if (f.has("lower") || f.has("upper")) {
         cs.range = true;
         cs.lower = f.number("lower", -HUGE_VAL);

@@ -692,33 +692,134 @@ public:
         return spec.couplings.back();
     }
 
-    // <fixed> tendon with a range: its length Σ coef_i q_i (of two joints) kept within it, as a coupling
-    // with a range: q1 + (c2/c1) q2 within [lo, hi] / c1 (the bounds swapped for c1 < 0).
-    void add_tendon_range(Spec& spec, const XMLElement* t, int cls, const std::vector<std::pair<int, int>>& joint_list,
-                          const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
-        std::vector<std::pair<const XMLElement*, double>> terms;
+    // A fixed tendon's length Σ coef_i q_i as (qpos number, coef) terms: a joint listed twice summed,
+    // zero coefficients dropped.
+    std::vector<std::pair<std::size_t, double>> tendon_terms(const XMLElement* t, int cls,
+                                                             const std::vector<std::pair<int, int>>& joint_list) {
+        std::vector<std::pair<std::size_t, double>> terms;
         for (const XMLElement* c : children(t)) {
             if (std::strcmp(c->Name(), "joint") != 0) fail(c, who(c) + ": a fixed tendon holds <joint> elements");
             if (!c->Attribute("joint")) fail(c, who(c) + ": missing attribute 'joint'");
             const double coef = nums(c, "coef", class_of(c, cls), 1, 1, {})[0];
-            if (coef != 0) terms.push_back({c, coef});
+            const std::size_t n = joint_number(c, c->Attribute("joint"), joint_list);
+            bool merged = false;
+            for (auto& term : terms)
+                if (term.first == n) term.second += coef, merged = true;
+            if (!merged) terms.push_back({n, coef});
         }
-        if (terms.size() != 2)
-            fail(t, who(t) + ": a fixed tendon with a range over " + std::to_string(terms.size()) +
-                        " joints is not supported yet (two joints: a coupling with a range; docs/couplings.md)");
+        terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& term) { return term.second == 0; }), terms.end());
+        return terms;
+    }
+
+    // The joint named by qpos number n (for reports).
+    const Joint& joint_at(std::size_t n, const std::vector<std::pair<int, int>>& joint_list) const {
+        return bodies_[joint_list[n].first].joints[joint_list[n].second];
+    }
+
+    // A linear relation Σ c_i q_i (=, or within [lo, hi] / c_1 after division) over 2 to
+    // kMaxCouplingTerms coordinates as a coupling of the first on the others: q_1 = Σ (−c_i/c_1) q_i + …,
+    // added with the caller's offset or range; `what` names the relation for the refusals.
+    CouplingSpec& add_linear_coupling(Spec& spec, const XMLElement* e, const std::string& name,
+                                      const std::vector<std::pair<std::size_t, double>>& terms, const std::string& what,
+                                      const std::vector<std::pair<int, int>>& joint_list, const std::vector<int>& spec_index,
+                                      const std::vector<int>& spec_dof) {
+        if (terms.size() < 2)
+            fail(e, who(e) + ": " + what + " over " + std::to_string(terms.size()) +
+                        " joint (with a nonzero coefficient) holds or limits that joint alone; not supported (use the joint's range, "
+                        "or make its body part of its parent)");
+        if (terms.size() > static_cast<std::size_t>(kMaxCouplingTerms))
+            fail(e, who(e) + ": " + what + " over " + std::to_string(terms.size()) + " joints; noether's couplings relate at most " +
+                        std::to_string(kMaxCouplingTerms) + " coordinates (docs/couplings.md)");
+        const std::size_t n1 = terms[0].first, n2 = terms[1].first;
+        const double c1 = terms[0].second;
+        CouplingSpec& cs = add_coupling(spec, e, name, spec_index[n1], spec_dof[n1], spec_index[n2], spec_dof[n2], -terms[1].second / c1);
+        for (std::size_t k = 2; k < terms.size(); ++k)
+            cs.more.push_back({spec.joints[spec_index[terms[k].first]].name, spec_dof[terms[k].first], -terms[k].second / c1});
+        return cs;
+    }
+
+    // The relation of a coupling as the report prints it: "a − r × b − r2 × c" (range) or "a = r × b + …".
+    std::string coupling_rule(const CouplingSpec& cs, const std::vector<std::size_t>& qpos, const std::vector<std::pair<int, int>>& joint_list,
+                              bool range) const {
+        std::string out = joint_at(qpos[0], joint_list).name + (range ? " − " : " = ") + fmt(cs.ratio) + " × " + joint_at(qpos[1], joint_list).name;
+        for (std::size_t k = 0; k < cs.more.size(); ++k)
+            out += (range ? " − " : " + ") + fmt(cs.more[k].ratio) + " × " + joint_at(qpos[k + 2], joint_list).name;
+        return out;
+    }
+
+    // <fixed> tendon with a range: its length Σ coef_i q_i (of two to four joints) kept within it, as a
+    // coupling with a range: q1 + Σ (c_i/c1) q_i within [lo, hi] / c1 (the bounds swapped for c1 < 0).
+    void add_tendon_range(Spec& spec, const XMLElement* t, int cls, const std::vector<std::pair<int, int>>& joint_list,
+                          const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
+        const auto terms = tendon_terms(t, cls, joint_list);
         const auto r = nums(t, "range", cls, 2, 2, {}, "fixed");
         if (!(r[0] < r[1])) fail(t, who(t) + ": range must satisfy lower < upper, got " + fmt(r[0]) + " " + fmt(r[1]));
-        const std::size_t n1 = joint_number(terms[0].first, terms[0].first->Attribute("joint"), joint_list);
-        const std::size_t n2 = joint_number(terms[1].first, terms[1].first->Attribute("joint"), joint_list);
-        const double c1 = terms[0].second, c2 = terms[1].second;
-        CouplingSpec& cs = add_coupling(spec, t, t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()),
-                                        spec_index[n1], spec_dof[n1], spec_index[n2], spec_dof[n2], -c2 / c1);
+        CouplingSpec& cs = add_linear_coupling(spec, t, t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()),
+                                               terms, "a fixed tendon with a range", joint_list, spec_index, spec_dof);
+        const double c1 = terms[0].second;
         cs.range = true;
         cs.lower = (c1 > 0 ? r[0] : r[1]) / c1;
         cs.upper = (c1 > 0 ? r[1] : r[0]) / c1;
+        std::vector<std::size_t> qpos;
+        for (const auto& term : terms) qpos.push_back(term.first);
         rep_.tendons.push_back({cs.name, "coupling with a range '" + cs.name + "': " + fmt(cs.lower) + " <= " +
-                                             terms[0].first->Attribute("joint") + " − " + fmt(cs.ratio) + " × " +
-                                             terms[1].first->Attribute("joint") + " <= " + fmt(cs.upper)});
+                                             coupling_rule(cs, qpos, joint_list, true) + " <= " + fmt(cs.upper)});
+    }
+
+    // <equality><tendon tendon1 [tendon2] polycoef>: MuJoCo's L1 − L1⁰ = a0 + a1 (L2 − L2⁰) (a0 alone
+    // without tendon2), L the fixed tendons' lengths Σ coef_i q_i and L⁰ their values at qpos0 (the
+    // joints' refs) — as one linear coupling over the joints of both (two to four).
+    void add_tendon_equality(Spec& spec, const XMLElement* e, int cls, const std::vector<const XMLElement*>& tendons,
+                             const std::vector<std::pair<int, int>>& joint_list, const std::vector<int>& spec_index,
+                             const std::vector<int>& spec_dof) {
+        report_attributes(e, {"name", "class", "tendon1", "tendon2", "polycoef", "active", "solref", "solimp"});
+        auto find = [&](const char* attr_name) -> const XMLElement* {
+            const char* n = e->Attribute(attr_name);
+            if (!n) return nullptr;
+            for (const XMLElement* ts : tendons)
+                for (const XMLElement* t : children(ts))
+                    if (t->Attribute("name") && !std::strcmp(t->Attribute("name"), n)) {
+                        if (std::strcmp(t->Name(), "fixed") != 0)
+                            fail(e, who(e) + ": " + attr_name + " '" + n + "' is a " + t->Name() + " tendon; only fixed tendons can be coupled");
+                        return t;
+                    }
+            fail(e, who(e) + ": " + attr_name + ": no tendon named '" + n + "'");
+        };
+        const XMLElement* t1 = find("tendon1");
+        if (!t1) fail(e, who(e) + ": missing attribute 'tendon1'");
+        const XMLElement* t2 = find("tendon2");
+        const auto c = nums(e, "polycoef", cls, 5, 5, {0, 1, 0, 0, 0});
+        if (c[2] != 0 || c[3] != 0 || c[4] != 0)
+            fail(e, who(e) + ": polycoef " + fmt(c[2]) + " " + fmt(c[3]) + " " + fmt(c[4]) +
+                        " (the quadratic and higher terms) are not supported: couplings are linear");
+        // Σ c_i q_i − a1 Σ d_k q_k = L1⁰ + a0 − a1 L2⁰, over the joints of both tendons.
+        auto terms = tendon_terms(t1, class_of(t1, 0), joint_list);
+        double rhs = c[0];
+        for (const auto& term : terms) rhs += term.second * joint_at(term.first, joint_list).ref;
+        if (t2) {
+            for (const auto& term : tendon_terms(t2, class_of(t2, 0), joint_list)) {
+                rhs -= c[1] * term.second * joint_at(term.first, joint_list).ref;
+                bool merged = false;
+                for (auto& own : terms)
+                    if (own.first == term.first) own.second -= c[1] * term.second, merged = true;
+                if (!merged) terms.push_back({term.first, -c[1] * term.second});
+            }
+            terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& term) { return term.second == 0; }), terms.end());
+        }
+        const std::string name = e->Attribute("name") ? e->Attribute("name") : std::string(e->Attribute("tendon1")) + "/equality";
+        if (!opt_.couplings) {
+            rep_.ignored.push_back(where(e) + ": " + who(e) + ": tendon equality not enforced, the joints move freely (import setting 'couplings' = false)");
+            return;
+        }
+        CouplingSpec& cs = add_linear_coupling(spec, e, name, terms, "a tendon equality", joint_list, spec_index, spec_dof);
+        cs.offset = rhs / terms[0].second;
+        std::vector<std::size_t> qpos;
+        for (const auto& term : terms) qpos.push_back(term.first);
+        rep_.equalities.push_back({e->Attribute("name") ? name : "<tendon> line " + std::to_string(e->GetLineNum()),
+                                   "coupling '" + cs.name + "': " + coupling_rule(cs, qpos, joint_list, false) +
+                                       (cs.offset != 0 ? " + " + fmt(cs.offset) : std::string())});
+        if (e->Attribute("solref") || e->Attribute("solimp"))
+            rep_.ignored.push_back(where(e) + ": " + who(e) + ": solref/solimp: noether's couplings are exact");
     }
 
     // <equality><joint joint1 joint2 polycoef>: MuJoCo's y − y0 = a0 + a1 (x − x0) (+ higher terms),
@@ -1477,8 +1578,10 @@ Report Reader::import_into(Spec& spec) {
                     rep_.equalities.push_back({name, "inactive (active=\"false\"): not added"});
                     continue;
                 }
-            if (t == "tendon")
-                fail(e, who(e) + ": tendon equalities (a fixed tendon held at a length or to another) are not supported yet");
+            if (t == "tendon") {
+                add_tendon_equality(spec, e, cls, tendons, joint_list, joint_spec_index, joint_spec_dof);
+                continue;
+            }
             if (t == "joint") {
                 add_joint_equality(spec, e, cls, joint_list, joint_spec_index, joint_spec_dof);
                 continue;

@@ -78,6 +78,10 @@ NOETHER_API int noether_spec_add_coupling(noether_spec* s, const char* name, con
 /* Turn the coupling added last into a range: lower <= joint - ratio * leader - offset <= upper
  * (-INFINITY or INFINITY leaves a side free) instead of the equality. */
 NOETHER_API int noether_spec_set_coupling_range(noether_spec* s, double lower, double upper);
+/* A further leader of the coupling added last: joint = ratio * leader + ... + ratio * this joint's
+ * coordinate dof (0-based) + offset — a coupling relates up to four coordinates (a fixed tendon, a
+ * differential; docs/couplings.md). Checked when the spec is compiled. */
+NOETHER_API int noether_spec_add_coupling_leader(noether_spec* s, const char* joint, int dof, double ratio);
 
 /* ---- model ---- */
 /* NULL on invalid input (noether_last_error() lists every problem). */

@@ -55,7 +55,7 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
     for (std::size_t k = 0; k < m.couplings.size(); ++k) {
         const CouplingInfo& c = m.couplings[k];
         const int r = m.total_rows + static_cast<int>(k);
-        double G[4][6] = {};
+        double G[2 * kMaxCouplingTerms][6] = {};
         g[r] = 0;
         if (!c.range) {
             g[r] = coupling_residual(m, c, poses.data(), nullptr, (J || T) ? G : nullptr);
@@ -63,8 +63,8 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
         }
         worst = std::max(worst, std::fabs(g[r]));
         if (!J && !T) continue;
-        for (int side = 0; side < 4; ++side) {
-            const JointInfo& j = m.joints[side < 2 ? c.joint : c.leader];
+        for (int side = 0; side < c.sides(); ++side) {
+            const JointInfo& j = m.joints[c.terms[side / 2].joint];
             const int b = side % 2 == 0 ? j.a : j.b;
             if (b < 0) continue;
             for (int col = 0; col < 6; ++col) {
@@ -148,9 +148,9 @@ AssemblyReport assemble(Spec& spec, double tolerance, int max_iterations) {
     // configuration (no joint frames) gets the coordinates it has at the assembled poses as its
     // offset, so that the coupling holds in the recompiled Spec as it did here.
     for (const CouplingInfo& c : m.couplings)
-        for (int t : {c.joint, c.leader}) {
-            const JointInfo& j = m.joints[t];
-            JointSpec& js = spec.joints[t];
+        for (const CouplingInfo::Term& term : c.terms) {
+            const JointInfo& j = m.joints[term.joint];
+            JointSpec& js = spec.joints[term.joint];
             if (js.parent_frame || js.child_frame) continue;
             js.offset.assign(j.dofs, 0.0);
             joint_coordinates(j, j.a >= 0 ? poses[j.a] : Pose{}, poses[j.b], nullptr, js.offset.data());

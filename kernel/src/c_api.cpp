@@ -205,6 +205,15 @@ int noether_spec_set_coupling_range(noether_spec* s, double lower, double upper)
     return NOETHER_OK;
 }
 
+int noether_spec_add_coupling_leader(noether_spec* s, const char* joint, int dof, double ratio) {
+    clear_error();
+    if (!s || !joint) return fail(NOETHER_USAGE, "noether_spec_add_coupling_leader: spec and joint are required");
+    if (s->spec.couplings.empty())
+        return fail(NOETHER_USAGE, "noether_spec_add_coupling_leader: no coupling added yet (noether_spec_add_coupling first)");
+    s->spec.couplings.back().more.push_back({joint, dof, ratio});  // counted and checked at compile
+    return NOETHER_OK;
+}
+
 int noether_spec_add_servo(noether_spec* s, const char* joint, const char* kind, double kp, double kv, double target,
                            double effort_limit) {
     clear_error();

@@ -379,15 +379,38 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
         };
         resolve(cs.joint, cs.dof, "joint", ci.joint);
         resolve(cs.leader, cs.leader_dof, "leader", ci.leader);
-        if (ok && ci.joint == ci.leader && ci.dof == ci.leader_dof)
-            fail("joint and leader are the same coordinate ('" + cs.joint + "')");
+        ci.terms.push_back({ci.joint, cs.dof, 1.0});
+        ci.terms.push_back({ci.leader, cs.leader_dof, -cs.ratio});
         if (!std::isfinite(cs.ratio) || cs.ratio == 0) fail("ratio must be finite and nonzero, got " + num(cs.ratio));
+        if (cs.more.size() > static_cast<std::size_t>(kMaxCouplingTerms - 2))
+            fail("relates " + std::to_string(cs.more.size() + 2) + " coordinates; a coupling takes at most " +
+                 std::to_string(kMaxCouplingTerms) + " (the follower, the leader and " + std::to_string(kMaxCouplingTerms - 2) +
+                 " further leaders)");
+        for (std::size_t k = 0; k < cs.more.size() && k < static_cast<std::size_t>(kMaxCouplingTerms - 2); ++k) {
+            const CouplingSpec::Leader& l = cs.more[k];
+            const std::string field = "more[" + std::to_string(k + 1) + "]";  // 1-based, as Lua lists it
+            CouplingInfo::Term term{-1, l.dof, -l.ratio};
+            resolve(l.joint, l.dof, field.c_str(), term.joint);
+            if (!std::isfinite(l.ratio) || l.ratio == 0)
+                fail("field '" + field + "': ratio must be finite and nonzero, got " + num(l.ratio));
+            ci.terms.push_back(term);
+        }
+        for (std::size_t t = 1; ok && t < ci.terms.size(); ++t)
+            for (std::size_t u = 0; u < t; ++u)
+                if (ci.terms[t].joint == ci.terms[u].joint && ci.terms[t].dof == ci.terms[u].dof) {
+                    const std::string jn = m.joints[ci.terms[t].joint].name;
+                    fail(u == 0 && t == 1 ? "joint and leader are the same coordinate ('" + jn + "')"
+                                          : "coordinate " + std::to_string(ci.terms[t].dof) + " of joint '" + jn + "' appears twice");
+                    break;
+                }
         if (!std::isfinite(cs.offset)) fail("offset must be finite, got " + num(cs.offset));
         if (cs.range && (std::isnan(cs.lower) || std::isnan(cs.upper) || cs.lower > cs.upper ||
                          (!std::isfinite(cs.lower) && !std::isfinite(cs.upper)) || cs.lower == INFINITY || cs.upper == -INFINITY))
             fail("a range needs lower <= upper with at least one side finite, got [" + num(cs.lower) + ", " + num(cs.upper) + "]");
         m.couplings.push_back(ci);
-        if (!ok || !joints_ok || !m.joints[ci.joint].impl || !m.joints[ci.leader].impl) continue;
+        bool impls = true;
+        for (const CouplingInfo::Term& term : ci.terms) impls = impls && term.joint >= 0 && m.joints[term.joint].impl;
+        if (!ok || !joints_ok || !impls) continue;
         std::vector<Pose> pose(m.nbodies());
         for (int b = 0; b < m.nbodies(); ++b) pose[b] = m.bodies[b].pose0;
         double phi = coupling_residual(m, ci, pose.data(), nullptr, nullptr);
@@ -398,15 +421,20 @@ void compile_couplings(const Spec& spec, const std::map<std::string, int>& joint
             phi -= turns;
         }
         if (spec.options.integrator == "none") continue;
+        auto further = [&](const char* sign) {  // the further leaders' terms, for the messages
+            std::string out;
+            for (const CouplingSpec::Leader& l : cs.more) out += sign + num(l.ratio) + " × " + l.joint;
+            return out;
+        };
         if (ci.range) {
             if (!(phi >= ci.lower - 1e-9 && phi <= ci.upper + 1e-9))
                 c.error(cs.origin, who + ": starts outside its range: " + cs.joint + " − " + num(cs.ratio) + " × " + cs.leader +
-                                       (cs.offset != 0 ? " − " + num(cs.offset) : std::string()) + " = " + num(phi) +
+                                       further(" − ") + (cs.offset != 0 ? " − " + num(cs.offset) : std::string()) + " = " + num(phi) +
                                        " not in [" + num(cs.lower) + ", " + num(cs.upper) +
                                        "]; start the joints inside it (their initial positions)");
         } else if (!(std::fabs(phi) <= 1e-9))
             c.error(cs.origin, who + ": the initial configuration violates it by " + num(phi) + " (" + cs.joint +
-                                   " must equal " + num(cs.ratio) + " × " + cs.leader + " + " + num(cs.offset) +
+                                   " must equal " + num(cs.ratio) + " × " + cs.leader + further(" + ") + " + " + num(cs.offset) +
                                    "); start the joints on it (their initial positions) or assemble the world first");
     }
 }
@@ -828,7 +856,10 @@ std::shared_ptr<const Model> compile(const Spec& spec) {
         h = fnv(h, static_cast<int>(m.contacts.size()));
         for (const ContactInfo& ci : m.contacts) h = fnv(fnv(fnv(h, ci.name), ci.body), ci.other);
     }
-    for (const CouplingInfo& ci : m.couplings) h = fnv(fnv(fnv(h, ci.name), ci.joint), ci.leader);
+    for (const CouplingInfo& ci : m.couplings) {
+        h = fnv(fnv(fnv(h, ci.name), ci.joint), ci.leader);
+        for (std::size_t t = 2; t < ci.terms.size(); ++t) h = fnv(h, ci.terms[t].joint);
+    }
     m.fingerprint = h;
     return model;
 }

@@ -405,20 +405,19 @@ void joint_coordinate_row(const JointInfo& j, const Pose& a, const Pose& b, int 
 }
 
 double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev, double (*G)[6]) {
-    double q[2];
-    for (int t = 0; t < 2; ++t) {
-        const JointInfo& j = m.joints[t == 0 ? c.joint : c.leader];
-        const int k = t == 0 ? c.dof : c.leader_dof;
+    double phi = 0;
+    for (std::size_t t = 0; t < c.terms.size(); ++t) {
+        const CouplingInfo::Term& term = c.terms[t];
+        const JointInfo& j = m.joints[term.joint];
         const Pose a = j.a >= 0 ? pose[j.a] : Pose{};
         double v[kMaxJointDofs];
         joint_coordinates(j, a, pose[j.b], prev ? prev + j.dof_offset : nullptr, v);
-        q[t] = v[k];
+        phi = t == 0 ? v[term.dof] : phi + term.coef * v[term.dof];  // (the follower's coef is 1)
         if (!G) continue;
-        joint_coordinate_row(j, a, pose[j.b], k, G[2 * t], G[2 * t + 1]);
-        const double w = t == 0 ? 1.0 : -c.ratio;
-        for (int col = 0; col < 6; ++col) G[2 * t][col] *= w, G[2 * t + 1][col] *= w;
+        joint_coordinate_row(j, a, pose[j.b], term.dof, G[2 * t], G[2 * t + 1]);
+        for (int col = 0; col < 6; ++col) G[2 * t][col] *= term.coef, G[2 * t + 1][col] *= term.coef;
     }
-    return q[0] - c.ratio * q[1] - c.offset;
+    return phi - c.offset;
 }
 
 double coupling_turns(const Model& m, const CouplingInfo& c, double phi) {

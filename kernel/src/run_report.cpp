@@ -178,8 +178,10 @@ std::string graph_text(const Model& m) {
         };
         o << "couplings (" << m.couplings.size() << "):";
         for (const CouplingInfo& c : m.couplings) {
-            const std::string ends = coord(c.joint, c.dof) + (c.range ? " - " : " = ") + fmt_number(c.ratio) + " x " +
-                                     coord(c.leader, c.leader_dof);
+            std::string ends = coord(c.joint, c.dof) + (c.range ? " - " : " = ") + fmt_number(c.ratio) + " x " +
+                               coord(c.leader, c.leader_dof);
+            for (std::size_t t = 2; t < c.terms.size(); ++t)  // further leaders: coef = −ratio
+                ends += (c.range ? " - " : " + ") + fmt_number(-c.terms[t].coef) + " x " + coord(c.terms[t].joint, c.terms[t].dof);
             const std::string off = c.offset != 0 ? (c.range ? " - " : " + ") + fmt_number(c.offset) : std::string();
             if (c.range) o << " " << c.name << " [" << fmt_number(c.lower) << " <= " << ends << off << " <= " << fmt_number(c.upper) << "]";
             else o << " " << c.name << " [" << ends << off << "]";

@@ -200,7 +200,7 @@ public:
         st->size_scale = 10 * (1 + extent);
         const std::size_t nc = m.couplings.size();
         if (nc > 0) {
-            st->Gc.assign(24 * nc, 0.0);
+            st->Gc.assign(kCouplingStride * nc, 0.0);
             st->phic.assign(nc, 0.0);
             st->Z.assign(nc * static_cast<std::size_t>(m.graph.total_size), 0.0);
             st->S.assign(nc * nc, 0.0);
@@ -302,18 +302,20 @@ private:
         return m.couplings.empty() || factor_couplings(m, st);
     }
 
-    // The coupling sides' bodies (−1: the world).
+    // The coupling sides' bodies (−1: the world): its terms' joints' parents and children.
+    static constexpr int kSides = 2 * kMaxCouplingTerms;
+    static constexpr std::size_t kCouplingStride = 6 * kSides;  // st.Gc per coupling
     static void coupling_bodies(const Model& m, const CouplingInfo& c, int* body) {
-        body[0] = m.joints[c.joint].a, body[1] = m.joints[c.joint].b;
-        body[2] = m.joints[c.leader].a, body[3] = m.joints[c.leader].b;
+        for (std::size_t t = 0; t < c.terms.size(); ++t)
+            body[2 * t] = m.joints[c.terms[t].joint].a, body[2 * t + 1] = m.joints[c.terms[t].joint].b;
     }
 
-    // G_c ν of coupling k from its Jacobian G (4 × 6).
+    // G_c ν of coupling k from its Jacobian G (c.sides() × 6).
     static double coupling_rate(const Model& m, const CouplingInfo& c, const double (*G)[6], const Twist* tw) {
-        int body[4];
+        int body[kSides];
         coupling_bodies(m, c, body);
         double s = 0;
-        for (int side = 0; side < 4; ++side) {
+        for (int side = 0; side < c.sides(); ++side) {
             if (body[side] < 0) continue;
             for (int i = 0; i < 3; ++i) s += G[side][i] * tw[body[side]].v[i] + G[side][3 + i] * tw[body[side]].w[i];
         }
@@ -322,11 +324,11 @@ private:
 
     // G_c x: coupling r's Jacobian (st.Gc) times the rows of its bodies in a block-graph vector x.
     static double coupling_dot(const Model& m, const State& st, int r, const double* x) {
-        const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(r)]);
-        int body[4];
+        const auto* G = reinterpret_cast<const double(*)[6]>(&st.Gc[kCouplingStride * static_cast<std::size_t>(r)]);
+        int body[kSides];
         coupling_bodies(m, m.couplings[r], body);
         double v = 0;
-        for (int side = 0; side < 4; ++side)
+        for (int side = 0; side < m.couplings[r].sides(); ++side)
             if (body[side] >= 0)
                 for (int i = 0; i < 6; ++i) v += G[side][i] * x[m.graph.node_offset[body[side]] + i];
         return v;
@@ -339,13 +341,13 @@ private:
         const int nc = static_cast<int>(m.couplings.size());
         for (int k = 0; k < nc; ++k) {
             const CouplingInfo& c = m.couplings[k];
-            auto* G = reinterpret_cast<double(*)[6]>(&st.Gc[24 * static_cast<std::size_t>(k)]);
+            auto* G = reinterpret_cast<double(*)[6]>(&st.Gc[kCouplingStride * static_cast<std::size_t>(k)]);
             st.phic[k] = coupling_residual(m, c, st.poses.data(), st.prev, G);
             double* z = &st.Z[static_cast<std::size_t>(k) * nt];
             std::fill(z, z + nt, 0.0);
-            int body[4];
+            int body[kSides];
             coupling_bodies(m, c, body);
-            for (int side = 0; side < 4; ++side)
+            for (int side = 0; side < c.sides(); ++side)
                 if (body[side] >= 0)
                     for (int i = 0; i < 6; ++i) z[gr.node_offset[body[side]] + i] -= G[side][i];
             m.solver->solve(gr, *st.ws, z);
@@ -432,16 +434,16 @@ private:
         }
         for (int k = 0; k < static_cast<int>(m.couplings.size()); ++k) {  // γ of the couplings the same way
             const CouplingInfo& c = m.couplings[k];
-            int body[4];
+            int body[kSides];
             coupling_bodies(m, c, body);
             double rate[4];
             int e = 0;
             for (const double s : {eps, -eps, 2 * eps, -2 * eps}) {
-                for (int side = 0; side < 4; ++side) {
+                for (int side = 0; side < c.sides(); ++side) {
                     const int b = body[side];
                     if (b >= 0) st.moved[b] = {st.poses[b].x + s * st.twists[b].v, oplus(st.poses[b].q, s * st.twists[b].w)};
                 }
-                double G[4][6];
+                double G[kSides][6];
                 coupling_residual(m, c, st.moved.data(), nullptr, G);
                 rate[e++] = coupling_rate(m, c, G, st.twists.data());
             }
@@ -556,7 +558,7 @@ private:
             for (int r = 0; r < m.joints[j].rows; ++r) st.rhs[gr.node_offset[nb + j] + r] = -gv[r];
         }
         for (std::size_t k = 0; k < st.rc.size(); ++k)
-            st.rc[k] = -coupling_rate(m, m.couplings[k], reinterpret_cast<const double(*)[6]>(&st.Gc[24 * k]), st.twists.data());
+            st.rc[k] = -coupling_rate(m, m.couplings[k], reinterpret_cast<const double(*)[6]>(&st.Gc[kCouplingStride * k]), st.twists.data());
         solve_bordered(m, st);
         for (int b = 0; b < nb; ++b)
             for (int i = 0; i < 6; ++i) y[kPer * b + 7 + i] += st.rhs[gr.node_offset[b] + i];

@@ -611,8 +611,15 @@ PYBIND11_MODULE(_noether, mod) {
              "normal . y >= offset (the ground by default), or a sphere against the sphere of body `other`.")
         .def("coupling",
              [](Spec& s, const std::string& joint, const std::string& leader, double ratio, double offset, const std::string& name,
-                int dof, int leader_dof, std::optional<double> lower, std::optional<double> upper) {
+                int dof, int leader_dof, std::optional<double> lower, std::optional<double> upper, const py::list& more) {
                  CouplingSpec c;
+                 for (const py::handle item : more) {  // (joint, ratio) or (joint, ratio, dof)
+                     const py::tuple t = py::cast<py::tuple>(item);
+                     if (t.size() != 2 && t.size() != 3)
+                         throw py::value_error("Spec.coupling: each of 'more' is (joint, ratio) or (joint, ratio, dof), got a tuple of " +
+                                               std::to_string(t.size()));
+                     c.more.push_back({py::cast<std::string>(t[0]), t.size() == 3 ? py::cast<int>(t[2]) : 0, py::cast<double>(t[1])});
+                 }
                  if (lower || upper) {
                      c.range = true;
                      c.lower = lower ? *lower : -INFINITY;
@@ -630,9 +637,11 @@ PYBIND11_MODULE(_noether, mod) {
              },
              py::arg("joint"), py::arg("leader"), py::arg("ratio") = 1.0, py::arg("offset") = 0.0, py::arg("name") = "",
              py::arg("dof") = 0, py::arg("leader_dof") = 0, py::arg("lower") = py::none(), py::arg("upper") = py::none(),
-             "Couple two joint coordinates (docs/couplings.md): joint = ratio * leader + offset (a gear pair, a mimic\n"
+             py::arg("more") = py::list(),
+             "Couple joint coordinates (docs/couplings.md): joint = ratio * leader + offset (a gear pair, a mimic\n"
              "joint); dof / leader_dof pick a coordinate of a joint with several (0-based); lower / upper: a range on\n"
-             "joint - ratio * leader - offset instead of the equality. Taken by every integrator but riqn (ranges: vi-maximal).")
+             "joint - ratio * leader - offset instead of the equality; more: further leaders [(joint, ratio[, dof]), ...]\n"
+             "adding ratio * joint each (up to four coordinates in all). Taken by every integrator but riqn (ranges: vi-maximal).")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },

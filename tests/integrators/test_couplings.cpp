@@ -133,7 +133,14 @@ TEST_CASE("couplings: the residual's Jacobian equals central differences along e
     c2.leader = "stack";
     c2.ratio = 0.3;
     c2.offset = 0.0;
-    t.couplings = {c1, c2};
+    CouplingSpec c3;  // over three coordinates: hinge = 0.4 stack[0] + 0.7 slide − 0.05
+    c3.name = "differential";
+    c3.joint = "hinge";
+    c3.leader = "stack";
+    c3.ratio = 0.4;
+    c3.more = {{"slide", 0, 0.7}};
+    c3.offset = -0.05;
+    t.couplings = {c1, c2, c3};
     t.options.integrator = "none";
     testutil::Rng rng(5);
     for (int trial = 0; trial < 4; ++trial) {
@@ -145,7 +152,8 @@ TEST_CASE("couplings: the residual's Jacobian equals central differences along e
             }
         REQUIRE(assemble(s).converged);
         auto m = compile(s);
-        REQUIRE(m->couplings.size() == 2);
+        REQUIRE(m->couplings.size() == 3);
+        REQUIRE(m->couplings[2].sides() == 6);
         CHECK(m->couplings[0].name == "stack/coupling");
         const int nb = m->nbodies();
         std::vector<Pose> pose(nb);
@@ -165,12 +173,13 @@ TEST_CASE("couplings: the residual's Jacobian equals central differences along e
         const MatX N = lu.kernel();
         REQUIRE(N.cols() == 6 + 4);  // a floats; hinge, stack (2), slide
         for (const CouplingInfo& c : m->couplings) {
-            double G[4][6];
+            double G[2 * kMaxCouplingTerms][6];
             coupling_residual(*m, c, pose.data(), nullptr, G);
-            const int bodies[4] = {m->joints[c.joint].a, m->joints[c.joint].b, m->joints[c.leader].a, m->joints[c.leader].b};
+            int bodies[2 * kMaxCouplingTerms];
+            for (std::size_t t = 0; t < c.terms.size(); ++t) bodies[2 * t] = m->joints[c.terms[t].joint].a, bodies[2 * t + 1] = m->joints[c.terms[t].joint].b;
             for (int v = 0; v < N.cols(); ++v) {
                 double analytic = 0;
-                for (int side = 0; side < 4; ++side)
+                for (int side = 0; side < c.sides(); ++side)
                     for (int k = 0; k < 6; ++k) analytic += G[side][k] * N(6 * bodies[side] + k, v);
                 const double h = 1e-5;
                 std::vector<Pose> p = pose, q = pose;
@@ -188,6 +197,87 @@ TEST_CASE("couplings: the residual's Jacobian equals central differences along e
             CHECK(std::fabs(coupling_residual(*m, c, pose.data(), nullptr, nullptr)) <= 1e-12);
         }
     }
+}
+
+namespace {
+
+// Three rotors hinged to the world about z (gravity does no work), the third driven by the other two
+// through a differential: r3 = a r1 + b r2.
+Spec differential(const char* integrator, double dt, double a, double b) {
+    Spec s;
+    s.options.integrator = integrator;
+    s.options.dt = dt;
+    s.options.tolerance = 1e-12;
+    const double inertia[3] = {0.02, 0.05, 0.03};
+    for (int k = 0; k < 3; ++k) {
+        const std::string n = "r" + std::to_string(k + 1);
+        BodySpec& r = s.add_body(n);
+        r.mass = 0.5;
+        r.inertia = Mat3::diag(0.6 * inertia[k], 0.6 * inertia[k], inertia[k]);  // a disc-like rotor
+        r.position = {0.3 * k, 0, 0};
+        JointSpec& j = s.add_joint(n, "revolute", "world", n);
+        j.anchor = Vec3{0.3 * k, 0, 0};
+        j.axis = Vec3{0, 0, 1};
+    }
+    CouplingSpec c;
+    c.name = "differential";
+    c.joint = "r3";
+    c.leader = "r1";
+    c.ratio = a;
+    c.more = {{"r2", 0, b}};
+    s.couplings.push_back(c);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("couplings: a differential over three rotors moves as its reduced Lagrangian says", "[couplings]") {
+    // r3 = a r1 + b r2 leaves 2 degrees of freedom with the mass matrix
+    //   M = [[I1 + a² I3, a b I3], [a b I3, I2 + b² I3]];
+    // a constant torque u on r1 from rest gives q = ½ M⁻¹ [u, 0] t² (exact: the motion is about fixed
+    // axes), and the coupling's force on the follower is I3 q̈3.
+    const double a = 0.5, b = -0.25, u = 0.2, T = 1;
+    const double I1 = 0.02, I2 = 0.05, I3 = 0.03;
+    const double m11 = I1 + a * a * I3, m12 = a * b * I3, m22 = I2 + b * b * I3, det = m11 * m22 - m12 * m12;
+    const double acc1 = m22 * u / det, acc2 = -m12 * u / det, acc3 = a * acc1 + b * acc2;
+    for (const char* integrator : {"vi-maximal", "vi-midpoint", "vi-galerkin", "rk4", "dp45-projection"}) {
+        INFO(integrator);
+        const double dt = 1e-3;
+        auto m = compile(differential(integrator, dt, a, b));
+        CHECK(m->dof() == 2);
+        REQUIRE(m->couplings[0].sides() == 6);
+        Data d(m);
+        double worst = 0;
+        const int n = static_cast<int>(std::lround(T / dt));
+        for (int i = 0; i < n; ++i) {
+            d.actuation[0] = u;
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            worst = std::max(worst, std::fabs(d.coord[2] - a * d.coord[0] - b * d.coord[1]));
+        }
+        CHECK(worst <= 1e-9);
+        // First-order vi-maximal: O(dt) in the position; vi-midpoint: second order, its start
+        // sampling the torque at half weight; the others to 1e-6 relative.
+        const std::string name = integrator;
+        const double tol = name == "vi-maximal" ? 2e-3 : name == "vi-midpoint" ? 1e-4 : 1e-6;
+        CHECK(d.coord[0] == Approx(0.5 * acc1 * T * T).epsilon(tol));
+        CHECK(d.coord[1] == Approx(0.5 * acc2 * T * T).epsilon(tol));
+        CHECK(d.coupling_force[0] == Approx(I3 * acc3).epsilon(std::max(tol, 1e-5)));
+    }
+    // A fourth coordinate is the most a coupling takes; a fifth is refused by rule, as is a coordinate twice.
+    Spec s = differential("vi-maximal", 0.01, a, b);
+    s.couplings[0].more.push_back({"r1", 0, 1.0});
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("coupling 'differential': coordinate 0 of joint 'r1' appears twice"));
+    s.couplings[0].more = {{"r2", 0, b}, {"nope", 0, 1}};
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("coupling 'differential': field 'more[2]': joint 'nope' not found"));
+    s.couplings[0].more = {{"r2", 0, 0}};
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("field 'more[1]': ratio must be finite and nonzero, got 0"));
+    s.couplings[0].more = {{"r2", 0, b}, {"r2", 0, b}, {"r2", 0, b}};
+    CHECK_THAT(testutil::error_of([&] { compile(s); }),
+               Contains("coupling 'differential': relates 5 coordinates; a coupling takes at most 4 (the follower, the leader and 2 further leaders)"));
+    s.couplings[0].more = {{"r2", 0, b}};
+    s.couplings[0].offset = 0.1;
+    CHECK_THAT(testutil::error_of([&] { compile(s); }),
+               Contains("violates it by -0.1 (r3 must equal 0.5 × r1 + -0.25 × r2 + 0.1)"));
 }
 
 TEST_CASE("couplings: a geared rotor swings the rod as the armature it reflects would", "[couplings][vi-maximal][vi-midpoint]") {

@@ -252,11 +252,11 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 11 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// The layout of ABI version 12 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
 // TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
-// 10: JointInfo::armature; 11: couplings)
+// 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 11.
+// The digest of virtual_interfaces() for ABI version 12.
 constexpr std::uint64_t kRecordedInterfaces = 1324740257904139699ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
@@ -306,7 +306,7 @@ ContactInfo 224/8
   other 72
   normal 112
   mu 144
-CouplingInfo 160/8
+CouplingInfo 184/8
   joint 32
   leader 40
   ratio 48
@@ -446,7 +446,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 11u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 12u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -454,5 +454,6 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // Data::contact/limit_force, JointInfo::limited, Integrator::takes_inequalities);
                                       // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms);
                                       // 10: joint armature (JointInfo::armature); 11: couplings (CouplingInfo,
-                                      // Model::couplings, Data::coupling_force, Integrator::takes_couplings)
+                                      // Model::couplings, Data::coupling_force, Integrator::takes_couplings);
+                                      // 12: couplings over up to four coordinates (CouplingInfo::terms)
 }

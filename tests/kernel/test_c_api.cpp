@@ -308,6 +308,44 @@ TEST_CASE("C API: a coupling range keeps a falling pendulum within 0.2 rad of a 
     noether_spec_free(s);
 }
 
+TEST_CASE("C API: a coupling over three rotors (noether_spec_add_coupling_leader)", "[c-api][couplings]") {
+    // r3 = 0.5 r1 − 0.25 r2 about z; r1 driven by a torque; a leader before any coupling is a usage error.
+    noether_spec* s = noether_spec_new();
+    const double I[9] = {0.02, 0, 0, 0, 0.02, 0, 0, 0, 0.03}, axis[3] = {0, 0, 1};
+    for (int k = 0; k < 3; ++k) {
+        const std::string n = "r" + std::to_string(k + 1);
+        const double at[3] = {0.3 * k, 0, 0};
+        REQUIRE(noether_spec_add_body(s, n.c_str(), 0.5, I, at, nullptr) == NOETHER_OK);
+        REQUIRE(noether_spec_add_joint(s, n.c_str(), "revolute", "world", n.c_str(), at, axis) == NOETHER_OK);
+    }
+    CHECK(noether_spec_add_coupling_leader(s, "r2", 0, -0.25) == NOETHER_USAGE);
+    CHECK_THAT(std::string(noether_last_error()), Contains("no coupling added yet"));
+    REQUIRE(noether_spec_add_coupling(s, "diff", "r3", 0, "r1", 0, 0.5, 0.0) == NOETHER_OK);
+    REQUIRE(noether_spec_add_coupling_leader(s, "r2", 0, -0.25) == NOETHER_OK);
+    CHECK(noether_spec_add_coupling_leader(s, nullptr, 0, 1) == NOETHER_USAGE);
+    noether_model* m = noether_compile(s);
+    REQUIRE(m);
+    noether_data* d = noether_data_new(m);
+    const double u[3] = {0.2, 0, 0};
+    double q[3], qd[3], worst = 0;
+    for (int i = 0; i < 100; ++i) {
+        REQUIRE(noether_set_actuation(d, 0, u, 1) == NOETHER_OK);
+        REQUIRE(noether_step(d) == NOETHER_OK);
+        REQUIRE(noether_joint_state(d, q, qd) == NOETHER_OK);
+        worst = std::max(worst, std::fabs(q[2] - 0.5 * q[0] + 0.25 * q[1]));
+    }
+    CHECK(worst <= 1e-9);
+    CHECK(q[0] > 1e-3);
+    CHECK(q[1] != 0);  // dragged through the differential
+    noether_data_free(d);
+    noether_model_free(m);
+    // A wrong leader is reported at compile, naming the call.
+    REQUIRE(noether_spec_add_coupling_leader(s, "nope", 0, 1) == NOETHER_OK);
+    CHECK(noether_compile(s) == nullptr);
+    CHECK_THAT(std::string(noether_last_error()), Contains("coupling 'diff': field 'more[2]': joint 'nope' not found"));
+    noether_spec_free(s);
+}
+
 TEST_CASE("C API: the kernel's suggestions are worded as C calls", "[c-api]") {
     // Before: a C host read "noether.world{ options = { max_turn = 0.1 } }" nowhere (the kernel's
     // neutral "option 'max_turn' = 0.1"); now the call that sets it.

@@ -96,7 +96,7 @@ TEST_CASE("mjcf: bad files are refused naming the file, the line, the element an
     CHECK_THAT(import_error("m_jointeq.xml", jointeq("<joint joint1=\"j1\" joint2=\"nope\"/>")),
                Contains("m_jointeq.xml:7") && Contains("no joint named 'nope'"));
     CHECK_THAT(import_error("m_jointeq.xml", jointeq("<tendon tendon1=\"t\"/>")),
-               Contains("m_jointeq.xml:7") && Contains("tendon equalities") && Contains("not supported yet"));
+               Contains("m_jointeq.xml:7") && Contains("tendon1: no tendon named 't'"));
     // Armature: kept on hinges (JointSpec::armature; integrators without it refuse the model by
     // name), refused on a ball, left out with a warning under drop_armature.
     const std::string arm = "<mujoco>\n<worldbody>\n<body><joint name=\"j\" armature=\"0.1\"/><geom size=\"0.1\"/></body>\n</worldbody>\n</mujoco>\n";
@@ -352,14 +352,33 @@ TEST_CASE("mjcf: MuJoCo's humanoid with its limits: compound joints' ranges and 
     bool tendon_warned = false;
     for (const std::string& w : rep2.warnings) tendon_warned |= w.find("hamstring_left") != std::string::npos;
     CHECK(tendon_warned);
-    // A tendon over three joints with a range is refused by name.
-    CHECK_THAT(import_error("m_tendon3.xml",
-                            "<mujoco>\n<worldbody>\n<body name=\"a\"><joint name=\"j1\"/><geom size=\"0.1\"/>\n"
-                            "<body name=\"b\"><joint name=\"j2\"/><geom size=\"0.1\"/><body name=\"c\"><joint name=\"j3\"/>"
-                            "<geom size=\"0.1\"/></body></body></body>\n</worldbody>\n<tendon>\n<fixed name=\"t\" range=\"-1 1\">"
-                            "<joint joint=\"j1\" coef=\"1\"/><joint joint=\"j2\" coef=\"1\"/><joint joint=\"j3\" coef=\"1\"/></fixed>\n"
-                            "</tendon>\n</mujoco>\n"),
-               Contains("m_tendon3.xml:7") && Contains("a fixed tendon with a range over 3 joints is not supported yet"));
+    // A tendon with a range over five joints is refused by rule (four: a coupling over four
+    // coordinates), over one joint too (that is the joint's own range).
+    auto tendon = [](const char* joints) {
+        std::string bodies, close;
+        for (int k = 1; k <= 5; ++k) {
+            bodies += "<body name=\"b" + std::to_string(k) + "\"><joint name=\"j" + std::to_string(k) + "\"/><geom size=\"0.1\"/>";
+            close += "</body>";
+        }
+        return "<mujoco>\n<worldbody>\n" + bodies + close + "\n</worldbody>\n<tendon>\n<fixed name=\"t\" range=\"-1 1\">" + joints +
+               "</fixed>\n</tendon>\n</mujoco>\n";
+    };
+    std::string five;
+    for (int k = 1; k <= 5; ++k) five += "<joint joint=\"j" + std::to_string(k) + "\" coef=\"1\"/>";
+    CHECK_THAT(import_error("m_tendon5.xml", tendon(five.c_str())),
+               Contains("m_tendon5.xml:6") && Contains("a fixed tendon with a range over 5 joints; noether's couplings relate at most 4 coordinates"));
+    CHECK_THAT(import_error("m_tendon1.xml", tendon("<joint joint=\"j2\" coef=\"2\"/><joint joint=\"j3\" coef=\"0\"/>")),
+               Contains("m_tendon1.xml:6") && Contains("over 1 joint (with a nonzero coefficient)"));
+    {
+        Spec s4;
+        mjcf::import(s4, fixture("m_tendon4.xml", tendon(five.substr(0, five.size() - five.size() / 5).c_str())), {});
+        REQUIRE(s4.couplings.size() == 1);
+        CHECK(s4.couplings[0].more.size() == 2);
+        s4.options.integrator = "vi-maximal";
+        auto m4 = compile(s4);
+        CHECK(m4->couplings[0].sides() == 8);
+        CHECK(m4->dof() == 5);  // a range removes none
+    }
 }
 
 TEST_CASE("mjcf: a joint equality is a coupling about the joints' refs, as MuJoCo's y - y0 = a0 + a1 (x - x0)", "[mjcf][couplings]") {

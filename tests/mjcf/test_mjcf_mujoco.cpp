@@ -672,3 +672,74 @@ TEST_CASE("mjcf: the hopper and the humanoid tumbling in the air under vi-midpoi
     CHECK(moved > 0.3);
     CHECK(hum <= 1e-5);
 }
+
+TEST_CASE("mjcf: a tendon equality and a fixed tendon over three joints are linear couplings with MuJoCo's meaning", "[mjcf][mujoco][couplings]") {
+    // Three hinges with refs; tendon t1 = j1 − 0.5 j2, t2 = 2 j3; the equality t1 − t1⁰ = 0.1 + 0.5 (t2 − t2⁰)
+    // (t⁰: lengths at qpos0) and the range −1 <= j1 + j2 + j3 <= 1.5. MuJoCo's constraint value
+    // (efc_pos of the equality row) at random joint positions equals noether's coupling residual
+    // Σ coef q − offset from the imported coupling: the refs, coefficients, a0 and a1 mean the same.
+    const std::string path = std::string(NOETHER_BINARY_DIR) + "/tests/mjcf_tendon_eq.xml";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f);
+    std::fputs(R"(<mujoco>
+  <compiler angle="radian"/>
+  <option gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="a"><joint name="j1" axis="0 1 0" ref="0.3"/><geom size="0.05" pos="0.5 0 0" mass="1"/>
+      <body name="b" pos="1 0 0"><joint name="j2" axis="0 1 0" ref="-0.2"/><geom size="0.05" pos="0.5 0 0" mass="1"/>
+        <body name="c" pos="1 0 0"><joint name="j3" axis="0 1 0" ref="0.1"/><geom size="0.05" pos="0.5 0 0" mass="1"/></body>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="t1"><joint joint="j1" coef="1"/><joint joint="j2" coef="-0.5"/></fixed>
+    <fixed name="t2"><joint joint="j3" coef="2"/></fixed>
+    <fixed name="sum" limited="true" range="-1 1.5"><joint joint="j1" coef="1"/><joint joint="j2" coef="1"/><joint joint="j3" coef="1"/></fixed>
+  </tendon>
+  <equality><tendon name="diff" tendon1="t1" tendon2="t2" polycoef="0.1 0.5 0 0 0"/></equality>
+</mujoco>
+)",
+               f);
+    std::fclose(f);
+    Spec s;
+    s.options.integrator = "none";
+    const mjcf::Report rep = mjcf::import(s, path, {});
+    REQUIRE(s.couplings.size() == 2);
+    const CouplingSpec& eq = s.couplings[0].name == "diff" ? s.couplings[0] : s.couplings[1];
+    const CouplingSpec& sum = s.couplings[0].name == "diff" ? s.couplings[1] : s.couplings[0];
+    REQUIRE(eq.more.size() == 1);
+    REQUIRE(sum.more.size() == 1);
+    CHECK(sum.range);
+    CHECK(rep.couplings == 2);
+    auto coordinate = [&](const std::string& joint, const double* q) { return q[joint[1] - '1']; };  // j1, j2, j3 → qpos 0, 1, 2
+    auto residual = [&](const CouplingSpec& c, const double* q) {
+        double v = coordinate(c.joint, q) - c.ratio * coordinate(c.leader, q) - c.offset;
+        for (const CouplingSpec::Leader& l : c.more) v -= l.ratio * coordinate(l.joint, q);
+        return v;
+    };
+    char err[1000] = "";
+    mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof err);
+    INFO(err);
+    REQUIRE(m);
+    REQUIRE(m->neq == 1);
+    mjData* d = mj_makeData(m);
+    testutil::Rng rng(11);
+    double worst = 0, scale = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        for (int k = 0; k < 3; ++k) d->qpos[k] = 0.8 * rng.uniform(-1, 1);
+        mj_forward(m, d);
+        REQUIRE(d->nefc >= 1);
+        REQUIRE(d->efc_type[0] == mjCNSTR_EQUALITY);
+        worst = std::max(worst, std::fabs(d->efc_pos[0] - residual(eq, d->qpos)));
+        scale = std::max(scale, std::fabs(d->efc_pos[0]));
+        // The range: MuJoCo's tendon length minus the bound, against the coupling's value.
+        const double len = d->ten_length[2];
+        CHECK(len == Approx(residual(sum, d->qpos) + sum.offset).margin(1e-12));
+    }
+    CHECK(scale > 0.1);  // the states are off the equality
+    CHECK(worst <= 1e-12);
+    CHECK(sum.lower == -1);
+    CHECK(sum.upper == 1.5);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}

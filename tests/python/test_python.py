@@ -774,3 +774,25 @@ def test_a_coupling_range_from_python_keeps_two_pendulums_within_it():
     s2.coupling("j2", "j1", lower=-0.3, upper=0.3, name="band")
     with pytest.raises(noether.ModelError, match="coupling 'band': a range is an inequality, and integrator 'vi-midpoint'"):
         s2.compile()
+
+
+def test_a_coupling_over_three_joints_from_python():
+    """Spec.coupling(more=[(joint, ratio)]): r3 = 0.5 r1 - 0.25 r2 over three rotors about z; the
+    relation holds; a bad entry of `more` is refused by rule."""
+    s = noether.Spec(dt=0.001, integrator="vi-maximal")
+    for k, name in enumerate(("r1", "r2", "r3")):
+        iz = 0.02 + 0.01 * k
+        s.body(name, mass=0.5, inertia=[0.6 * iz, 0.6 * iz, iz], position=[0.3 * k, 0, 0])
+        s.joint(name, "revolute", "world", name, anchor=[0.3 * k, 0, 0], axis=[0, 0, 1])
+    s.coupling("r3", "r1", ratio=0.5, more=[("r2", -0.25)], name="diff")
+    w = s.compile()
+    assert w.ndofs == 3  # joint coordinates (the coupling removes a degree of freedom, not a coordinate)
+    worst = 0.0
+    for _ in range(200):
+        w.actuation[0] = 0.2
+        w.step()
+        worst = max(worst, abs(w.q[2] - 0.5 * w.q[0] + 0.25 * w.q[1]))
+    assert worst < 1e-9
+    assert w.q[0] > 1e-3 and w.q[1] != 0.0  # r1 driven, r2 dragged through the differential
+    with pytest.raises(ValueError, match="each of 'more' is \\(joint, ratio\\) or \\(joint, ratio, dof\\)"):
+        s.coupling("r3", "r1", more=[("r2",)])

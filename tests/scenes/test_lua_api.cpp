@@ -99,7 +99,25 @@ TEST_CASE("w:coupling{}: a geared pair from Lua, its force, and its errors with 
     CHECK_THAT(error_of("cp2.lua", std::string(pair) + "w:coupling{ joint = 'm' }\n"),
                Contains("cp2.lua:7: coupling: field 'leader' is required (the joint it follows)"));
     CHECK_THAT(error_of("cp3.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', gear = 3 }\n"),
-               Contains("cp3.lua:7: coupling: unknown field 'gear' (fields: name, joint, leader, ratio, offset, dof, leader_dof, lower, upper)"));
+               Contains("cp3.lua:7: coupling: unknown field 'gear' (fields: name, joint, leader, ratio, offset, dof, leader_dof, lower, upper, more)"));
+    // more: further leaders — a differential m = 4 j + 2 m2 with a second free rotor m2.
+    const std::string rotor2 = std::string(pair) +
+                               "w:body{ name = 'rotor2', mass = 0.1, inertia = {0.01, 0.01, 0.01} }\n"
+                               "w:joint{ name = 'm2', type = 'revolute', parent = w.world, child = 'rotor2', anchor = {0, 0, 0}, axis = {0, 1, 0} }\n";
+    const auto diff = run(write_script("cp_more.lua", std::string(kHeader) + rotor2 +
+                                                          "w:coupling{ name = 'diff', joint = 'm', leader = 'j', ratio = 4, more = { {joint = 'm2', ratio = 2} } }\n"
+                                                          "local worst = 0\n"
+                                                          "for i = 1, 100 do w:step(); worst = math.max(worst, math.abs(w:coord('m') - 4 * w:coord('j') - 2 * w:coord('m2'))) end\n"
+                                                          "assert(worst < 1e-12, 'relation error ' .. worst)\n"
+                                                          "assert(math.abs(w:coord('m2')) > 1e-3, 'the second rotor is dragged along ' .. w:coord('m2'))\n"));
+    INFO(diff.error);
+    CHECK(diff.exit_code == 0);
+    CHECK_THAT(error_of("cp_more1.lua", rotor2 + "w:coupling{ joint = 'm', leader = 'j', more = { {joint = 'm2'} } }\n"),
+               Contains("cp_more1.lua:9: coupling 'm/coupling' more[1]: field 'ratio' is required"));
+    CHECK_THAT(error_of("cp_more2.lua", rotor2 + "w:coupling{ joint = 'm', leader = 'j', more = { {joint = 'm2', ratio = 1, gear = 2} } }\n"),
+               Contains("cp_more2.lua:9: coupling 'm/coupling' more[1]: unknown field 'gear' (fields: joint, ratio, dof)"));
+    CHECK_THAT(error_of("cp_more3.lua", rotor2 + "w:coupling{ joint = 'm', leader = 'j', more = 'm2' }\n"),
+               Contains("cp_more3.lua:9: coupling 'm/coupling': field 'more'"));
     CHECK_THAT(error_of("cp4.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', ratio = 0 }\nw:run{ steps = 1 }\n"),
                Contains("cp4.lua:7: coupling 'm/coupling': ratio must be finite and nonzero, got 0"));
     CHECK_THAT(error_of("cp5.lua", std::string(pair) + "w:coupling{ joint = 'm', leader = 'j', dof = 2 }\nw:run{ steps = 1 }\n"),

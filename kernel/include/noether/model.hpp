@@ -86,14 +86,23 @@ struct NOETHER_API ContactInfo {
 
 // A coupling (CouplingSpec), resolved: φ = q_joint[dof] − ratio · q_leader[leader_dof] − offset = 0,
 // or with a range lower <= φ <= upper (an inequality; no degree of freedom removed).
+// Its terms list every coordinate with its coefficient, φ = Σ coef · q − offset: [0] the follower
+// (coef 1), [1] the leader (−ratio), then the further leaders (−their ratio); a term's Jacobian
+// rows are sides 2t (the joint's parent) and 2t + 1 (its child).
 struct NOETHER_API CouplingInfo {
+    struct Term {
+        int joint = -1, dof = 0;
+        double coef = 0;
+    };
     std::string name;
     int joint = -1, dof = 0;
     int leader = -1, leader_dof = 0;
     double ratio = 1, offset = 0;
     bool range = false;
     double lower = -INFINITY, upper = INFINITY;
+    std::vector<Term> terms;
     Origin origin;
+    int sides() const { return 2 * static_cast<int>(terms.size()); }
 };
 
 struct NOETHER_API Model {
@@ -141,11 +150,11 @@ NOETHER_API void joint_coordinates(const JointInfo& j, const Pose& a, const Pose
 // zero for a world parent.
 NOETHER_API void joint_coordinate_row(const JointInfo& j, const Pose& a, const Pose& b, int k, double* Ca, double* Cb);
 
-// φ of coupling c at the bodies' poses: q_joint[dof] − ratio · q_leader[leader_dof] − offset, the
-// coordinates as reported (raw + offset) and unwrapped against prev (reported coordinates per DOF of
-// the Model, Data::coord's layout; nullptr: not unwrapped). With G, its Jacobian per side, in the
-// joints' column layout: G[0], G[1] the follower's parent and child, G[2], G[3] the leader's (zero
-// for a world parent).
+// φ of coupling c at the bodies' poses: Σ coef · q − offset over its terms (q_joint[dof] − ratio ·
+// q_leader[leader_dof] − … − offset), the coordinates as reported (raw + offset) and unwrapped against
+// prev (reported coordinates per DOF of the Model, Data::coord's layout; nullptr: not unwrapped). With
+// G (c.sides() rows), its Jacobian per side, in the joints' column layout: G[2t], G[2t + 1] the
+// parent and child of term t's joint (zero for a world parent).
 NOETHER_API double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev,
                                      double (*G)[6]);
 // The whole turns in a residual φ computed from poses alone (prev = nullptr) that the follower's

@@ -157,7 +157,16 @@ NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points,
 // with several (a compound joint's k-th motion); spherical joints cannot be coupled. Enforced by the
 // integrators that take couplings (Integrator::takes_couplings: every integrator but riqn; a range, an
 // inequality, only by those that take inequalities), refused by the others.
+//
+// Further leaders (`more`) make it a general linear relation over up to kMaxCouplingTerms
+// coordinates, q_joint = ratio · q_leader + Σ more[k].ratio · q_more[k] + offset — MuJoCo's fixed
+// tendon over three or four joints, a differential.
 struct NOETHER_API CouplingSpec {
+    struct Leader {
+        std::string joint;
+        int dof = 0;
+        double ratio = 0;  // finite, nonzero
+    };
     std::string name;     // optional: default "<joint>/coupling"
     std::string joint;    // the follower
     int dof = 0;
@@ -167,8 +176,11 @@ struct NOETHER_API CouplingSpec {
     double offset = 0;    // [rad or m]
     bool range = false;   // an inequality: lower <= q_joint − ratio · q_leader − offset <= upper
     double lower = -INFINITY, upper = INFINITY;
+    std::vector<Leader> more;  // further leaders (at most kMaxCouplingTerms − 2)
     Origin origin;
 };
+// The most coordinates one coupling relates (follower, leader and further leaders).
+constexpr int kMaxCouplingTerms = 4;
 
 struct NOETHER_API Options {
     std::string integrator = "vi-maximal";  // the default integrator: the one plugin the kernel names

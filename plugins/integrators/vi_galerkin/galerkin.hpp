@@ -151,13 +151,16 @@ struct State final : IntegratorState {
     // (node, row) the rows' Jacobians with respect to the world twists of a's and b's links (6
     // each) and the values h; the multipliers λ^{k,α}, α = 0..s−1 (carried, saved); the Schur
     // workspaces: Zc = J⁻¹ Aᵀ (s·m columns of s·n), Sm (s·m)², the projection of the write-back.
-    // A coupling between two tree coordinates (docs/couplings.md) is one row of the same kind,
-    // linear in the coordinates: q_f − ratio q_l − c (raw coordinates; c takes the offsets), its row
-    // of A the constant e_f − ratio e_l, its multiplier a generalized force on the two coordinates.
+    // A coupling between tree coordinates (docs/couplings.md) is one row of the same kind, linear in
+    // the coordinates: Σ coef_t q_t + c (raw coordinates; c takes the offsets; coef 1 for the
+    // follower, −ratio for each leader), its row of A the constant Σ coef_t e_t, its multiplier a
+    // generalized force on those coordinates.
     struct Loop {
         int joint = -1, a = -1, b = -1, la = -1, lb = -1, rows = 0, row0 = 0;
-        int coupling = -1, lf = -1, ll = -1;  // a coupling: Model::couplings index, the two links
-        double ratio = 0, c = 0;
+        int coupling = -1, nterms = 0;  // a coupling: Model::couplings index, its terms' links
+        int link[kMaxCouplingTerms] = {};
+        double coef[kMaxCouplingTerms] = {};
+        double c = 0;
     };
     std::vector<Loop> loops;
     int mrows = 0;

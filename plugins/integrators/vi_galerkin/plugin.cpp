@@ -45,7 +45,8 @@ bool Galerkin::take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& o
                                "use vi-maximal or vi-midpoint"});
     }
     for (const CouplingInfo& c : m.couplings)
-        for (int jn : {c.joint, c.leader}) {
+        for (const CouplingInfo::Term& term : c.terms) {
+            const int jn = term.joint;
             bool tree_link = false;
             for (const TreeLink& l : t.links) tree_link = tree_link || l.joint == jn;
             if (!tree_link)
@@ -131,12 +132,17 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
         const CouplingInfo& ci = m.couplings[k];
         State::Loop c;
         c.coupling = k, c.joint = ci.joint, c.rows = 1, c.row0 = st->mrows;
-        for (int i = 0; i < n; ++i) {
-            if (st->tree.links[i].joint == ci.joint) c.lf = i;
-            if (st->tree.links[i].joint == ci.leader) c.ll = i;
+        c.nterms = static_cast<int>(ci.terms.size());
+        double off = 0;
+        for (int t = 0; t < c.nterms; ++t) {
+            const CouplingInfo::Term& term = ci.terms[t];
+            for (int i = 0; i < n; ++i)  // the link of the term's joint (one per joint: couplings take 1-DOF coordinates)
+                if (st->tree.links[i].joint == term.joint) c.link[t] = i;
+            c.coef[t] = term.coef;
+            const double o = tree_link_offset(m, st->tree.links[c.link[t]]);
+            off = t == 0 ? o : off + term.coef * o;  // (the follower's coef is 1)
         }
-        c.ratio = ci.ratio;
-        c.c = tree_link_offset(m, st->tree.links[c.lf]) - ci.ratio * tree_link_offset(m, st->tree.links[c.ll]) - ci.offset;
+        c.c = off - ci.offset;
         st->loops.push_back(c);
         st->mrows += 1;
         st->any_coupling = true;
@@ -182,7 +188,17 @@ StepReport Galerkin::advance(const Model& m, Data& d) const {
             if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
         },
         [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
-    if (report.status == StepStatus::ok) write_back(m, d, st);
+    if (report.status == StepStatus::ok) {
+        write_back(m, d, st);
+        // A coupling's force on its follower: its multipliers are the impulses of the (last) substep's
+        // nodes α < s, whose sum over the interval is the force times its length.
+        for (const State::Loop& c : st.loops) {
+            if (c.coupling < 0) continue;
+            double impulse = 0;
+            for (int a = 0; a < st.lob.s; ++a) impulse += st.lam[static_cast<std::size_t>(a) * st.mrows + c.row0];
+            d.coupling_force[c.coupling] = impulse / st.prev_h;
+        }
+    }
     return report;
 }
 

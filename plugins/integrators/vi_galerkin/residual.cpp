@@ -174,11 +174,14 @@ void Galerkin::add_loops(const Model& m, const Data& d, State& st, int j, double
     for (const State::Loop& c : st.loops) {
         if (c.coupling >= 0) {  // linear in the node's coordinates; its force goes to R directly (cf)
             const std::size_t jr = static_cast<std::size_t>(j) * M + c.row0;
-            st.hv[jr] = st.ctrl[static_cast<std::size_t>(j) * n + c.lf] - c.ratio * st.ctrl[static_cast<std::size_t>(j) * n + c.ll] + c.c;
+            const double* qj = &st.ctrl[static_cast<std::size_t>(j) * n];
+            double v = qj[c.link[0]];
+            for (int t = 1; t < c.nterms; ++t) v += c.coef[t] * qj[c.link[t]];
+            st.hv[jr] = v + c.c;
             if (j < s) {
                 const double l = st.lam[jr];
-                st.cf[static_cast<std::size_t>(j) * n + c.lf] += l;
-                st.cf[static_cast<std::size_t>(j) * n + c.ll] -= c.ratio * l;
+                st.cf[static_cast<std::size_t>(j) * n + c.link[0]] += l;
+                for (int t = 1; t < c.nterms; ++t) st.cf[static_cast<std::size_t>(j) * n + c.link[t]] += c.coef[t] * l;
             }
             continue;
         }
@@ -223,10 +226,14 @@ double Galerkin::loop_row(const State& st, int node, int row, double f, double* 
     const std::size_t jr = static_cast<std::size_t>(node) * M + row;
     double acc = 0;
     if (c.coupling >= 0) {  // the row e_f − ratio e_l
-        const std::size_t xf = static_cast<std::size_t>(c.lf) * stride + slot, xl = static_cast<std::size_t>(c.ll) * stride + slot;
-        if (dot) return x[xf] - c.ratio * x[xl];
-        x[xf] += f;
-        x[xl] -= c.ratio * f;
+        auto at = [&](int t) { return static_cast<std::size_t>(c.link[t]) * stride + slot; };
+        if (dot) {
+            double v = x[at(0)];
+            for (int t = 1; t < c.nterms; ++t) v += c.coef[t] * x[at(t)];
+            return v;
+        }
+        x[at(0)] += f;
+        for (int t = 1; t < c.nterms; ++t) x[at(t)] += c.coef[t] * f;
         return 0;
     }
     for (int side = 0; side < 2; ++side) {

@@ -116,7 +116,8 @@ std::vector<int> joined_bodies(const Model& m, bool body_contacts) {
     if (body_contacts) {
         for (const ContactInfo& ci : m.contacts)
             if (ci.other >= 0) root[find(ci.body)] = find(ci.other);
-        for (const CouplingInfo& c : m.couplings) root[find(m.joints[c.joint].b)] = find(m.joints[c.leader].b);
+        for (const CouplingInfo& c : m.couplings)
+            for (std::size_t t = 1; t < c.terms.size(); ++t) root[find(m.joints[c.joint].b)] = find(m.joints[c.terms[t].joint].b);
     }
     for (int b = 0; b < nb; ++b) root[b] = find(b);
     return root;
@@ -222,14 +223,14 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     for (int k = 0; k < static_cast<int>(m.couplings.size()); ++k) {
         const CouplingInfo& c = m.couplings[k];
         const JointInfo& jf = m.joints[c.joint];
-        const JointInfo& jl = m.joints[c.leader];
         const bool angle = std::strncmp(jf.impl->coordinate_name(c.dof), "angle", 5) == 0;
         const double lb = body_length(m.bodies[jf.b]);
         Unit u;
         u.coupling = true;
         u.index = k;
-        u.sides = 4;
-        u.body[0] = jf.a, u.body[1] = jf.b, u.body[2] = jl.a, u.body[3] = jl.b;
+        u.sides = c.sides();
+        for (std::size_t t = 0; t < c.terms.size(); ++t)
+            u.body[2 * t] = m.joints[c.terms[t].joint].a, u.body[2 * t + 1] = m.joints[c.terms[t].joint].b;
         u.comp = group[jf.b];
         u.L = angle ? 1.0 : lb;
         u.F = mass[find(jf.b)] * g0 * (angle ? lb : 1.0);
@@ -365,8 +366,8 @@ void prepare_units(const Model& m, const Data& d, Inequalities& q, bool first_su
             if (j.limited)
                 for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = d.coord[j.dof_offset + k];
         for (const CouplingInfo& c : m.couplings)
-            for (int t : {c.joint, c.leader}) {
-                const JointInfo& j = m.joints[t];
+            for (const CouplingInfo::Term& t : c.terms) {
+                const JointInfo& j = m.joints[t.joint];
                 for (int k = 0; k < j.dofs; ++k) q.c2[j.dof_offset + k] = d.coord[j.dof_offset + k];
             }
     }

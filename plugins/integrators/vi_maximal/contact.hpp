@@ -11,10 +11,10 @@
 //   * a side of a joint limit: φ = c − lower or upper − c, with c a joint coordinate (unwrapped
 //     across steps by the joint plugin; any coordinate that is an angle or a displacement, e.g. a
 //     compound joint's k-th motion): [γ | s] like a frictionless contact.
-// A coupling between two joint coordinates (docs/couplings.md) is an *equality* unit: φ = q_joint −
-// ratio · q_leader − offset = 0 with a free multiplier λ, unknowns [λ], row [r_φ = −φ/L], no pair; it
-// touches up to four bodies (its joints' parents and children: sides 0, 1 the follower's, 2, 3 the
-// leader's) and is always in the working set. A coupling with a range gives a unit per finite side,
+// A coupling between joint coordinates (docs/couplings.md) is an *equality* unit: φ = q_joint −
+// ratio · q_leader − … − offset = 0 with a free multiplier λ, unknowns [λ], row [r_φ = −φ/L], no
+// pair; it touches the parents and children of its terms' joints (sides 2t, 2t + 1 for term t: 0 the
+// follower, 1 the leader, then further leaders; up to kMaxUnitSides) and is always in the working set. A coupling with a range gives a unit per finite side,
 // φ = ±(the coupling's residual − bound), [γ | s] like a limit.
 // The units' unknowns are scaled (CIP §10.4) so that one dimensionless tolerance serves from grams
 // to hundreds of kilograms: γ, ψ, β by a force F (the weight the unit's mechanism puts on each of
@@ -37,6 +37,8 @@
 namespace noether {
 namespace vi_max {
 
+constexpr int kMaxUnitSides = 2 * kMaxCouplingTerms;
+
 struct Unit {
     bool limit = false;     // a side of a joint limit (else a contact point or a coupling)
     bool coupling = false;  // a coupling: an equality, or a side of its range
@@ -52,12 +54,12 @@ struct Unit {
     // side 0: the contact's body / the joint's parent; side 1: other / child; a coupling: its joints'
     // parents and children (follower 0, 1; leader 2, 3). −1: the world.
     int sides = 2;
-    int body[4] = {-1, -1, -1, -1};
+    int body[kMaxUnitSides] = {-1, -1, -1, -1, -1, -1, -1, -1};
     double F = 1, L = 1, V = 1, mu = 0;  // scales, friction coefficient
-    double G2[4][6] = {};     // gap Jacobian per side at configuration 2: [∂φ/∂x, ∂φ/∂θ (body frame)]
-    double G3[4][6] = {};     // the same at configuration 3 (of the current iterate)
+    double G2[kMaxUnitSides][6] = {};     // gap Jacobian per side at configuration 2: [∂φ/∂x, ∂φ/∂θ (body frame)]
+    double G3[kMaxUnitSides][6] = {};     // the same at configuration 3 (of the current iterate)
     double Jt[2][2][6] = {};  // friction: slip-velocity rows per side and tangent, configuration 2
-    double Rphi[4][6] = {};   // ∂r_φ/∂(v2, ω2) per side at the current iterate
+    double Rphi[kMaxUnitSides][6] = {};   // ∂r_φ/∂(v2, ω2) per side at the current iterate
     Vec3 normal, t1, t2;      // contact frame at configuration 2 (world)
     double phi2 = 0;          // gap at configuration 2 [m or rad]
     double rate1 = 0;         // its rate at the last velocities (choosing the working set)
