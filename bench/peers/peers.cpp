@@ -21,11 +21,13 @@
 //                gap (max_violation, m), divergence;
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
 //                work-precision: for each engine/integrator the cheapest setting found whose
-//                relative energy error over T meets each target: dt halved from 0.01 (or --dt0; fixed
-//                step) or the tolerance divided by 10 from 1e-3 (error-controlled) until the
-//                strictest target is met, up to --max-refinements, and no further once the next run
-//                would take more than --max-seconds of wall time (twice the last); then per target
-//                four geometric bisections between the last setting that missed and the first that
+//                relative energy error over T meets each target: from dt 0.01 (or --dt0; fixed
+//                step) or tolerance 1e-3 (error-controlled), first coarser (dt doubled, the
+//                tolerance times 10, up to 3 times) while the loosest target is still met, then
+//                finer (dt halved, the tolerance divided by 10) until the strictest target is met,
+//                up to --max-refinements, and no further once the next run would take more than
+//                --max-seconds of wall time (twice the last); then per target four geometric
+//                bisections between the last setting that missed and the first that
 //                met it (dt within 4 %); every run tried is a "wp_point" line, then one "wp" line per
 //                target ("met": false when none did).
 // Engines/integrators: noether vi-maximal, vi-midpoint, riqn, vi-galerkin:s (s = 1, 2, 3 control
@@ -1001,12 +1003,14 @@ int main(int argc, char** argv) {
                 std::fflush(stdout);
                 continue;
             }
-            // Work-precision, a search both sides get alike: from dt0 (or tolerance 1e-3) halve the
-            // step (divide the tolerance by 10) until the strictest target is met, a run diverges
-            // past the first, or the next run would exceed --max-seconds (predicted as twice the
-            // last); then, per target, bisect geometrically between the last setting that missed it
-            // and the first that met it, kBisect times (a factor 2^(1/16) ≈ 1.04 in dt, 10^(1/16) in
-            // tolerance), so that no engine is reported at a setting twice as fine as it needs.
+            // Work-precision, a search both sides get alike: from dt0 (or tolerance 1e-3), first
+            // coarser — the step doubled (the tolerance times 10) while the coarsest run still meets
+            // the loosest target, up to kCoarser times, so that an engine accurate at dt0 is not
+            // reported at a setting finer than it needs — then finer: halve the step (divide the
+            // tolerance by 10) until the strictest target is met, a run diverges past the first, or
+            // the next run would exceed --max-seconds (predicted as twice the last); then, per
+            // target, bisect geometrically between the last setting that missed it and the first
+            // that met it, kBisect times (a factor 2^(1/16) ≈ 1.04 in dt, 10^(1/16) in tolerance).
             struct Point {
                 double x;  // dt, or the tolerance
                 Outcome o;
@@ -1028,16 +1032,27 @@ int main(int argc, char** argv) {
                 return std::make_pair(p, wall);
             };
             auto meets = [](const Point& p, double target) { return !p.o.diverged && p.o.rel_error <= target; };
-            std::vector<Point> ladder;
+            std::vector<Point> ladder;  // coarse to fine
             double x = adaptive ? 1e-3 : dt0, last_wall = 0;
             const double strictest = *std::min_element(targets.begin(), targets.end());
-            for (int r = 0; r <= refinements; ++r) {
+            const double loosest = *std::max_element(targets.begin(), targets.end());
+            {
                 auto [p, wall] = run_at(x);
                 ladder.push_back(p);
                 last_wall = wall;
-                if (meets(p, strictest)) break;
+            }
+            constexpr int kCoarser = 3;  // dt up to 8 dt0, the tolerance up to 1 (from 1e-3)
+            for (int r = 0; r < kCoarser && meets(ladder.front(), loosest); ++r) {
+                auto [p, wall] = run_at(adaptive ? ladder.front().x * 10 : ladder.front().x * 2);
+                (void)wall;
+                ladder.insert(ladder.begin(), p);
+            }
+            x = ladder.back().x;
+            for (int r = 0; r < refinements && !meets(ladder.back(), strictest) && 2 * last_wall <= max_seconds; ++r) {
                 x = adaptive ? x / 10 : x / 2;
-                if (2 * wall > max_seconds) break;
+                auto [p, wall] = run_at(x);
+                ladder.push_back(p);
+                last_wall = wall;
             }
             constexpr int kBisect = 4;
             for (double target : targets) {

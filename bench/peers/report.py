@@ -257,8 +257,9 @@ def main():
         o.append(f"## Work-precision: `{sc}`, N = {n}, over {dur:g} s\n")
         o.append(f"![work-precision](benchmarks/{name})\n")
         o.append("Cost per simulated second of the cheapest setting found that keeps the energy error within "
-                 "the target (dt halved from 0.01, or the tolerance divided by 10 from 1e-3, until the strictest "
-                 "target is met, then four geometric bisections per target between the last setting that missed it "
+                 "the target (from dt 0.01 or tolerance 1e-3: first coarser — dt doubled, the tolerance times 10, up to "
+                 "3 times — while the loosest target is still met, then finer — dt halved, the tolerance divided "
+                 "by 10 — until the strictest target is met, then four geometric bisections per target between the last setting that missed it "
                  "and the first that met it — dt within 4 %, the same search for every engine; a run predicted to "
                  "take more than the time cap is not tried: \"not met\")"
                  + (", and the largest closure gap of that run" if closed else "") + ".\n")
