@@ -19,12 +19,12 @@ std::string mjcf_wording(const std::string& msg) {
 
 }  // namespace
 
-// w:mjcf{ file, prefix, keyframe, limits, couplings, contacts, actuators, drop_armature, assemble }
+// w:mjcf{ file, prefix, keyframe, limits, couplings, contacts, actuators, drop_armature, visual_meshes, assemble }
 int l_mjcf(lua_State* L, World& w) {
     check_table(L, 2, "mjcf");
     require_building(L, w, "mjcf");
     Fields f{L, 2, "mjcf"};
-    f.only({"file", "prefix", "keyframe", "limits", "couplings", "contacts", "actuators", "drop_armature", "assemble"});
+    f.only({"file", "prefix", "keyframe", "limits", "couplings", "contacts", "actuators", "drop_armature", "visual_meshes", "assemble"});
     std::string file = f.string("file", "", true);
     f.who = "mjcf '" + file + "'";
     file = import_file(L, file, f.who, "MJCF file");
@@ -36,6 +36,7 @@ int l_mjcf(lua_State* L, World& w) {
     opt.contacts = f.boolean("contacts", true);
     opt.actuators = f.boolean("actuators", true);
     opt.drop_armature = f.boolean("drop_armature", false);
+    opt.visual_meshes = f.boolean("visual_meshes", true);
     const bool do_assemble = f.boolean("assemble", true);
     if (context(L)->options.sandbox)  // included files obey the sandbox's read rule too
         opt.include_problem = [L](const std::string& path) -> std::string {

@@ -721,8 +721,7 @@ public:
     // added with the caller's offset or range; `what` names the relation for the refusals.
     CouplingSpec& add_linear_coupling(Spec& spec, const XMLElement* e, const std::string& name,
                                       const std::vector<std::pair<std::size_t, double>>& terms, const std::string& what,
-                                      const std::vector<std::pair<int, int>>& joint_list, const std::vector<int>& spec_index,
-                                      const std::vector<int>& spec_dof) {
+                                      const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
         if (terms.size() < 2)
             fail(e, who(e) + ": " + what + " over " + std::to_string(terms.size()) +
                         " joint (with a nonzero coefficient) holds or limits that joint alone; not supported (use the joint's range, "
@@ -755,7 +754,7 @@ public:
         const auto r = nums(t, "range", cls, 2, 2, {}, "fixed");
         if (!(r[0] < r[1])) fail(t, who(t) + ": range must satisfy lower < upper, got " + fmt(r[0]) + " " + fmt(r[1]));
         CouplingSpec& cs = add_linear_coupling(spec, t, t->Attribute("name") ? t->Attribute("name") : "tendon line " + std::to_string(t->GetLineNum()),
-                                               terms, "a fixed tendon with a range", joint_list, spec_index, spec_dof);
+                                               terms, "a fixed tendon with a range", spec_index, spec_dof);
         const double c1 = terms[0].second;
         cs.range = true;
         cs.lower = (c1 > 0 ? r[0] : r[1]) / c1;
@@ -811,7 +810,7 @@ public:
             rep_.ignored.push_back(where(e) + ": " + who(e) + ": tendon equality not enforced, the joints move freely (import setting 'couplings' = false)");
             return;
         }
-        CouplingSpec& cs = add_linear_coupling(spec, e, name, terms, "a tendon equality", joint_list, spec_index, spec_dof);
+        CouplingSpec& cs = add_linear_coupling(spec, e, name, terms, "a tendon equality", spec_index, spec_dof);
         cs.offset = rhs / terms[0].second;
         std::vector<std::size_t> qpos;
         for (const auto& term : terms) qpos.push_back(term.first);
@@ -863,12 +862,14 @@ public:
     // the origin), as MuJoCo computes them (it stores vertices in single precision: its values agree
     // to ~1e-7; assimp reads them in single precision too). The file is found as MuJoCo finds it: absolute, or under meshdir (else assetdir)
     // relative to the model file's directory; read by assimp (OBJ, STL, PLY, ...).
-    void mesh_inertia(const Body& b, Geom& g) {
-        const MeshAsset& ma = mesh_assets_.at(g.mesh);
-        const std::string whom = "body '" + b.name + "': its inertia comes from its geoms, and " + who(g.xml);
-        if (ma.file.empty()) fail(ma.xml, whom + ": mesh '" + g.mesh + "' has no file (inline vertices are not read)");
-        for (const char* a : {"refpos", "refquat", "vertex", "face"})
-            if (ma.xml->Attribute(a)) fail(ma.xml, whom + ": mesh '" + g.mesh + "': attribute '" + a + "' is not supported");
+    struct MeshAsset {
+        const XMLElement* xml = nullptr;
+        std::string file;
+        Vec3 scale{1, 1, 1};
+    };
+
+    // The path of a mesh asset's file as MuJoCo finds it.
+    std::string mesh_path(const MeshAsset& ma) const {
         std::string path = ma.file;
         if (path[0] != '/') {
             const std::string dir = !meshdir_.empty() ? meshdir_ : assetdir_;
@@ -876,6 +877,62 @@ public:
             if (!dir.empty()) base = dir[0] == '/' ? dir + "/" : base + dir + "/";
             path = base + path;
         }
+        return path;
+    }
+
+    // A mesh geom's triangles for the viewer (scaled, in the geom frame), read once per mesh; null
+    // (with the reason in `why`) when the file cannot be read or may not be (sandbox): the caller
+    // draws the inertia box instead.
+    std::shared_ptr<const MeshData> visual_mesh(const std::string& name, std::string& why) {
+        if (const auto it = visual_meshes_.find(name); it != visual_meshes_.end()) {
+            if (!it->second) why = visual_mesh_why_[name];
+            return it->second;
+        }
+        const MeshAsset& ma = mesh_assets_.at(name);
+        std::shared_ptr<MeshData> md;
+        const std::string path = ma.file.empty() ? std::string() : mesh_path(ma);
+        if (ma.file.empty()) why = "mesh '" + name + "' has no file (inline vertices are not read)";
+        else if (opt_.include_problem) why = opt_.include_problem(path);
+        if (why.empty()) {
+            const aiScene* scene = aiImportFile(path.c_str(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
+            if (!scene) why = "mesh file '" + path + "' cannot be read (" + aiGetErrorString() + ")";
+            else {
+                md = std::make_shared<MeshData>();
+                md->source = path;
+                for (unsigned k = 0; k < scene->mNumMeshes; ++k) {
+                    const aiMesh* mesh = scene->mMeshes[k];
+                    const std::uint32_t base = static_cast<std::uint32_t>(md->vertices.size() / 3);
+                    for (unsigned v = 0; v < mesh->mNumVertices; ++v) {
+                        const aiVector3D& p = mesh->mVertices[v];
+                        md->vertices.push_back(static_cast<float>(ma.scale.x * p.x));
+                        md->vertices.push_back(static_cast<float>(ma.scale.y * p.y));
+                        md->vertices.push_back(static_cast<float>(ma.scale.z * p.z));
+                    }
+                    for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+                        const aiFace& face = mesh->mFaces[f];
+                        if (face.mNumIndices != 3) continue;  // points and lines
+                        for (int i = 0; i < 3; ++i) md->triangles.push_back(base + face.mIndices[i]);
+                    }
+                }
+                aiReleaseImport(scene);
+                if (md->triangles.empty()) {
+                    why = "mesh file '" + path + "' has no triangles";
+                    md.reset();
+                }
+            }
+        }
+        visual_meshes_[name] = md;
+        if (!md) visual_mesh_why_[name] = why;
+        return md;
+    }
+
+    void mesh_inertia(const Body& b, Geom& g) {
+        const MeshAsset& ma = mesh_assets_.at(g.mesh);
+        const std::string whom = "body '" + b.name + "': its inertia comes from its geoms, and " + who(g.xml);
+        if (ma.file.empty()) fail(ma.xml, whom + ": mesh '" + g.mesh + "' has no file (inline vertices are not read)");
+        for (const char* a : {"refpos", "refquat", "vertex", "face"})
+            if (ma.xml->Attribute(a)) fail(ma.xml, whom + ": mesh '" + g.mesh + "': attribute '" + a + "' is not supported");
+        const std::string path = mesh_path(ma);
         if (opt_.include_problem) {
             const std::string why = opt_.include_problem(path);
             if (!why.empty()) fail(ma.xml, whom + ": mesh file '" + path + "': " + why);
@@ -1013,12 +1070,9 @@ public:
     std::vector<DefaultClass> classes_;
     std::map<std::string, int> class_id_;
     std::set<std::string> meshes_;
-    struct MeshAsset {
-        const XMLElement* xml = nullptr;
-        std::string file;
-        Vec3 scale{1, 1, 1};
-    };
     std::map<std::string, MeshAsset> mesh_assets_;
+    std::map<std::string, std::shared_ptr<const MeshData>> visual_meshes_;  // read for drawing (null: could not be)
+    std::map<std::string, std::string> visual_mesh_why_;
     std::string meshdir_, assetdir_;  // <compiler meshdir assetdir>
     std::map<std::string, std::array<double, 4>> materials_;
     double angle_scale_ = kPi / 180;
@@ -1416,7 +1470,21 @@ Report Reader::import_into(Spec& spec) {
                 else if (ge.type == "capsule") s.type = Shape::Type::capsule, s.size = {ge.size.x, 2 * ge.size.y, 0};
                 else if (ge.type == "cylinder") s.type = Shape::Type::cylinder, s.size = {ge.size.x, 2 * ge.size.y, 0};
                 else if (ge.type == "box" || ge.type == "ellipsoid") s.type = Shape::Type::box, s.size = 2.0 * ge.size;
-                else continue;
+                else if (ge.type == "mesh" && opt_.visual_meshes && mesh_assets_.count(ge.mesh)) {
+                    std::string why;
+                    s.mesh = visual_mesh(ge.mesh, why);
+                    if (!s.mesh) {
+                        rep_.ignored.push_back(where(ge.xml) + ": " + who(ge.xml) + ": not drawn (" + why + "); its body's inertia box is");
+                        continue;
+                    }
+                    s.type = Shape::Type::mesh;
+                    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+                    for (std::size_t k = 0; k < s.mesh->vertices.size(); ++k)
+                        lo[k % 3] = std::min(lo[k % 3], s.mesh->vertices[k]), hi[k % 3] = std::max(hi[k % 3], s.mesh->vertices[k]);
+                    s.size = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+                    ++rep_.meshes_drawn;
+                    rep_.mesh_triangles += static_cast<int>(s.mesh->triangles.size() / 3);
+                } else continue;
                 for (int k = 0; k < 4; ++k) s.rgba[k] = ge.rgba[k];
                 s.pose = relative_pose(bp, compose(T[i], ge.pose));
                 b.shapes.push_back(s);
@@ -1880,6 +1948,7 @@ std::string Report::to_text() const {
     if (world_mass > 0) o << ", welded to the world " << fmt(world_mass) << " kg";
     o << "\n";
     o << "  limits enforced: " << limits_enforced << "; contacts: " << contacts << "; servos: " << servos << "; motors: " << motors << "\n";
+    if (meshes_drawn > 0) o << "  meshes drawn: " << meshes_drawn << " geoms, " << mesh_triangles << " triangles\n";
     o << "  keyframes: ";
     if (keyframes.empty()) o << "none";
     for (std::size_t i = 0; i < keyframes.size(); ++i) o << (i ? ", " : "") << keyframes[i];

@@ -99,6 +99,7 @@ const char* shape_type_name(Shape::Type t) {
         case Shape::Type::sphere: return "sphere";
         case Shape::Type::cylinder: return "cylinder";
         case Shape::Type::capsule: return "capsule";
+        case Shape::Type::mesh: return "mesh";
     }
     return "?";
 }
@@ -158,9 +159,31 @@ void check_body(const BodySpec& b, Checker& c, BodyInfo& out) {
     for (std::size_t i = 0; i < b.shapes.size(); ++i) {
         const Shape& sh = b.shapes[i];
         const std::string what = who + ": shape " + std::to_string(i + 1) + " (" + shape_type_name(sh.type) + ")";
-        const int nsize = sh.type == Shape::Type::box ? 3 : sh.type == Shape::Type::sphere ? 1 : 2;
+        const int nsize = sh.type == Shape::Type::box ? 3 : sh.type == Shape::Type::sphere ? 1 : sh.type == Shape::Type::mesh ? 0 : 2;
         const double sz[3] = {sh.size.x, sh.size.y, sh.size.z};
         bool ok = true;
+        if (sh.type == Shape::Type::mesh) {  // triangles with indices in range, finite vertices
+            const MeshData* md = sh.mesh.get();
+            std::string bad;
+            if (!md || md->triangles.empty() || md->triangles.size() % 3 != 0 || md->vertices.size() % 3 != 0)
+                bad = "needs vertices (3 numbers each) and triangles (3 indices each), got " +
+                      (md ? std::to_string(md->vertices.size()) + " vertex and " + std::to_string(md->triangles.size()) + " index numbers"
+                          : std::string("none"));
+            else {
+                for (float v : md->vertices)
+                    if (!std::isfinite(v)) {
+                        bad = "a vertex is not finite";
+                        break;
+                    }
+                const std::size_t nv = md->vertices.size() / 3;
+                for (std::uint32_t t : md->triangles)
+                    if (t >= nv) {
+                        bad = "triangle index " + std::to_string(t) + " beyond its " + std::to_string(nv) + " vertices";
+                        break;
+                    }
+            }
+            if (!bad.empty()) c.error(b.origin, what + (md && !md->source.empty() ? " from " + md->source : std::string()) + ": " + bad);
+        }
         for (int k = 0; k < nsize; ++k)  // a capsule may have length 0 (a sphere)
             if (!(std::isfinite(sz[k]) && (sz[k] > 0 || (k == 1 && sh.type == Shape::Type::capsule && sz[k] == 0))))
                 ok = false;

@@ -73,6 +73,20 @@ std::string recording_header(const Model& m, int every, const std::string& origi
                  ",\"pos\":" + vec(s.pose.x) + ",\"quat\":" + quat(s.pose.q) + ",\"rgba\":[" + num(s.rgba[0]) + "," +
                  num(s.rgba[1]) + "," + num(s.rgba[2]) + "," + num(s.rgba[3]) + "]";
             if (!own) h += ",\"inertia_box\":true";
+            if (s.type == Shape::Type::mesh && s.mesh) {  // its triangles inline (the recording stands alone)
+                h += ",\"vertices\":[";
+                char buf[24];
+                for (std::size_t k = 0; k < s.mesh->vertices.size(); ++k) {
+                    std::snprintf(buf, sizeof buf, k ? ",%.7g" : "%.7g", static_cast<double>(s.mesh->vertices[k]));
+                    h += buf;
+                }
+                h += "],\"triangles\":[";
+                for (std::size_t k = 0; k < s.mesh->triangles.size(); ++k) {
+                    if (k) h += ',';
+                    h += std::to_string(s.mesh->triangles[k]);
+                }
+                h += "]";
+            }
             h += "}";
         }
         h += "]}";

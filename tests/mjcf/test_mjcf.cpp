@@ -453,4 +453,50 @@ TEST_CASE("mjcf: Menagerie's Panda imports with its finger coupling, and the fin
     INFO("fingers apart by " << worst << " m, travel " << travel << " m");
     CHECK(worst <= 1e-12);
     CHECK(travel > 1e-3);
+    // Its visual meshes (geom group 2, OBJ files) are drawn as their triangles, in the body frames.
+    std::size_t meshes = 0, triangles = 0;
+    for (const BodySpec& b : s.bodies)
+        for (const Shape& sh : b.shapes)
+            if (sh.type == Shape::Type::mesh) {
+                ++meshes;
+                triangles += sh.mesh->triangles.size() / 3;
+                CHECK(sh.size.x > 0);
+                CHECK(sh.size.x < 0.5);  // the links are tens of centimetres
+            }
+    CHECK(meshes == static_cast<std::size_t>(rep.meshes_drawn));
+    CHECK(triangles == static_cast<std::size_t>(rep.mesh_triangles));
+    CHECK(meshes >= 40);
+    CHECK(triangles > 100000);
+    CHECK_THAT(rep.to_text(), Contains("meshes drawn: " + std::to_string(meshes) + " geoms"));
+    Spec plain;
+    o.visual_meshes = false;
+    const mjcf::Report rep2 = mjcf::import(plain, kModels + "mujoco_menagerie/franka_emika_panda/panda.xml", o);
+    CHECK(rep2.meshes_drawn == 0);
+    for (const BodySpec& b : plain.bodies) {
+        CHECK_FALSE(b.shapes.empty());  // the inertia boxes instead
+        for (const Shape& sh : b.shapes) CHECK(sh.type != Shape::Type::mesh);
+    }
+}
+
+TEST_CASE("mjcf: a visual mesh whose file cannot be read is reported and its body drawn as its inertia box", "[mjcf][mesh]") {
+    // The body's inertia is given (the mesh is only drawn): a missing file is no error.
+    const std::string file = fixture("m_visual_missing.xml", R"(<mujoco>
+  <asset><mesh name="shell" file="no_such_shell.stl"/></asset>
+  <worldbody>
+    <body name="b"><joint name="j" axis="0 1 0"/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <geom type="mesh" mesh="shell" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>
+)");
+    Spec s;
+    const mjcf::Report rep = mjcf::import(s, file, {});
+    REQUIRE(s.bodies.size() == 1);
+    REQUIRE(s.bodies[0].shapes.size() == 1);
+    CHECK(s.bodies[0].shapes[0].type == Shape::Type::box);
+    CHECK(rep.meshes_drawn == 0);
+    bool reported = false;
+    for (const std::string& e : rep.ignored) reported |= e.find("m_visual_missing.xml:5") != std::string::npos && e.find("not drawn") != std::string::npos &&
+                                                         e.find("no_such_shell.stl") != std::string::npos;
+    CHECK(reported);
 }

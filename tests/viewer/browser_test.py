@@ -4,7 +4,8 @@ writes the page, headless Chromium loads it; the test reads the status the page 
 loaded, bodies drawn, console errors) and checks that a screenshot is not blank.
 
     browser_test.py --noether build/bin/noether --work DIR CASE
-CASE: an example scene name (scripts/examples/NAME.lua) or urdf:PATH (noether import --simulate).
+CASE: an example scene name (scripts/examples/NAME.lua), urdf:PATH or mjcf:PATH (noether import --simulate;
+an MJCF model's mesh geoms drawn as triangles).
 Exit 77 (ctest: skipped) when Chromium is not installed. Only the standard library is used.
 """
 import argparse
@@ -104,7 +105,14 @@ def main():
     html = os.path.join(a.work, safe + ".html")
 
     # 1. Record.
-    if a.case.startswith("urdf:"):
+    if a.case.startswith("mjcf:"):  # an MJCF model with mesh geoms: drawn as their triangles
+        model = os.path.join(a.models, a.case[5:])
+        if not a.models or not os.path.exists(model):
+            print("skipped: shared model %s not found (NOETHER_MODELS_DIR)" % model)
+            return SKIP
+        rc, out, err = run([a.noether, "import", model, "--simulate", "0.5", "--record", nrec])
+        expect_frames = None
+    elif a.case.startswith("urdf:"):
         model = os.path.join(a.models, a.case[5:])
         if not a.models or not os.path.exists(model):
             print("skipped: shared model %s not found (NOETHER_MODELS_DIR)" % model)
@@ -148,6 +156,11 @@ def main():
         fail("the page loaded %d frames, the recording has %d" % (status["frames"], nframes))
     if status["bodies"] != nbodies or status["meshes"] < nbodies:
         fail("%d bodies / %d meshes drawn, the recording has %d bodies" % (status["bodies"], status["meshes"], nbodies))
+    triangles = sum(len(sh.get("triangles", [])) // 3 for b in header["bodies"] for sh in b["shapes"])
+    if status.get("triangles", 0) != triangles:
+        fail("%d mesh triangles drawn, the recording has %d" % (status.get("triangles", 0), triangles))
+    if a.case.startswith("mjcf:") and triangles == 0:
+        fail("the MJCF model's mesh geoms were not recorded as triangles")
     if status["nonblank"] < 500:
         fail("the 3-D view is blank (%d pixels differ from the background)" % status["nonblank"])
     ncontacts = len(header.get("contacts", []))

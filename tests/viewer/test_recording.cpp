@@ -192,6 +192,37 @@ TEST_CASE("bad shapes are compile errors naming the body, the shape and the valu
     CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("orientation must be a nonzero finite quaternion"));
 }
 
+TEST_CASE("a mesh shape is recorded with its vertices and triangles; a bad one is a compile error", "[viewer][mesh]") {
+    Spec s = testutil::double_pendulum_spec();
+    auto md = std::make_shared<MeshData>();
+    md->vertices = {0, 0, 0, 0.5f, 0, 0, 0, 0.25f, 0, 0, 0, 0.125f};  // a tetrahedron
+    md->triangles = {0, 2, 1, 0, 1, 3, 1, 2, 3, 0, 3, 2};
+    md->source = "tetra.stl";
+    Shape sh;
+    sh.type = Shape::Type::mesh;
+    sh.size = {0.5, 0.25, 0.125};
+    sh.mesh = md;
+    s.bodies[0].shapes.push_back(sh);
+    {
+        auto m = compile(s);
+        Run run(m);
+        const Recording r = read_recording_file(record(run, "mesh.nrec", 2));
+        CHECK_THAT(r.header, Contains("\"type\":\"mesh\",\"size\":[0.5,0.25,0.125]"));
+        CHECK_THAT(r.header, Contains("\"vertices\":[0,0,0,0.5,0,0,0,0.25,0,0,0,0.125],\"triangles\":[0,2,1,0,1,3,1,2,3,0,3,2]"));
+    }
+    md->triangles[5] = 4;  // beyond the 4 vertices
+    CHECK_THAT(testutil::error_of([&] { compile(s); }),
+               Contains("body 'link1': shape 1 (mesh) from tetra.stl: triangle index 4 beyond its 4 vertices"));
+    md->triangles.pop_back();
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("needs vertices (3 numbers each) and triangles (3 indices each), got 12 vertex and 11 index numbers"));
+    md->triangles.push_back(2);
+    md->triangles[5] = 3;
+    md->vertices[4] = NAN;
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("a vertex is not finite"));
+    s.bodies[0].shapes[0].mesh.reset();
+    CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("shape 1 (mesh): needs vertices (3 numbers each) and triangles (3 indices each), got none"));
+}
+
 TEST_CASE("URDF visuals become body shapes in the body frame, with their materials", "[viewer]") {
     // link 'arm': CoM 0.5 along x from its frame; a box visual at the frame's origin and a
     // cylinder turned onto x; link 'tip' welded to it (lumped), a sphere; link 'meshy' with a

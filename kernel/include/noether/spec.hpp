@@ -7,7 +7,9 @@
 #include "noether/export.h"
 
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,14 +22,24 @@ namespace noether {
 // A shape drawn for a body by the viewer (docs/viewer.md; no contact, no mass): in the body's
 // frame, whose origin is the centre of mass. A body without shapes is drawn as the box of its
 // inertia (the uniform box with the same mass and principal moments).
+// A triangle mesh for the viewer: vertices (x, y, z per vertex, in the shape's frame, scale
+// applied) and triangles (three vertex indices each); where it was read from.
+struct NOETHER_API MeshData {
+    std::vector<float> vertices;
+    std::vector<std::uint32_t> triangles;
+    std::string source;
+};
+
 struct NOETHER_API Shape {
-    enum class Type { box, sphere, cylinder, capsule };
+    enum class Type { box, sphere, cylinder, capsule, mesh };
     Type type = Type::box;
     // box: full edge lengths (x, y, z); sphere: (radius, -, -); cylinder and capsule: (radius,
-    // length, -) along the shape's z axis (a capsule's length without its end caps).
+    // length, -) along the shape's z axis (a capsule's length without its end caps); mesh: the
+    // extents of its vertices' bounding box (for the viewer's camera; the mesh is in `mesh`).
     Vec3 size;
     Pose pose;                               // shape frame in the body frame
     double rgba[4] = {0.62, 0.66, 0.72, 1};  // colour, each in [0, 1]
+    std::shared_ptr<const MeshData> mesh;    // a mesh shape's triangles (shared between copies)
 };
 NOETHER_API const char* shape_type_name(Shape::Type t);
 // The uniform box with this mass and inertia (about the CoM), along its principal axes: what the

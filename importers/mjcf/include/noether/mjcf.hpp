@@ -39,6 +39,9 @@ struct NOETHER_API Options {
     // integrated by vi-maximal and vi-midpoint; the other integrators refuse it). Set this to
     // leave it out (for the other integrators), with a warning naming every joint that had it.
     bool drop_armature = false;
+    // Mesh geoms are drawn by the viewer as their triangles (the file read by assimp, as for their
+    // inertia); false draws their bodies' inertia boxes instead and reads no mesh for drawing.
+    bool visual_meshes = true;
     // Asked before an <include> is opened (the resolved path): "" lets it be read, anything else
     // is the reason it may not (a sandboxed host keeps included files inside its directory).
     std::function<std::string(const std::string& path)> include_problem;
@@ -70,6 +73,7 @@ struct NOETHER_API Report {
     double imported_mass = 0;        // mass of the bodies added
     double world_mass = 0;           // mass of bodies welded to the world
     int limits_enforced = 0, contacts = 0, servos = 0, motors = 0;
+    int meshes_drawn = 0, mesh_triangles = 0;  // mesh geoms drawn as triangles, and their count
     double timestep = 0;             // <option timestep> (0: not given)
     std::string to_text() const;
 };
