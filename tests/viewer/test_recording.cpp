@@ -192,7 +192,7 @@ TEST_CASE("bad shapes are compile errors naming the body, the shape and the valu
     CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains("orientation must be a nonzero finite quaternion"));
 }
 
-TEST_CASE("a mesh shape is recorded with its vertices and triangles; a bad one is a compile error", "[viewer][mesh]") {
+TEST_CASE("a mesh shape is recorded with its vertices and triangles, a bad one is a compile error", "[viewer][mesh]") {
     Spec s = testutil::double_pendulum_spec();
     auto md = std::make_shared<MeshData>();
     md->vertices = {0, 0, 0, 0.5f, 0, 0, 0, 0.25f, 0, 0, 0, 0.125f};  // a tetrahedron
