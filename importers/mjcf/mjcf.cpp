@@ -811,6 +811,8 @@ public:
             return;
         }
         CouplingSpec& cs = add_linear_coupling(spec, e, name, terms, "a tendon equality", spec_index, spec_dof);
+        for (const XMLElement* t : {t1, t2})
+            if (t) tendons_in_equalities_[t->Attribute("name")] = cs.name;
         cs.offset = rhs / terms[0].second;
         std::vector<std::size_t> qpos;
         for (const auto& term : terms) qpos.push_back(term.first);
@@ -1073,6 +1075,7 @@ public:
     std::map<std::string, MeshAsset> mesh_assets_;
     std::map<std::string, std::shared_ptr<const MeshData>> visual_meshes_;  // read for drawing (null: could not be)
     std::map<std::string, std::string> visual_mesh_why_;
+    std::map<std::string, std::string> tendons_in_equalities_;  // fixed tendon → the coupling its equality became
     std::string meshdir_, assetdir_;  // <compiler meshdir assetdir>
     std::map<std::string, std::array<double, 4>> materials_;
     double angle_scale_ = kPi / 180;
@@ -1727,6 +1730,10 @@ Report Reader::import_into(Spec& spec) {
             if (num(t, "stiffness", cls, 0, "fixed") > 0 || num(t, "damping", cls, 0, "fixed") > 0)
                 fail(t, who(t) + ": a fixed tendon with stiffness or damping is not supported yet");
             tendon_names.insert(name);
+            if (const auto used = tendons_in_equalities_.find(name); used != tendons_in_equalities_.end()) {
+                rep_.tendons.push_back({name, "its length enters the coupling '" + used->second + "' (a tendon equality)"});
+                continue;
+            }
             rep_.ignored.push_back(where(t) + ": " + who(t) + ": a fixed tendon without limit, spring or damper: no force of its own "
                                                              "(actuators on it are reported)");
         }

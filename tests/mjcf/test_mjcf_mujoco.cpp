@@ -711,6 +711,9 @@ TEST_CASE("mjcf: a tendon equality and a fixed tendon over three joints are line
     REQUIRE(sum.more.size() == 1);
     CHECK(sum.range);
     CHECK(rep.couplings == 2);
+    bool t1_reported = false;  // a tendon an equality uses is reported as such, not as "no force of its own"
+    for (const mjcf::Report::Entry& e : rep.tendons) t1_reported |= e.name == "t1" && e.mapped.find("coupling 'diff'") != std::string::npos;
+    CHECK(t1_reported);
     auto coordinate = [&](const std::string& joint, const double* q) { return q[joint[1] - '1']; };  // j1, j2, j3 → qpos 0, 1, 2
     auto residual = [&](const CouplingSpec& c, const double* q) {
         double v = coordinate(c.joint, q) - c.ratio * coordinate(c.leader, q) - c.offset;
