@@ -70,7 +70,7 @@ NOETHER_API int noether_spec_add_contact(noether_spec* s, const char* name, cons
                                          const double size[3], const double position[3], const double quat[4], double mu,
                                          const double normal[3], double offset, const char* other, double other_radius,
                                          const double other_position[3]);
-/* A coupling between two joint coordinates added before (docs/couplings.md): joint = ratio * leader
+/* A coupling between joint coordinates added before (docs/couplings.md): joint = ratio * leader
  * + offset, coordinates dof and leader_dof of each (0-based; 0 for a 1-DOF joint); name may be NULL
  * ("<joint>/coupling"). Checked when the spec is compiled; taken by every integrator but riqn. */
 NOETHER_API int noether_spec_add_coupling(noether_spec* s, const char* name, const char* joint, int dof, const char* leader,

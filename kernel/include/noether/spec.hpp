@@ -160,10 +160,10 @@ NOETHER_API const char* contact_type_name(ContactSpec::Type t);
 // capsule's 2 end centres, a sphere's centre, the point — and their radius (0 for a point or box).
 NOETHER_API void contact_points(const ContactSpec& c, std::vector<Vec3>& points, double& radius);
 
-// A coupling between two joint coordinates (docs/couplings.md): the follower's coordinate is held at
+// A coupling between joint coordinates (docs/couplings.md): the follower's coordinate is held at
 //   q_joint = ratio · q_leader + offset
 // or, with a range (`range`), kept within it: lower <= q_joint − ratio · q_leader − offset <= upper (a
-// limit on a combination of two coordinates: MuJoCo's fixed tendon with a range)
+// limit on a combination of the coordinates: MuJoCo's fixed tendon with a range)
 // (both coordinates as reported, raw + the joint's offset) — a gear pair (a rotor turning `ratio`
 // times its link), URDF's <mimic>, MuJoCo's joint equality. `dof` picks the coordinate of a joint
 // with several (a compound joint's k-th motion); spherical joints cannot be coupled. Enforced by the
