@@ -302,7 +302,6 @@ void Galerkin::guess(State& st, double h) {
     const Lobatto& L = st.lob;
     const int n = st.n, s = L.s;
     std::copy(st.q.begin(), st.q.end(), st.ctrl.begin());
-    st.node0_ok = false;
     if (st.have_prev) {
         const double rho = h / st.prev_h;
         for (int a = 1; a <= s; ++a)

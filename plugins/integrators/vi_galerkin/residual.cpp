@@ -225,7 +225,7 @@ double Galerkin::loop_row(const State& st, int node, int row, double f, double* 
     const State::Loop& c = st.loops[li];
     const std::size_t jr = static_cast<std::size_t>(node) * M + row;
     double acc = 0;
-    if (c.coupling >= 0) {  // the row e_f − ratio e_l
+    if (c.coupling >= 0) {  // the row Σ coef_t e_t
         auto at = [&](int t) { return static_cast<std::size_t>(c.link[t]) * stride + slot; };
         if (dot) {
             double v = x[at(0)];
