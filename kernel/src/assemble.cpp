@@ -63,9 +63,10 @@ double evaluate(const Model& m, const std::vector<Pose>& poses, Eigen::VectorXd&
         }
         worst = std::max(worst, std::fabs(g[r]));
         if (!J && !T) continue;
+        int body[2 * kMaxCouplingTerms];
+        coupling_bodies(m, c, body);
         for (int side = 0; side < c.sides(); ++side) {
-            const JointInfo& j = m.joints[c.terms[side / 2].joint];
-            const int b = side % 2 == 0 ? j.a : j.b;
+            const int b = body[side];
             if (b < 0) continue;
             for (int col = 0; col < 6; ++col) {
                 if (T) T->emplace_back(r, 6 * b + col, G[side][col]);

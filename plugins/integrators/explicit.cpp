@@ -302,13 +302,9 @@ private:
         return m.couplings.empty() || factor_couplings(m, st);
     }
 
-    // The coupling sides' bodies (−1: the world): its terms' joints' parents and children.
+    // A coupling's sides (coupling_bodies): at most kSides; st.Gc holds kCouplingStride per coupling.
     static constexpr int kSides = 2 * kMaxCouplingTerms;
-    static constexpr std::size_t kCouplingStride = 6 * kSides;  // st.Gc per coupling
-    static void coupling_bodies(const Model& m, const CouplingInfo& c, int* body) {
-        for (std::size_t t = 0; t < c.terms.size(); ++t)
-            body[2 * t] = m.joints[c.terms[t].joint].a, body[2 * t + 1] = m.joints[c.terms[t].joint].b;
-    }
+    static constexpr std::size_t kCouplingStride = 6 * kSides;
 
     // G_c ν of coupling k from its Jacobian G (c.sides() × 6).
     static double coupling_rate(const Model& m, const CouplingInfo& c, const double (*G)[6], const Twist* tw) {

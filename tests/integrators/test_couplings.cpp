@@ -176,7 +176,7 @@ TEST_CASE("couplings: the residual's Jacobian equals central differences along e
             double G[2 * kMaxCouplingTerms][6];
             coupling_residual(*m, c, pose.data(), nullptr, G);
             int bodies[2 * kMaxCouplingTerms];
-            for (std::size_t t = 0; t < c.terms.size(); ++t) bodies[2 * t] = m->joints[c.terms[t].joint].a, bodies[2 * t + 1] = m->joints[c.terms[t].joint].b;
+            coupling_bodies(*m, c, bodies);
             for (int v = 0; v < N.cols(); ++v) {
                 double analytic = 0;
                 for (int side = 0; side < c.sides(); ++side)

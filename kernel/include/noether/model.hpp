@@ -157,6 +157,12 @@ NOETHER_API void joint_coordinate_row(const JointInfo& j, const Pose& a, const P
 // parent and child of term t's joint (zero for a world parent).
 NOETHER_API double coupling_residual(const Model& m, const CouplingInfo& c, const Pose* pose, const double* prev,
                                      double (*G)[6]);
+// The body of each side of coupling c (c.sides() entries, −1 for the world): side 2t the parent of
+// term t's joint, 2t + 1 its child — the rows G of coupling_residual() act on.
+inline void coupling_bodies(const Model& m, const CouplingInfo& c, int* body) {
+    for (std::size_t t = 0; t < c.terms.size(); ++t)
+        body[2 * t] = m.joints[c.terms[t].joint].a, body[2 * t + 1] = m.joints[c.terms[t].joint].b;
+}
 // The whole turns in a residual φ computed from poses alone (prev = nullptr) that the follower's
 // angle may hide: a revolute angle read from poses lies in (−π, π], so a rotor geared 6:1 to a link at
 // 0.6 rad sits at the pose of 3.6 − 2π. Returns 2π · round(φ / 2π) when the follower's coordinate is

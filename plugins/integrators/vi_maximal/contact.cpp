@@ -229,8 +229,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
         u.coupling = true;
         u.index = k;
         u.sides = c.sides();
-        for (std::size_t t = 0; t < c.terms.size(); ++t)
-            u.body[2 * t] = m.joints[c.terms[t].joint].a, u.body[2 * t + 1] = m.joints[c.terms[t].joint].b;
+        coupling_bodies(m, c, u.body);
         u.comp = group[jf.b];
         u.L = angle ? 1.0 : lb;
         u.F = mass[find(jf.b)] * g0 * (angle ? lb : 1.0);

@@ -51,8 +51,8 @@ struct Unit {
     int comp = 0;           // the group of bodies it couples (joints and body-body contacts join them), 0 ..
     int off = 0, n = 2;     // offset of the unit's unknowns in the unit vector, their count
     int col = 0;            // first force column of Z (γ; with friction β1, β2 follow)
-    // side 0: the contact's body / the joint's parent; side 1: other / child; a coupling: its joints'
-    // parents and children (follower 0, 1; leader 2, 3). −1: the world.
+    // side 0: the contact's body / the joint's parent; side 1: other / child; a coupling: its terms'
+    // joints' parents and children (coupling_bodies: 2t, 2t + 1). −1: the world.
     int sides = 2;
     int body[kMaxUnitSides] = {-1, -1, -1, -1, -1, -1, -1, -1};
     double F = 1, L = 1, V = 1, mu = 0;  // scales, friction coefficient
