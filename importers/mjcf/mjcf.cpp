@@ -692,22 +692,31 @@ public:
         return spec.couplings.back();
     }
 
-    // A fixed tendon's length Σ coef_i q_i as (qpos number, coef) terms: a joint listed twice summed,
-    // zero coefficients dropped.
-    std::vector<std::pair<std::size_t, double>> tendon_terms(const XMLElement* t, int cls,
-                                                             const std::vector<std::pair<int, int>>& joint_list) {
-        std::vector<std::pair<std::size_t, double>> terms;
+    // A linear combination Σ coef_i q_i as (qpos number, coef) terms.
+    using Terms = std::vector<std::pair<std::size_t, double>>;
+    // coef · q_n added to it: summed into q_n's term if it has one.
+    static void add_term(Terms& terms, std::size_t n, double coef) {
+        for (auto& term : terms)
+            if (term.first == n) {
+                term.second += coef;
+                return;
+            }
+        terms.push_back({n, coef});
+    }
+    static void drop_zero_terms(Terms& terms) {
+        terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& term) { return term.second == 0; }), terms.end());
+    }
+
+    // A fixed tendon's length Σ coef_i q_i: a joint listed twice summed, zero coefficients dropped.
+    Terms tendon_terms(const XMLElement* t, int cls, const std::vector<std::pair<int, int>>& joint_list) {
+        Terms terms;
         for (const XMLElement* c : children(t)) {
             if (std::strcmp(c->Name(), "joint") != 0) fail(c, who(c) + ": a fixed tendon holds <joint> elements");
             if (!c->Attribute("joint")) fail(c, who(c) + ": missing attribute 'joint'");
             const double coef = nums(c, "coef", class_of(c, cls), 1, 1, {})[0];
-            const std::size_t n = joint_number(c, c->Attribute("joint"), joint_list);
-            bool merged = false;
-            for (auto& term : terms)
-                if (term.first == n) term.second += coef, merged = true;
-            if (!merged) terms.push_back({n, coef});
+            add_term(terms, joint_number(c, c->Attribute("joint"), joint_list), coef);
         }
-        terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& term) { return term.second == 0; }), terms.end());
+        drop_zero_terms(terms);
         return terms;
     }
 
@@ -719,8 +728,8 @@ public:
     // A linear relation Σ c_i q_i (=, or within [lo, hi] / c_1 after division) over 2 to
     // kMaxCouplingTerms coordinates as a coupling of the first on the others: q_1 = Σ (−c_i/c_1) q_i + …,
     // added with the caller's offset or range; `what` names the relation for the refusals.
-    CouplingSpec& add_linear_coupling(Spec& spec, const XMLElement* e, const std::string& name,
-                                      const std::vector<std::pair<std::size_t, double>>& terms, const std::string& what,
+    CouplingSpec& add_linear_coupling(Spec& spec, const XMLElement* e, const std::string& name, const Terms& terms,
+                                      const std::string& what,
                                       const std::vector<int>& spec_index, const std::vector<int>& spec_dof) {
         if (terms.size() < 2)
             fail(e, who(e) + ": " + what + " over " + std::to_string(terms.size()) +
@@ -738,11 +747,13 @@ public:
     }
 
     // The relation of a coupling as the report prints it: "a − r × b − r2 × c" (range) or "a = r × b + …".
-    std::string coupling_rule(const CouplingSpec& cs, const std::vector<std::size_t>& qpos, const std::vector<std::pair<int, int>>& joint_list,
+    // (`terms`: the relation add_linear_coupling() made it from.)
+    std::string coupling_rule(const CouplingSpec& cs, const Terms& terms, const std::vector<std::pair<int, int>>& joint_list,
                               bool range) const {
-        std::string out = joint_at(qpos[0], joint_list).name + (range ? " − " : " = ") + fmt(cs.ratio) + " × " + joint_at(qpos[1], joint_list).name;
+        std::string out = joint_at(terms[0].first, joint_list).name + (range ? " − " : " = ") + fmt(cs.ratio) + " × " +
+                          joint_at(terms[1].first, joint_list).name;
         for (std::size_t k = 0; k < cs.more.size(); ++k)
-            out += (range ? " − " : " + ") + fmt(cs.more[k].ratio) + " × " + joint_at(qpos[k + 2], joint_list).name;
+            out += (range ? " − " : " + ") + fmt(cs.more[k].ratio) + " × " + joint_at(terms[k + 2].first, joint_list).name;
         return out;
     }
 
@@ -759,10 +770,8 @@ public:
         cs.range = true;
         cs.lower = (c1 > 0 ? r[0] : r[1]) / c1;
         cs.upper = (c1 > 0 ? r[1] : r[0]) / c1;
-        std::vector<std::size_t> qpos;
-        for (const auto& term : terms) qpos.push_back(term.first);
         rep_.tendons.push_back({cs.name, "coupling with a range '" + cs.name + "': " + fmt(cs.lower) + " <= " +
-                                             coupling_rule(cs, qpos, joint_list, true) + " <= " + fmt(cs.upper)});
+                                             coupling_rule(cs, terms, joint_list, true) + " <= " + fmt(cs.upper)});
     }
 
     // <equality><tendon tendon1 [tendon2] polycoef>: MuJoCo's L1 − L1⁰ = a0 + a1 (L2 − L2⁰) (a0 alone
@@ -798,12 +807,9 @@ public:
         if (t2) {
             for (const auto& term : tendon_terms(t2, class_of(t2, 0), joint_list)) {
                 rhs -= c[1] * term.second * joint_at(term.first, joint_list).ref;
-                bool merged = false;
-                for (auto& own : terms)
-                    if (own.first == term.first) own.second -= c[1] * term.second, merged = true;
-                if (!merged) terms.push_back({term.first, -c[1] * term.second});
+                add_term(terms, term.first, -(c[1] * term.second));
             }
-            terms.erase(std::remove_if(terms.begin(), terms.end(), [](const auto& term) { return term.second == 0; }), terms.end());
+            drop_zero_terms(terms);
         }
         const std::string name = e->Attribute("name") ? e->Attribute("name") : std::string(e->Attribute("tendon1")) + "/equality";
         if (!opt_.couplings) {
@@ -814,10 +820,8 @@ public:
         for (const XMLElement* t : {t1, t2})
             if (t) tendons_in_equalities_[t->Attribute("name")] = cs.name;
         cs.offset = rhs / terms[0].second;
-        std::vector<std::size_t> qpos;
-        for (const auto& term : terms) qpos.push_back(term.first);
         rep_.equalities.push_back({e->Attribute("name") ? name : "<tendon> line " + std::to_string(e->GetLineNum()),
-                                   "coupling '" + cs.name + "': " + coupling_rule(cs, qpos, joint_list, false) +
+                                   "coupling '" + cs.name + "': " + coupling_rule(cs, terms, joint_list, false) +
                                        (cs.offset != 0 ? " + " + fmt(cs.offset) : std::string())});
         if (e->Attribute("solref") || e->Attribute("solimp"))
             rep_.ignored.push_back(where(e) + ": " + who(e) + ": solref/solimp: noether's couplings are exact");
@@ -882,13 +886,28 @@ public:
         return path;
     }
 
+    // The mesh file at `path` read by assimp (triangulated, identical vertices joined), once per
+    // import: a body's inertia and its drawing read the same scene. Null, with assimp's reason in
+    // `why`, when it cannot be read.
+    const aiScene* mesh_scene(const std::string& path, std::string& why) {
+        auto it = scenes_.find(path);
+        if (it == scenes_.end()) {
+            Scene sc;
+            sc.scene.reset(aiImportFile(path.c_str(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices), aiReleaseImport);
+            if (!sc.scene) sc.error = aiGetErrorString();
+            it = scenes_.emplace(path, std::move(sc)).first;
+        }
+        if (!it->second.scene) why = "mesh file '" + path + "' cannot be read (" + it->second.error + ")";
+        return it->second.scene.get();
+    }
+
     // A mesh geom's triangles for the viewer (scaled, in the geom frame), read once per mesh; null
     // (with the reason in `why`) when the file cannot be read or may not be (sandbox): the caller
     // draws the inertia box instead.
     std::shared_ptr<const MeshData> visual_mesh(const std::string& name, std::string& why) {
         if (const auto it = visual_meshes_.find(name); it != visual_meshes_.end()) {
-            if (!it->second) why = visual_mesh_why_[name];
-            return it->second;
+            why = it->second.why;
+            return it->second.mesh;
         }
         const MeshAsset& ma = mesh_assets_.at(name);
         std::shared_ptr<MeshData> md;
@@ -896,9 +915,7 @@ public:
         if (ma.file.empty()) why = "mesh '" + name + "' has no file (inline vertices are not read)";
         else if (opt_.include_problem) why = opt_.include_problem(path);
         if (why.empty()) {
-            const aiScene* scene = aiImportFile(path.c_str(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
-            if (!scene) why = "mesh file '" + path + "' cannot be read (" + aiGetErrorString() + ")";
-            else {
+            if (const aiScene* scene = mesh_scene(path, why)) {
                 md = std::make_shared<MeshData>();
                 md->source = path;
                 for (unsigned k = 0; k < scene->mNumMeshes; ++k) {
@@ -916,15 +933,13 @@ public:
                         for (int i = 0; i < 3; ++i) md->triangles.push_back(base + face.mIndices[i]);
                     }
                 }
-                aiReleaseImport(scene);
                 if (md->triangles.empty()) {
                     why = "mesh file '" + path + "' has no triangles";
                     md.reset();
                 }
             }
         }
-        visual_meshes_[name] = md;
-        if (!md) visual_mesh_why_[name] = why;
+        visual_meshes_[name] = {md, why};
         return md;
     }
 
@@ -939,8 +954,9 @@ public:
             const std::string why = opt_.include_problem(path);
             if (!why.empty()) fail(ma.xml, whom + ": mesh file '" + path + "': " + why);
         }
-        const aiScene* scene = aiImportFile(path.c_str(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
-        if (!scene) fail(ma.xml, whom + ": mesh file '" + path + "' cannot be read (" + aiGetErrorString() + ")");
+        std::string unreadable;
+        const aiScene* scene = mesh_scene(path, unreadable);
+        if (!scene) fail(ma.xml, whom + ": " + unreadable);
         // ∫ dV, ∫ x dV, ∫ x xᵀ dV over the signed tetrahedra (0, a, b, c) of every triangle.
         double V = 0, C[3][3] = {};
         Vec3 S;
@@ -968,7 +984,6 @@ public:
                 ++triangles;
             }
         }
-        aiReleaseImport(scene);
         if (triangles == 0 || !(V > 0))
             fail(ma.xml, whom + ": mesh file '" + path + "' encloses no positive volume (" + std::to_string(triangles) +
                              " triangles, volume " + fmt(V) + " m³): a closed mesh with outward faces is needed");
@@ -1073,8 +1088,16 @@ public:
     std::map<std::string, int> class_id_;
     std::set<std::string> meshes_;
     std::map<std::string, MeshAsset> mesh_assets_;
-    std::map<std::string, std::shared_ptr<const MeshData>> visual_meshes_;  // read for drawing (null: could not be)
-    std::map<std::string, std::string> visual_mesh_why_;
+    struct Scene {
+        std::shared_ptr<const aiScene> scene;  // released by aiReleaseImport
+        std::string error;
+    };
+    std::map<std::string, Scene> scenes_;  // mesh files read, by path
+    struct VisualMesh {
+        std::shared_ptr<const MeshData> mesh;  // null: could not be read, for `why`
+        std::string why;
+    };
+    std::map<std::string, VisualMesh> visual_meshes_;  // by mesh asset name
     std::map<std::string, std::string> tendons_in_equalities_;  // fixed tendon → the coupling its equality became
     std::string meshdir_, assetdir_;  // <compiler meshdir assetdir>
     std::map<std::string, std::array<double, 4>> materials_;
