@@ -129,8 +129,25 @@ void Riqn::guess(State& st, double h) {
         link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
         for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
     }
-    const bool accel = st.opt.guess == Guess::acceleration;
-    if (accel) forward_dynamics(st);  // q̈ into st.u
+    const bool accel = st.opt.guess != Guess::velocity;
+    if (st.opt.guess == Guess::momentum) {
+        // q̈ at the velocity of node k (from its discrete momentum), not at the interval's mean
+        // velocity (q_k − q_{k−1})/h: q_k + (q_k − q_{k−1}) + h² q̈_k is then the central difference
+        // with q̈ right to O(h²).
+        node_velocity(st, h);  // from the interval's mean velocity in st.dq, into st.dq
+        forward_dynamics(st);
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            if (l.type == TreeJoint::screw) {
+                st.dq[l.iv] = (st.q[l.iq] - st.qm[l.iq]) / st.dt_prev;
+                continue;
+            }
+            link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
+            for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
+        }
+    } else if (accel) {
+        forward_dynamics(st);  // q̈ into st.u
+    }
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         if (l.type == TreeJoint::screw) {
@@ -141,6 +158,40 @@ void Riqn::guess(State& st, double h) {
         for (int k = 0; k < l.nv; ++k) v[k] = h * (st.dq[l.iv + k] + (accel ? h * st.u[l.iv + k] : 0.0));
         link_retract(l, &st.q[l.iq], v, &st.qp[l.iq]);
     }
+}
+
+void Riqn::node_velocity(State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    // The node's momentum: per link π_i + (h/2)·F_i (the carried momentum is that of the last
+    // interval, which the node's half forcing brings to t_k), gathered to the joints; the joint
+    // terms Qminus + (h/2)·spring(q_k). Then q̇_k = (M(q_k) + k)⁻¹ (p + k v̄) by the impulse ABI of the
+    // step (below).
+    for (int k = 0; k < 6 * n; ++k) st.Gam[k] = st.pi[k] + 0.5 * h * st.F[k];
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const double* G = &st.Gam[6 * i];
+        if (l.type == TreeJoint::screw) {
+            // + k·v̄: the solve is with M + k (k: the dampers' and servos' share of the step's
+            // matrix), so a joint with k ≫ M keeps the interval's mean velocity v̄ (st.dq on entry)
+            // and one with k = 0 gets its node velocity.
+            st.u[l.iv] = dot6(l.S, G) + st.Qminus[l.iv] - 0.5 * h * l.stiffness * (st.q[l.iq] - l.rest) +
+                         st.kd[l.iv] * st.dq[l.iv];
+        } else {
+            for (int c = 0; c < l.nv; ++c) {
+                double sc[6];
+                link_motion(l, c, sc);
+                st.u[l.iv + c] = dot6(sc, G);
+            }
+        }
+        if (l.parent >= 0) {
+            double w[6];
+            wrench_to_parent(st.T[i], G, w);
+            double* Gp = &st.Gam[6 * l.parent];
+            for (int k = 0; k < 6; ++k) Gp[k] += w[k];
+        }
+    }
+    tree_abi_solve(t, st.T.data(), st.abi, st.u.data(), st.dq.data());
 }
 
 void Riqn::forward_dynamics(State& st) {

@@ -9,7 +9,10 @@ RiqnOptions riqn_options(const Model& m) {
     RiqnOptions o;
     if (const std::string* s = string_option(m, "newton")) o.exact = *s == "exact";
     if (const std::string* s = string_option(m, "guess"))
-        o.guess = *s == "position" ? Guess::position : *s == "velocity" ? Guess::velocity : Guess::acceleration;
+        o.guess = *s == "position"   ? Guess::position
+                  : *s == "velocity" ? Guess::velocity
+                  : *s == "acceleration" ? Guess::acceleration
+                                     : Guess::momentum;
     auto it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     return o;
@@ -35,7 +38,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
         }
     }
     check_choice_option(m, "riqn", "newton", {"riqn", "exact"}, out);
-    check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration"}, out);
+    check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum"}, out);
     if (m.options.extra_lists.count("step_tolerance"))
         out.push_back({Severity::error, m.origin, "options: riqn option 'step_tolerance' must be a number"});
     const RiqnOptions o = riqn_options(m);

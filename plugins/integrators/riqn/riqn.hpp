@@ -106,10 +106,10 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 
 // ---- options --------------------------------------------------------------------------------
 
-enum class Guess { position, velocity, acceleration };
+enum class Guess { position, velocity, acceleration, momentum };
 struct RiqnOptions {
     bool exact = false;
-    Guess guess = Guess::acceleration;
+    Guess guess = Guess::momentum;
     double step_tolerance = 1e-12;
 };
 
@@ -231,6 +231,8 @@ private:
     // algorithm in link frames; forcing: gravity and body forces (st.F), joint inputs, springs and
     // dampers (explicit here: this is only the initial guess).
     static void forward_dynamics(State& st);
+    // The joint velocities at node k from its discrete momentum (the guess "momentum"): into st.dq.
+    static void node_velocity(State& st, double h);
 
     // Exact Newton step (riqn.md §5.4): Δq = −(∂r/∂q⁺)⁻¹ r into st.dq, with
     //   ∂r/∂q⁺ = Σ_i J_i(q_k)ᵀ B_i J_i(q⁺) + D/2,   B_i = (∂μ_i/∂x_i) · dexp⁻¹_{x_i} · Ad_{f_i},

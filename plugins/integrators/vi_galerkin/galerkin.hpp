@@ -114,7 +114,8 @@ struct State final : IntegratorState {
     bool have_prev = false;             // prev_ctrl holds the last interval's control points
     double prev_h = 0;                  // its length
     std::vector<double> q, p;           // q^k, p^k (n)
-    std::vector<double> qd0;            // q̇ of the continuous start (first guess)
+    std::vector<double> qd0;            // q̇ at q^k for the guess: of the continuous start, then
+                                        // written by write_back(); NaN (qd0[0]) after a substep
     std::vector<double> prev_ctrl;      // (s+1)·n, node-major
 
     // Setup (constant) and workspaces (sized once).

@@ -306,12 +306,35 @@ void Galerkin::guess(State& st, double h) {
         const double rho = h / st.prev_h;
         for (int a = 1; a <= s; ++a)
             for (int b = 0; b <= s; ++b) st.ext[a][b] = L.basis(b, 1 + rho * L.c[a]);
-        for (int a = 1; a <= s; ++a)
-            for (int i = 0; i < n; ++i) {
+        // With q̇ at q^k known (qd0 after a whole step, NaN after a substep), the polynomial of
+        // degree s + 1 through the last interval's control points with that slope at its end:
+        // P + κ ω, ω(τ) = Π_b (τ − c_b) (τ in units of the last interval), κ from P'(1) + κ ω'(1)
+        // = prev_h q̇ (per coordinate). Its error is one order higher than the extrapolated P's.
+        constexpr double kSlopeAgreement = 0.02;  // relative; measured in docs/integrators.md
+        const bool slope = n > 0 && !std::isnan(st.qd0[0]);
+        double om[kMaxPoints + 1] = {}, dom = 1;
+        for (int b = 0; b < s; ++b) dom *= 1 - L.c[b];
+        for (int a = 1; a <= s; ++a) {
+            om[a] = 1;
+            for (int b = 0; b <= s; ++b) om[a] *= 1 + rho * L.c[a] - L.c[b];
+        }
+        for (int i = 0; i < n; ++i) {
+            double kappa = 0;
+            if (slope) {
+                double d1 = 0;
+                for (int b = 0; b <= s; ++b) d1 += L.B[s][b] * st.prev_ctrl[static_cast<std::size_t>(b) * n + i];
+                // Only where the two slopes agree to kSlopeAgreement: where they do not, the motion is
+                // not smooth on the step's scale (a stiff servo or damper) and the higher degree
+                // extrapolates worse.
+                const double gap = st.prev_h * st.qd0[i] - d1;
+                if (std::fabs(gap) <= kSlopeAgreement * std::fabs(d1)) kappa = gap / dom;
+            }
+            for (int a = 1; a <= s; ++a) {
                 double v = 0;
                 for (int b = 0; b <= s; ++b) v += st.ext[a][b] * st.prev_ctrl[static_cast<std::size_t>(b) * n + i];
-                st.ctrl[static_cast<std::size_t>(a) * n + i] = v;
+                st.ctrl[static_cast<std::size_t>(a) * n + i] = slope ? v + kappa * om[a] : v;
             }
+        }
         return;
     }
     for (int a = 1; a <= s; ++a)
@@ -379,6 +402,7 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
     std::copy(st.ctrl.begin(), st.ctrl.end(), st.prev_ctrl.begin());
     st.prev_h = h;
     st.have_prev = true;
+    if (n > 0) st.qd0[0] = NAN;  // q̇ at the new q^k: unknown until write_back() (a whole step)
     return out;
 }
 

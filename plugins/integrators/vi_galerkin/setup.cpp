@@ -190,6 +190,7 @@ void Galerkin::write_back(const Model& m, Data& d, State& st) {
     tree_abi_setup(t, st.T.data(), nullptr, st.abi);
     tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
     if (!st.loops.empty()) project_rates(st);
+    std::copy(st.qdot.begin(), st.qdot.end(), st.qd0.begin());  // the next step's guess (guess())
     tree_link_twists(t, st.q.data(), st.qdot.data(), reinterpret_cast<double(*)[6]>(st.Vl.data()));
     for (int b = 0; b < m.nbodies(); ++b) {
         d.pose[b] = st.bp[b];
