@@ -99,8 +99,8 @@ struct GalerkinOptions {
     int s = 2;
     double step_tolerance = 1e-12;
     // newton = "chord": factor once per step and iterate with that factor while the corrections
-    // shrink at least 4-fold, refactoring when they do not (docs/integrators.md); "exact" (the
-    // default): a factor per iteration.
+    // shrink at least 4-fold, refactoring when a chord correction does not (docs/integrators.md);
+    // "exact": a factor per iteration.
     bool chord = true;
 };
 
@@ -144,9 +144,14 @@ struct State final : IntegratorState {
     // LU of D (s × s) with pivots, Y^A (d × d).
     std::vector<double> U, V, G, W, K, Dlu, YA;
     std::vector<int> piv;
-    // Per link: no children. A leaf's Y^A is its own Y_i, whose entries lie in the blocks factor()
-    // writes (the rest stays zero from the allocation): its products skip the zero blocks.
-    std::vector<char> leaf;
+    // Per link, whether its Y^A is kept low-rank (factor()): Y^A_i = B_i − Σ_k W_k K_k over its
+    // terms k (every link below it), B_i = Σ Y_k over its subtree, whose entries lie in the node
+    // blocks of a link's own Y_i (in YA; the rest stays zero from the allocation). A link is
+    // low-rank when its children are and it has at most kMaxTerms terms (a leaf: none); the others
+    // keep Y^A dense. Terms per link: term_list[term_begin[i] .. term_begin[i + 1]).
+    static constexpr int kMaxTerms = 6;  // measured: UR5 (5 terms at its root), chains, s = 2, 3
+    std::vector<char> lowrank;
+    std::vector<int> term_begin, term_list;
     std::vector<double> chat, X, uu;    // solve: d, d and s per link
     // Loop closures (§7): per loop joint its bodies, links (−1: the world) and rows; per
     // (node, row) the rows' Jacobians with respect to the world twists of a's and b's links (6

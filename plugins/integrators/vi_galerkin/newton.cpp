@@ -45,7 +45,7 @@ bool factor_points(State& st, double h) {
     const int n = st.n, s = P > 0 ? P : L.s, nn = s + 1, d = 12 * s + 6;
     const std::size_t dd = static_cast<std::size_t>(d) * d, ds = static_cast<std::size_t>(d) * s;
     // Y_i of every link into Y^A (§5.2), children are added as they are condensed.
-    // The column ranges [c0, c1) of row rr of a leaf's Y_i, in column order: a ξ^j row has its ξ^j
+    // The column ranges [c0, c1) of row rr of a link's own Y_i, in column order: a ξ^j row has its ξ^j
     // block, a ζ^j row its ξ^j block (j ≥ 1: −w h adD(h^j)) and its ζ^j block (w h M̄).
     auto leaf_ranges = [s](int rr, int* c0, int* c1) {
         if (rr < 6 * s) {
@@ -60,7 +60,7 @@ bool factor_points(State& st, double h) {
     };
     for (int i = 0; i < n; ++i) {
         double* Y = &st.YA[dd * i];
-        if (!st.leaf[i]) std::fill(Y, Y + dd, 0.0);  // (a leaf's other entries are never written)
+        if (!st.lowrank[i]) std::fill(Y, Y + dd, 0.0);  // (a low-rank link's other entries are never written)
         for (int j = 0; j < nn; ++j) {
             const std::size_t ji = static_cast<std::size_t>(j) * n + i;
             const double wdt = L.w[j] * h;
@@ -151,21 +151,39 @@ bool factor_points(State& st, double h) {
                 }
             }
         }
-        // P = Vᵀ Y^A + Gᵀ into K (row-major s × d), W = Y^A U, D = P U + L. A leaf's products
-        // run over the nonzero blocks of each row only, in the same order (the same sums).
-        const bool lf = st.leaf[i] != 0;
+        // P = Vᵀ Y^A + Gᵀ into K (row-major s × d), W = Y^A U, D = P U + L. A low-rank link's
+        // products run over the nonzero blocks of each row of B_i only, then take its terms:
+        // Vᵀ (W_k K_k) = (Vᵀ W_k) K_k and (W_k K_k) U = W_k (K_k U), s × s in the middle.
+        const bool lf = st.lowrank[i] != 0;
+        const int* t0 = st.term_list.data() + st.term_begin[static_cast<std::size_t>(i)];
+        const int* t1 = st.term_list.data() + st.term_begin[static_cast<std::size_t>(i) + 1];
         int c0[2] = {0, 0}, c1[2] = {d, d};
         for (int a = 0; a < s; ++a) {
             const double* cv = V + static_cast<std::size_t>(d) * a;
             double* Pa = K + static_cast<std::size_t>(d) * a;
             for (int c = 0; c < d; ++c) Pa[c] = G[static_cast<std::size_t>(d) * a + c];
+            if (lf) {  // by 6 × 6 blocks of B_i (the six rows of a block share their column ranges)
+                for (int r0 = 0; r0 < d; r0 += 6) {
+                    const double* Y0 = Y + static_cast<std::size_t>(d) * r0;
+                    const double* v = cv + r0;
+                    const int nr = leaf_ranges(r0, c0, c1);
+                    for (int q = 0; q < nr; ++q) {
+                        double* P0 = Pa + c0[q];
+                        const double* Yq = Y0 + c0[q];
+                        for (int c = 0; c < 6; ++c) {
+                            double acc = 0;
+                            for (int k = 0; k < 6; ++k) acc += v[k] * Yq[static_cast<std::size_t>(d) * k + c];
+                            P0[c] += acc;
+                        }
+                    }
+                }
+                continue;
+            }
             for (int rr = 0; rr < d; ++rr) {
                 const double vr = cv[rr];
                 if (vr == 0) continue;
                 const double* Yr = Y + static_cast<std::size_t>(d) * rr;
-                const int nr = lf ? leaf_ranges(rr, c0, c1) : 1;
-                for (int q = 0; q < nr; ++q)
-                    for (int c = c0[q]; c < c1[q]; ++c) Pa[c] += vr * Yr[c];
+                for (int c = 0; c < d; ++c) Pa[c] += vr * Yr[c];
             }
         }
         // W by blocks of six rows (d = 12 s + 6; a leaf's rows share their ranges within a block):
@@ -183,6 +201,30 @@ bool factor_points(State& st, double h) {
                         for (int k = 0; k < 6; ++k) acc[k] += Y0[static_cast<std::size_t>(d) * k + c] * u;
                     }
                 for (int k = 0; k < 6; ++k) W[static_cast<std::size_t>(d) * b + r0 + k] = acc[k];
+            }
+        }
+        for (const int* tk = t0; tk != t1; ++tk) {
+            const double* Wk = &st.W[ds * static_cast<std::size_t>(*tk)];
+            const double* Kk = &st.K[ds * static_cast<std::size_t>(*tk)];
+            double VW[kMaxPoints * kMaxPoints] = {}, KU[kMaxPoints * kMaxPoints] = {};
+            for (int c = 0; c < d; ++c)
+                for (int a = 0; a < s; ++a) {
+                    const double va = V[static_cast<std::size_t>(d) * a + c], ka = Kk[static_cast<std::size_t>(d) * a + c];
+                    for (int b = 0; b < s; ++b) {
+                        VW[a * s + b] += va * Wk[static_cast<std::size_t>(d) * b + c];
+                        KU[a * s + b] += ka * U[static_cast<std::size_t>(d) * b + c];
+                    }
+                }
+            for (int a = 0; a < s; ++a) {
+                double* Pa = K + static_cast<std::size_t>(d) * a;
+                double* Wa = W + static_cast<std::size_t>(d) * a;
+                for (int b = 0; b < s; ++b) {
+                    const double vw = VW[a * s + b], ku = KU[b * s + a];
+                    const double* Kb = Kk + static_cast<std::size_t>(d) * b;
+                    const double* Wb = Wk + static_cast<std::size_t>(d) * b;
+                    for (int c = 0; c < d; ++c) Pa[c] -= vw * Kb[c];
+                    for (int c = 0; c < d; ++c) Wa[c] -= ku * Wb[c];
+                }
             }
         }
         double PU[kMaxPoints * kMaxPoints] = {};  // the s² sums side by side, each over c in order
@@ -210,21 +252,39 @@ bool factor_points(State& st, double h) {
             dense::lu_solve(s, Dm, &st.piv[static_cast<std::size_t>(s) * i], col);
             for (int a = 0; a < s; ++a) K[static_cast<std::size_t>(d) * a + c] = col[a];
         }
-        // Ŷ_i = Y^A − W K, handed to the parent.
+        // Ŷ_i = Y^A − W K, handed to the parent: to a low-rank parent B_i only (its terms are
+        // this link's and this link itself); to a dense one all of it (a low-rank link's terms
+        // written out first).
         if (l.parent < 0) continue;
+        const bool to_lowrank = st.lowrank[static_cast<std::size_t>(l.parent)] != 0;
         double* Yp = &st.YA[dd * l.parent];
-        for (int rr = 0; rr < d; ++rr) {
-            double* Ypr = Yp + static_cast<std::size_t>(d) * rr;
-            const double* Yr = Y + static_cast<std::size_t>(d) * rr;
-            const int nr = lf ? leaf_ranges(rr, c0, c1) : 1;
-            for (int q = 0; q < nr; ++q)
-                for (int c = c0[q]; c < c1[q]; ++c) Ypr[c] += Yr[c];
+        auto subtract = [&](double* Ypr, int rr, const double* Wm, const double* Km) {
             for (int b = 0; b < s; ++b) {
-                const double wv = W[static_cast<std::size_t>(d) * b + rr];
+                const double wv = Wm[static_cast<std::size_t>(d) * b + rr];
                 if (wv == 0) continue;
-                const double* Kb = K + static_cast<std::size_t>(d) * b;
+                const double* Kb = Km + static_cast<std::size_t>(d) * b;
                 for (int c = 0; c < d; ++c) Ypr[c] -= wv * Kb[c];
             }
+        };
+        if (lf) {  // B_i's 6 × 6 blocks
+            for (int r0 = 0; r0 < d; r0 += 6) {
+                const int nr = leaf_ranges(r0, c0, c1);
+                for (int q = 0; q < nr; ++q)
+                    for (int k = 0; k < 6; ++k) {
+                        double* Ypr = Yp + static_cast<std::size_t>(d) * (r0 + k) + c0[q];
+                        const double* Yr = Y + static_cast<std::size_t>(d) * (r0 + k) + c0[q];
+                        for (int c = 0; c < 6; ++c) Ypr[c] += Yr[c];
+                    }
+            }
+        }
+        if (to_lowrank) continue;
+        for (int rr = 0; rr < d; ++rr) {
+            double* Ypr = Yp + static_cast<std::size_t>(d) * rr;
+            if (!lf)
+                for (int c = 0; c < d; ++c) Ypr[c] += Y[static_cast<std::size_t>(d) * rr + c];
+            for (const int* tk = t0; tk != t1; ++tk)
+                subtract(Ypr, rr, &st.W[ds * static_cast<std::size_t>(*tk)], &st.K[ds * static_cast<std::size_t>(*tk)]);
+            subtract(Ypr, rr, W, K);
         }
     }
     return true;
@@ -309,9 +369,26 @@ void Galerkin::guess(State& st, double h) {
         // With q̇ at q^k known (qd0 after a whole step, NaN after a substep), the polynomial of
         // degree s + 1 through the last interval's control points with that slope at its end:
         // P + κ ω, ω(τ) = Π_b (τ − c_b) (τ in units of the last interval), κ from P'(1) + κ ω'(1)
-        // = prev_h q̇ (per coordinate). Its error is one order higher than the extrapolated P's.
-        constexpr double kSlopeAgreement = 0.02;  // relative; measured in docs/integrators.md
-        const bool slope = n > 0 && !std::isnan(st.qd0[0]);
+        // = prev_h q̇, per coordinate. Its error is one order higher than the extrapolated P's —
+        // where the motion is smooth on the step's scale. Taken when the two slopes agree over all
+        // coordinates (‖prev_h q̇ − P'(1)‖ ≤ kSlopeAgreement ‖P'(1)‖), else P alone: a stiff servo or
+        // damper, or a whipping chain's tip, moves faster than the step resolves, and a guess
+        // raised in some coordinates only slows the chord iteration (docs/integrators.md).
+        constexpr double kSlopeAgreement = 0.05;
+        auto end_slope = [&](int i) {  // P'(1) of coordinate i, in units of the last interval
+            double d1 = 0;
+            for (int b = 0; b <= s; ++b) d1 += L.B[s][b] * st.prev_ctrl[static_cast<std::size_t>(b) * n + i];
+            return d1;
+        };
+        bool slope = n > 0 && !std::isnan(st.qd0[0]);
+        if (slope) {
+            double gap2 = 0, d2 = 0;
+            for (int i = 0; i < n; ++i) {
+                const double d1 = end_slope(i), gap = st.prev_h * st.qd0[i] - d1;
+                gap2 += gap * gap, d2 += d1 * d1;
+            }
+            slope = gap2 <= kSlopeAgreement * kSlopeAgreement * d2;
+        }
         double om[kMaxPoints + 1] = {}, dom = 1;
         for (int b = 0; b < s; ++b) dom *= 1 - L.c[b];
         for (int a = 1; a <= s; ++a) {
@@ -319,16 +396,7 @@ void Galerkin::guess(State& st, double h) {
             for (int b = 0; b <= s; ++b) om[a] *= 1 + rho * L.c[a] - L.c[b];
         }
         for (int i = 0; i < n; ++i) {
-            double kappa = 0;
-            if (slope) {
-                double d1 = 0;
-                for (int b = 0; b <= s; ++b) d1 += L.B[s][b] * st.prev_ctrl[static_cast<std::size_t>(b) * n + i];
-                // Only where the two slopes agree to kSlopeAgreement: where they do not, the motion is
-                // not smooth on the step's scale (a stiff servo or damper) and the higher degree
-                // extrapolates worse.
-                const double gap = st.prev_h * st.qd0[i] - d1;
-                if (std::fabs(gap) <= kSlopeAgreement * std::fabs(d1)) kappa = gap / dom;
-            }
+            const double kappa = slope ? (st.prev_h * st.qd0[i] - end_slope(i)) / dom : 0.0;
             for (int a = 1; a <= s; ++a) {
                 double v = 0;
                 for (int b = 0; b <= s; ++b) v += st.ext[a][b] * st.prev_ctrl[static_cast<std::size_t>(b) * n + i];
@@ -383,7 +451,9 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
         // step_tolerance (N = 512: ~1.5e-12). A correction that no longer halves and is
         // within 1000× the tolerance is accepted and reported (StepReport::at_floor).
         const bool floor = it > 0 && newton_step && step <= 1e3 * st.opt.step_tolerance && step > 0.5 * prev_step;
-        refactor = it > 0 && step > 0.25 * prev_step;  // (chord) a slow contraction: a fresh factor next
+        // (chord) a slow contraction: a fresh factor next. Judged on chord corrections only: the first
+        // one of a fresh factor says nothing yet about how fast that factor contracts.
+        refactor = it > 0 && !newton_step && step > 0.25 * prev_step;
         prev_step = step;
         if (!(step <= st.opt.step_tolerance) && !floor) continue;
         out.at_floor = !(step <= st.opt.step_tolerance);

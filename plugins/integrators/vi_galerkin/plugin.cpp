@@ -113,9 +113,29 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->Dlu.assign(N * s * s, 0.0);
     st->piv.assign(N * s, 0);
     st->YA.assign(N * d * d, 0.0);
-    st->leaf.assign(N, 1);
-    for (const TreeLink& l : st->tree.links)
-        if (l.parent >= 0) st->leaf[static_cast<std::size_t>(l.parent)] = 0;
+    // Which links keep Y^A as blocks plus terms (factor()): all children low-rank and at most
+    // kMaxTerms of them below; their terms, children's first (parents-first order: the children
+    // of i come after i, so a backward pass has them complete).
+    st->lowrank.assign(N, 1);
+    std::vector<std::vector<int>> terms(N);
+    for (int i = static_cast<int>(N) - 1; i >= 0; --i) {
+        const int p = st->tree.links[static_cast<std::size_t>(i)].parent;
+        if (p < 0) continue;
+        if (!st->lowrank[static_cast<std::size_t>(i)]) {
+            st->lowrank[static_cast<std::size_t>(p)] = 0;
+            continue;
+        }
+        std::vector<int>& tp = terms[static_cast<std::size_t>(p)];
+        tp.insert(tp.end(), terms[static_cast<std::size_t>(i)].begin(), terms[static_cast<std::size_t>(i)].end());
+        tp.push_back(i);
+        if (tp.size() > static_cast<std::size_t>(State::kMaxTerms)) st->lowrank[static_cast<std::size_t>(p)] = 0;
+    }
+    st->term_begin.assign(N + 1, 0);
+    st->term_list.clear();
+    for (std::size_t i = 0; i < N; ++i) {
+        if (st->lowrank[i]) st->term_list.insert(st->term_list.end(), terms[i].begin(), terms[i].end());
+        st->term_begin[i + 1] = static_cast<int>(st->term_list.size());
+    }
     st->chat.assign(N * d, 0.0);
     st->X.assign(N * d, 0.0);
     st->uu.assign(N * s, 0.0);
