@@ -75,7 +75,7 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
         st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
         double x[6];
         const double th = se3_log(st.f[i], x);
-        if (!(th < 3.1)) return INFINITY;
+        if (!(th < kMaxTurn)) return INFINITY;
         double* mu = &st.mu[6 * i];
         momentum(x, l.inertia, l.mass, h, mu);
         double* G = &st.Gam[6 * i];

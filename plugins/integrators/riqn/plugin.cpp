@@ -15,6 +15,8 @@ RiqnOptions riqn_options(const Model& m) {
                                      : Guess::momentum;
     auto it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
+    it = m.options.extra.find("max_turn");
+    if (it != m.options.extra.end()) o.max_turn = it->second;
     return o;
 }
 
@@ -39,10 +41,17 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
     }
     check_choice_option(m, "riqn", "newton", {"riqn", "exact"}, out);
     check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum"}, out);
-    if (m.options.extra_lists.count("step_tolerance"))
-        out.push_back({Severity::error, m.origin, "options: riqn option 'step_tolerance' must be a number"});
+    for (const char* name : {"step_tolerance", "max_turn"})
+        if (m.options.extra_lists.count(name))
+            out.push_back({Severity::error, m.origin, std::string("options: riqn option '") + name + "' must be a number"});
     const RiqnOptions o = riqn_options(m);
     check_positive_option(m, "riqn", "step_tolerance", o.step_tolerance, out);
+    if (!(o.max_turn >= 0 && o.max_turn <= kMaxTurn)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "options: riqn option 'max_turn' (radians per substep) must be in [0, %g] (0: off), got %g",
+                      kMaxTurn, o.max_turn);
+        out.push_back({Severity::error, m.origin, buf});
+    }
 }
 
 std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
@@ -82,8 +91,16 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
 StepReport Riqn::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
     const double h = m.options.dt;
+    // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the fastest
+    // body of the last interval below max_turn radians per substep.
+    int k0 = 1;
+    if (st.opt.max_turn > 0) {
+        double wmax = 0;
+        for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
+        while (k0 < m.options.max_substeps && wmax * h / k0 > st.opt.max_turn) k0 *= 2;
+    }
     StepReport report = subdivide(
-        m, d, 1, 1,
+        m, d, k0, k0,
         [&](int k, double hs) {
             if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
             if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h

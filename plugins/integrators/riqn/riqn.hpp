@@ -111,9 +111,11 @@ struct RiqnOptions {
     bool exact = false;
     Guess guess = Guess::momentum;
     double step_tolerance = 1e-12;
+    double max_turn = 0;  // radians per substep (0: off), as vi-maximal's option
 };
 
 RiqnOptions riqn_options(const Model& m);
+constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a rotation-limit failure (drnea)
 
 // ---- state ----------------------------------------------------------------------------------
 
@@ -171,7 +173,7 @@ struct State final : IntegratorState {
 class Riqn final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
-    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance"}; }
+    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance", "max_turn"}; }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override;
 
