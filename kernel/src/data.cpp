@@ -64,6 +64,7 @@ void Data::reset() {
     contact.assign(m.contacts.size(), ContactResult{});
     limit_force.assign(m.total_dofs, 0.0);
     coupling_force.assign(m.couplings.size(), 0.0);
+    turn_guard = 0;
     coord.assign(m.total_dofs, 0.0);
     rate.assign(m.total_dofs, 0.0);
     for (const JointInfo& j : m.joints)
@@ -115,7 +116,7 @@ namespace {
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
 // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
 // state was edited by a host after its commit
-constexpr std::uint32_t kFormat = 5;  // 5: servo inputs
+constexpr std::uint32_t kFormat = 6;  // 5: servo inputs; 6: turn_guard
 
 struct Writer {
     std::string& out;
@@ -186,6 +187,7 @@ std::string Data::save() const {
     w.vec(target_velocity);
     w.vec(applied_force);
     w.vec(applied_torque);
+    w.pod(turn_guard);
     // Field by field: the structs have padding, and save() must be a function of the values.
     w.pod(last.iterations);
     w.pod(last.residual);
@@ -253,6 +255,8 @@ void Data::restore(const std::string& bytes) {
     r.vec(stv, m.total_dofs);
     r.vec(af, m.nbodies());
     r.vec(at, m.nbodies());
+    double guard = 0;
+    r.pod(guard);
     r.pod(ls.iterations);
     r.pod(ls.residual);
     r.pod(ls.halvings);
@@ -300,6 +304,7 @@ void Data::restore(const std::string& bytes) {
     finite(stv, "servo target velocity");
     finite(af, "applied force");
     finite(at, "applied torque");
+    if (!(guard >= 0 && guard <= 3.2)) throw UsageError("Data::restore: the state has a turn guard outside [0, 3.2]");
     std::unique_ptr<IntegratorState> ist = m.integrator ? m.integrator->create_state(m) : nullptr;
     if (ist) {
         const char* ip = istate.data();
@@ -323,6 +328,7 @@ void Data::restore(const std::string& bytes) {
     target_velocity = stv;
     applied_force = af;
     applied_torque = at;
+    turn_guard = guard;
     last = ls;
     stats = rs;
     warnings = std::move(ws);

@@ -21,6 +21,7 @@ constexpr double kWatchEnergy = 0.05;  // growth as a fraction of max(|E0|, larg
 constexpr double kWatchEnergyFloor = 1e-9;  // the scale's floor: of the total mass's weight over 1 m (J)
 constexpr long long kWatchWindow = 200;
 constexpr double kWatchShare = 0.1;
+constexpr double kGuardTurn = 0.1;     // rad per substep, once the energy grew with no input (the whip guard)
 
 // Down to two significant digits (a step to suggest).
 double round_down(double x) {
@@ -121,9 +122,20 @@ void Run::watch(const Monitors& mon) {
     const double floor = kWatchEnergyFloor * mass * (norm(m.gravity) * 1.0 + 1.0);  // [kg] × ([m/s²] × 1 m + 1 m²/s²)
     const double scale = std::max({std::fabs(e0_), w.kinetic_max, floor});
     if (w.passive && scale > 0 && !d.warned("watch/energy") && mon.total - w.e_ref > kWatchEnergy * scale) {
-        char what[200];
-        std::snprintf(what, sizeof what, "the energy grew from %.6g J to %.6g J with no input doing work", w.e_ref,
-                      mon.total);
+        // The whip guard: an integrator with the option max_turn, not given, substeps from here on
+        // (docs/integrators.md). A growth this size with no input is the step failing to resolve
+        // the motion; a stiff spring or servo integrated implicitly keeps its energy and never
+        // engages it (max_turn as a default would pump those).
+        const auto names = m.integrator->option_names();
+        const bool guard = std::find(names.begin(), names.end(), "max_turn") != names.end() &&
+                           !m.options.extra.count("max_turn") && d.turn_guard == 0;
+        char what[400];
+        std::snprintf(what, sizeof what, "the energy grew from %.6g J to %.6g J with no input doing work%s", w.e_ref,
+                      mon.total,
+                      guard ? "; from here on the run takes substeps as with option 'max_turn' = 0.1 (the whip guard; "
+                              "give max_turn to choose, 0 for plain steps)"
+                            : "");
+        if (guard) d.turn_guard = kGuardTurn;
         warn("watch/energy", what);
     }
     // 3. A growing share of subdivided steps, window by window.

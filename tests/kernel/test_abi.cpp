@@ -138,6 +138,7 @@ std::string layout() {
     OFF(Data, rate);
     OFF(Data, contact);
     OFF(Data, limit_force);
+    OFF(Data, turn_guard);
     OFF(Data, actuation);
     OFF(Data, servo_kp);
     OFF(Data, target_velocity);
@@ -252,11 +253,11 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 12 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// The layout of ABI version 13 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
 // TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
-// 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms)
+// 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms; 13: Data::turn_guard)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 12.
+// The digest of virtual_interfaces() for ABI version 13.
 constexpr std::uint64_t kRecordedInterfaces = 1324740257904139699ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
@@ -357,7 +358,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 984/8
+Data 992/8
   time 0
   step 8
   pose 16
@@ -368,15 +369,16 @@ Data 984/8
   rate 136
   contact 328
   limit_force 352
+  turn_guard 400
   actuation 160
   servo_kp 232
   target_velocity 304
   applied_force 184
   applied_torque 208
-  last 400
-  stats 432
-  warnings 520
-  integrator_state 544
+  last 408
+  stats 440
+  warnings 528
+  integrator_state 552
 SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
@@ -446,7 +448,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 12u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 13u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -455,5 +457,6 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // 9: servos (JointInfo::servo…, Model::servos, Data's servo inputs, ServoTerms);
                                       // 10: joint armature (JointInfo::armature); 11: couplings (CouplingInfo,
                                       // Model::couplings, Data::coupling_force, Integrator::takes_couplings);
-                                      // 12: couplings over up to four coordinates (CouplingInfo::terms)
+                                      // 12: couplings over up to four coordinates (CouplingInfo::terms);
+                                      // 13: the whip guard (Data::turn_guard)
 }

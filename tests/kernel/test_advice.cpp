@@ -122,6 +122,55 @@ TEST_CASE("the watch: quiet on the double pendulum and a pushed pendulum, the re
     for (const std::string& w : run.summary().warnings) CHECK_THAT(w, !Contains("grew"));
 }
 
+TEST_CASE("the whip guard: the 16-link chain runs 100 s at dt 0.01 without a failed step, once the watch saw the energy grow",
+          "[advice][watch]") {
+    // chain.lua --set n=16: without the guard vi-maximal failed at t = 52.75 s (rotation limit with
+    // 16 substeps, the energy at 3.2e5 J) and riqn at 36.87 s (docs/integrators.md). The sanitizer
+    // build takes the first 20 s (the guard engages at 5.49 s and 11.41 s).
+    const int steps = NOETHER_TEST_SANITIZED ? 2000 : 10000;
+    const double engaged_by[2] = {5.5, 11.5};
+    int k = 0;
+    for (const char* integrator : {"vi-maximal", "riqn"}) {
+        Spec s = testutil::chain_spec(16, "revolute", integrator);
+        s.options.dt = 0.01;
+        Run run(compile(s));
+        double dev = 0, guard_time = -1;
+        int most = 1;
+        for (int i = 0; i < steps; ++i) {
+            REQUIRE(run.steps(1));
+            if (guard_time < 0 && run.data().turn_guard > 0) guard_time = run.data().time;
+            if (guard_time >= 0) most = std::max(most, run.data().last.substeps);
+        }
+        dev = run.summary().energy_max_abs_dev;
+        std::string energy_warning;
+        for (const std::string& w : run.summary().warnings)
+            if (w.find("with no input doing work") != std::string::npos) energy_warning = w;
+        INFO(integrator << ": guard from t = " << guard_time << " s, up to " << most << " substeps, |E| up to " << dev
+                        << " J; " << energy_warning);
+        CHECK(run.data().stats.failed_steps == 0);
+        CHECK(run.data().turn_guard == 0.1);
+        CHECK(guard_time > 5);
+        CHECK(guard_time < engaged_by[k++]);
+        CHECK_THAT(energy_warning, Contains("the whip guard"));
+        CHECK(most >= 8);
+        CHECK(dev < 500);  // of the ~1250 J the chain can release (measured 207 J and 184 J over 100 s)
+    }
+    // Given max_turn (0: plain steps), the guard stays off: the run steps as asked.
+    Spec s = testutil::chain_spec(16, "revolute", "vi-maximal");
+    s.options.dt = 0.01;
+    s.options.extra["max_turn"] = 0;
+    Run run(compile(s));
+    run.steps(700);
+    CHECK(run.data().turn_guard == 0);
+    bool warned = false;
+    for (const std::string& w : run.summary().warnings)
+        if (w.find("with no input doing work") != std::string::npos) {
+            warned = true;
+            CHECK_THAT(w, !Contains("whip guard"));
+        }
+    CHECK(warned);
+}
+
 TEST_CASE("vi-maximal option max_turn: substeps that keep every body below it, refused outside its range", "[advice]") {
     Spec s = testutil::chain_spec(1, "revolute", "vi-maximal");
     s.options.dt = 0.05;

@@ -143,6 +143,12 @@ public:
     // leader's is −ratio times it.
     std::vector<double> coupling_force;
 
+    // The whip guard (docs/integrators.md, "Never a silent blow-up"): radians per substep that
+    // the fixed-step integrators with the option max_turn keep the fastest body below when that
+    // option is not given (0: plain steps). A Run sets it once the energy grew with no input doing
+    // work (its watch's warning says so); a host may set it too. reset() clears it; saved.
+    double turn_guard = 0;
+
     StepStats last;
     RunStats stats;
     std::vector<Warning> warnings;

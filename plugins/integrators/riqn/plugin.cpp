@@ -91,13 +91,14 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
 StepReport Riqn::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
     const double h = m.options.dt;
-    // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the fastest
-    // body of the last interval below max_turn radians per substep.
+    // Option max_turn (else the Data's whip guard): as many substeps (a power of two, up to
+    // max_substeps) as keep the fastest body of the last interval below it, radians per substep.
     int k0 = 1;
-    if (st.opt.max_turn > 0) {
+    const double turn = st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard;
+    if (turn > 0) {
         double wmax = 0;
         for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
-        while (k0 < m.options.max_substeps && wmax * h / k0 > st.opt.max_turn) k0 *= 2;
+        while (k0 < m.options.max_substeps && wmax * h / k0 > turn) k0 *= 2;
     }
     StepReport report = subdivide(
         m, d, k0, k0,

@@ -31,13 +31,14 @@ public:
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
-        // Option max_turn: as many substeps (a power of two, up to max_substeps) as keep the
-        // fastest body of the last interval below max_turn radians per substep.
+        // Option max_turn (else the Data's whip guard): as many substeps (a power of two, up to
+        // max_substeps) as keep the fastest body of the last interval below it, radians per substep.
         int k0 = 1;
-        if (st.max_turn > 0) {
+        const double turn = st.max_turn > 0 ? st.max_turn : d.turn_guard;
+        if (turn > 0) {
             double wmax = 0;
             for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
-            while (k0 < m.options.max_substeps && wmax * dt / k0 > st.max_turn) k0 *= 2;
+            while (k0 < m.options.max_substeps && wmax * dt / k0 > turn) k0 *= 2;
         }
         // Remembered subdivision: start where the last steps needed to be, or one halving below
         // once the hold is over.
