@@ -29,34 +29,44 @@ double contact_tolerance(const Model& m) {
     return it == m.options.extra.end() ? kDefaultContactTolerance : it->second;
 }
 
+std::size_t State::saved_size() const {
+    return sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
+           sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 + 3 * sizeof(std::int32_t) +
+           sizeof last_needed + sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred;
+}
+
 void State::save(std::string& out) const {
-    out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
-    const char st = started ? 1 : 0;
-    out.append(&st, 1);
-    put(out, prev_force);
-    put(out, prev_torque);
-    put(out, prev_u);
-    put(out, c1);
-    put(out, c2);
-    put(out, u);
-    const char cs = coords ? 1 : 0;
-    out.append(&cs, 1);
+    // One resize of the snapshot string (its capacity stays from the last step), then the bytes:
+    // the kernel takes this snapshot before every step.
+    const std::size_t at = out.size();
+    out.resize(at + saved_size());
+    char* q = &out[at];
+    auto raw = [&q](const void* v, std::size_t n) {
+        if (n) std::memcpy(q, v, n);
+        q += n;
+    };
+    auto vec = [&raw](const auto& v) { raw(v.data(), sizeof(v[0]) * v.size()); };
+    const char st = started ? 1 : 0, cs = coords ? 1 : 0, cm = committed ? 1 : 0;
     const std::int32_t hold[3] = {hold_k, hold_left, hold_len};
-    out.append(reinterpret_cast<const char*>(hold), sizeof hold);
-    out.append(reinterpret_cast<const char*>(&last_needed), sizeof last_needed);
-    put(out, v_prev);
-    out.push_back(committed ? 1 : 0);
-    put(out, lam_prev);
-    out.append(reinterpret_cast<const char*>(&h_pred), sizeof h_pred);
+    raw(&dt_prev, sizeof dt_prev);
+    raw(&st, 1);
+    vec(prev_force);
+    vec(prev_torque);
+    vec(prev_u);
+    vec(c1);
+    vec(c2);
+    vec(u);
+    raw(&cs, 1);
+    raw(hold, sizeof hold);
+    raw(&last_needed, sizeof last_needed);
+    vec(v_prev);
+    raw(&cm, 1);
+    vec(lam_prev);
+    raw(&h_pred, sizeof h_pred);
 }
 
 bool State::restore(const char*& p, const char* end) {
-    const std::size_t need = sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
-                             sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 +
-                             3 * sizeof(std::int32_t) + sizeof last_needed +
-                             sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() +
-                             sizeof h_pred;
-    if (static_cast<std::size_t>(end - p) < need) return false;
+    if (static_cast<std::size_t>(end - p) < saved_size()) return false;
     std::memcpy(&dt_prev, p, sizeof dt_prev);
     p += sizeof dt_prev;
     started = *p++ != 0;

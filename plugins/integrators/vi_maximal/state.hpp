@@ -149,15 +149,12 @@ struct State final : IntegratorState {
     std::vector<Pose> pose3;
 
     template <class T>
-    static void put(std::string& out, const std::vector<T>& v) {
-        if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
-    }
-    template <class T>
     static void get(const char*& p, std::vector<T>& v) {
         if (!v.empty()) std::memcpy(v.data(), p, sizeof(T) * v.size());
         p += sizeof(T) * v.size();
     }
     void save(std::string& out) const override;
+    std::size_t saved_size() const;  // the bytes save() appends
     bool restore(const char*& p, const char* end) override;
 };
 
