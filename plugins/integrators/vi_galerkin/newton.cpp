@@ -47,7 +47,7 @@ bool factor_points(State& st, double h) {
     // Y_i of every link into Y^A (§5.2), children are added as they are condensed.
     // The column ranges [c0, c1) of row rr of a link's own Y_i, in column order: a ξ^j row has its ξ^j
     // block, a ζ^j row its ξ^j block (j ≥ 1: −w h adD(h^j)) and its ζ^j block (w h M̄).
-    auto leaf_ranges = [s](int rr, int* c0, int* c1) {
+    auto block_ranges = [s](int rr, int* c0, int* c1) {
         if (rr < 6 * s) {
             c0[0] = 6 * (rr / 6), c1[0] = c0[0] + 6;
             return 1;
@@ -166,7 +166,7 @@ bool factor_points(State& st, double h) {
                 for (int r0 = 0; r0 < d; r0 += 6) {
                     const double* Y0 = Y + static_cast<std::size_t>(d) * r0;
                     const double* v = cv + r0;
-                    const int nr = leaf_ranges(r0, c0, c1);
+                    const int nr = block_ranges(r0, c0, c1);
                     for (int q = 0; q < nr; ++q) {
                         double* P0 = Pa + c0[q];
                         const double* Yq = Y0 + c0[q];
@@ -186,12 +186,12 @@ bool factor_points(State& st, double h) {
                 for (int c = 0; c < d; ++c) Pa[c] += vr * Yr[c];
             }
         }
-        // W by blocks of six rows (d = 12 s + 6; a leaf's rows share their ranges within a block):
+        // W by blocks of six rows (d = 12 s + 6; a low-rank link's rows share their ranges within a block):
         // six independent sums, each over c in order — the dot products' additions no longer wait
         // on one another.
         for (int r0 = 0; r0 < d; r0 += 6) {
             const double* Y0 = Y + static_cast<std::size_t>(d) * r0;
-            const int nr = lf ? leaf_ranges(r0, c0, c1) : 1;
+            const int nr = lf ? block_ranges(r0, c0, c1) : 1;
             for (int b = 0; b < s; ++b) {
                 const double* cu = U + static_cast<std::size_t>(d) * b;
                 double acc[6] = {0, 0, 0, 0, 0, 0};
@@ -268,7 +268,7 @@ bool factor_points(State& st, double h) {
         };
         if (lf) {  // B_i's 6 × 6 blocks
             for (int r0 = 0; r0 < d; r0 += 6) {
-                const int nr = leaf_ranges(r0, c0, c1);
+                const int nr = block_ranges(r0, c0, c1);
                 for (int q = 0; q < nr; ++q)
                     for (int k = 0; k < 6; ++k) {
                         double* Ypr = Yp + static_cast<std::size_t>(d) * (r0 + k) + c0[q];
