@@ -16,6 +16,8 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     guess(st, h);
     Attempt out;
     const double tol = m.options.tolerance;
+    bool exact = st.opt.exact;
+    double prev_rn = INFINITY;
     for (int it = 0;; ++it) {
         const double rn = drnea(m, st, h, &out.worst_node);
         out.residual = rn;
@@ -34,7 +36,12 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
             return out;
         }
-        if (st.opt.exact) {
+        // A slow contraction (the RIQN matrix M(q_k) far from ∂r/∂q⁺: a body with a tiny inertia
+        // about an axis, a step too long for the motion): the exact Newton step for the rest of
+        // this substep, where the tree is small enough for its dense matrix (kExactFallback).
+        if (!exact && st.exact_fallback && it >= 2 && rn > kSlowContraction * prev_rn) exact = true;
+        prev_rn = rn;
+        if (exact) {
             if (!exact_step(st, h)) {
                 out.status = StepStatus::singular;
                 return out;

@@ -77,7 +77,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->bp.assign(nb, Pose{});
     st->prev_pose.assign(nb, Pose{});
     st->bw.assign(nb, Wrench{});
-    if (st->opt.exact) {
+    st->exact_fallback = nv <= kExactFallback;
+    if (st->opt.exact || st->exact_fallback) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);
         st->Jk.resize(6, nv);

@@ -116,6 +116,12 @@ struct RiqnOptions {
 
 RiqnOptions riqn_options(const Model& m);
 constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a rotation-limit failure (drnea)
+// The exact Newton fallback of a slowly contracting RIQN iteration (substep()): a residual above
+// kSlowContraction of the one before, from the third update on, on trees of at most
+// kExactFallback velocity coordinates. An exact step costs ~10× an RIQN update at 16 links (the
+// dense matrix by complex steps): worth it where RIQN would need tens of updates or diverge.
+constexpr double kSlowContraction = 0.8;
+constexpr int kExactFallback = 32;
 
 // ---- state ----------------------------------------------------------------------------------
 
@@ -142,7 +148,9 @@ struct State final : IntegratorState {
     std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
     std::vector<Pose> bp, prev_pose;
     std::vector<Wrench> bw;
-    // Exact Newton: link poses at q⁺, the matrix, Jacobian columns, the factorisation.
+    // Exact Newton (option newton = "exact", or the fallback when nv ≤ kExactFallback): link poses
+    // at q⁺, the matrix, Jacobian columns, the factorisation.
+    bool exact_fallback = false;
     std::vector<Frame> gp;
     Eigen::MatrixXd K, Jk, Jp;
     Eigen::VectorXd kr;
