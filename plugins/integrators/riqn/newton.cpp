@@ -127,22 +127,8 @@ void Riqn::guess(State& st, double h) {
         st.qp = st.q;
         return;
     }
-    for (int i = 0; i < n; ++i) {  // q̇_k
-        const TreeLink& l = t.links[i];
-        if (l.type == TreeJoint::screw) {
-            st.dq[l.iv] = (st.q[l.iq] - st.qm[l.iq]) / st.dt_prev;
-            continue;
-        }
-        link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
-        for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
-    }
-    const bool accel = st.opt.guess != Guess::velocity;
-    if (st.opt.guess == Guess::momentum) {
-        // q̈ at the velocity of node k (from its discrete momentum), not at the interval's mean
-        // velocity (q_k − q_{k−1})/h: q_k + (q_k − q_{k−1}) + h² q̈_k is then the central difference
-        // with q̈ right to O(h²).
-        node_velocity(st, h);  // from the interval's mean velocity in st.dq, into st.dq
-        forward_dynamics(st);
+    // The interval's mean velocity (q_k − q_{k−1})/h into st.dq.
+    auto mean_velocity = [&] {
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
             if (l.type == TreeJoint::screw) {
@@ -152,6 +138,16 @@ void Riqn::guess(State& st, double h) {
             link_difference(l, &st.qm[l.iq], &st.q[l.iq], &st.dq[l.iv]);
             for (int k = 0; k < l.nv; ++k) st.dq[l.iv + k] /= st.dt_prev;
         }
+    };
+    mean_velocity();
+    const bool accel = st.opt.guess != Guess::velocity;
+    if (st.opt.guess == Guess::momentum) {
+        // q̈ at the velocity of node k (from its discrete momentum), not at the interval's mean
+        // velocity (q_k − q_{k−1})/h: q_k + (q_k − q_{k−1}) + h² q̈_k is then the central difference
+        // with q̈ right to O(h²).
+        node_velocity(st, h);  // from the interval's mean velocity in st.dq, into st.dq
+        forward_dynamics(st);
+        mean_velocity();  // back, for the extrapolation below
     } else if (accel) {
         forward_dynamics(st);  // q̈ into st.u
     }
