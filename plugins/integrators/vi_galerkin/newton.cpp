@@ -47,7 +47,7 @@ bool factor_points(State& st, double h) {
     // Y_i of every link into Y^A (§5.2), children are added as they are condensed.
     // The column ranges [c0, c1) of row rr of a link's own Y_i, in column order: a ξ^j row has its ξ^j
     // block, a ζ^j row its ξ^j block (j ≥ 1: −w h adD(h^j)) and its ζ^j block (w h M̄).
-    auto block_ranges = [s](int rr, int* c0, int* c1) {
+    auto block_ranges = [&](int rr, int* c0, int* c1) {
         if (rr < 6 * s) {
             c0[0] = 6 * (rr / 6), c1[0] = c0[0] + 6;
             return 1;
