@@ -39,7 +39,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         // A slow contraction (the RIQN matrix M(q_k) far from ∂r/∂q⁺: a body with a tiny inertia
         // about an axis, a step too long for the motion): the exact Newton step for the rest of
         // this substep, where the tree is small enough for its dense matrix (kExactFallback).
-        if (!exact && st.exact_fallback && it >= 2 && rn > kSlowContraction * prev_rn) exact = true;
+        if (!exact && t.nv <= kExactFallback && it >= 2 && rn > kSlowContraction * prev_rn) exact = true;
         prev_rn = rn;
         if (exact) {
             if (!exact_step(st, h)) {

@@ -77,8 +77,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->bp.assign(nb, Pose{});
     st->prev_pose.assign(nb, Pose{});
     st->bw.assign(nb, Wrench{});
-    st->exact_fallback = nv <= kExactFallback;
-    if (st->opt.exact || st->exact_fallback) {
+    if (st->opt.exact || nv <= kExactFallback) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);
         st->Jk.resize(6, nv);
@@ -92,15 +91,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
 StepReport Riqn::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
     const double h = m.options.dt;
-    // Option max_turn (else the Data's whip guard): as many substeps (a power of two, up to
-    // max_substeps) as keep the fastest body of the last interval below it, radians per substep.
-    int k0 = 1;
-    const double turn = st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard;
-    if (turn > 0) {
-        double wmax = 0;
-        for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
-        while (k0 < m.options.max_substeps && wmax * h / k0 > turn) k0 *= 2;
-    }
+    // Option max_turn, else the Data's whip guard.
+    const int k0 = turn_substeps(m, d, st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard);
     StepReport report = subdivide(
         m, d, k0, k0,
         [&](int k, double hs) {

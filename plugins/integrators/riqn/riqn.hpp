@@ -150,7 +150,6 @@ struct State final : IntegratorState {
     std::vector<Wrench> bw;
     // Exact Newton (option newton = "exact", or the fallback when nv ≤ kExactFallback): link poses
     // at q⁺, the matrix, Jacobian columns, the factorisation.
-    bool exact_fallback = false;
     std::vector<Frame> gp;
     Eigen::MatrixXd K, Jk, Jp;
     Eigen::VectorXd kr;

@@ -30,16 +30,8 @@ public:
 
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
-        const double dt = m.options.dt;
-        // Option max_turn (else the Data's whip guard): as many substeps (a power of two, up to
-        // max_substeps) as keep the fastest body of the last interval below it, radians per substep.
-        int k0 = 1;
-        const double turn = st.max_turn > 0 ? st.max_turn : d.turn_guard;
-        if (turn > 0) {
-            double wmax = 0;
-            for (int b = 0; b < m.nbodies(); ++b) wmax = std::max(wmax, norm(d.twist_guess[b].w));
-            while (k0 < m.options.max_substeps && wmax * dt / k0 > turn) k0 *= 2;
-        }
+        // Option max_turn, else the Data's whip guard.
+        const int k0 = turn_substeps(m, d, st.max_turn > 0 ? st.max_turn : d.turn_guard);
         // Remembered subdivision: start where the last steps needed to be, or one halving below
         // once the hold is over.
         int first = k0;

@@ -94,6 +94,21 @@ struct Attempt {
     bool at_floor = false;  // accepted at Newton's round-off floor above the tolerance
 };
 
+// The substeps a turn limit asks for (option max_turn, else Data::turn_guard; 0: none): the
+// smallest power of two, up to Model::options.max_substeps, that keeps the fastest body of the last
+// interval (Data::twist_guess) below `turn` radians per substep. 1 when turn is 0.
+inline int turn_substeps(const Model& m, const Data& d, double turn) {
+    int k = 1;
+    if (!(turn > 0)) return k;
+    double wmax = 0;
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const double w = norm(d.twist_guess[b].w);
+        if (w > wmax) wmax = w;
+    }
+    while (k < m.options.max_substeps && wmax * m.options.dt / k > turn) k *= 2;
+    return k;
+}
+
 // The one retry loop of the fixed-step implicit methods. Tries the step as k substeps of dt/k
 // for k = first, 2·first, 4·first, … up to Model::options.max_substeps, returning to the step's
 // start (Data::rollback_step) before every attempt after the first, and stops at the first k
@@ -104,7 +119,7 @@ struct Attempt {
 //   done(k, h)    after a successful attempt, before the report is made
 // The report sums the attempt's iterations and halvings, keeps its last residual and worst node,
 // counts every iteration of every attempt as work, and calls the step subdivided when it took
-// more substeps than `baseline` (what the method would take anyway: 1, or vi-maximal's max_turn).
+// more substeps than `baseline` (what the method would take anyway: 1, or turn_substeps()).
 template <class Begin, class Substep, class Done>
 StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
     StepReport report;
