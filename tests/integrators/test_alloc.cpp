@@ -80,12 +80,14 @@ TEST_CASE("no heap allocation while stepping closed loops (dense-loop, redundant
     CHECK(allocations_in_steps(testutil::every_joint_spec(), 50) == 0);
 }
 
-TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, subdivision)", "[alloc][riqn]") {
+TEST_CASE("no heap allocation while stepping with riqn (every Newton variant, the fallback, subdivision)", "[alloc][riqn]") {
     Spec s = testutil::chain_spec(32, "revolute", "riqn");
     s.joints[3].stiffness = {2.0};
     s.joints[3].damping = {0.1};
     CHECK(allocations_in_steps(s, 200) == 0);
     s.options.extra_lists["newton"] = {"exact"};
+    CHECK(allocations_in_steps(s, 50) == 0);
+    s.options.extra_lists["newton"] = {"dense"};
     CHECK(allocations_in_steps(s, 50) == 0);
     // A floating base, a ball joint with a spring and actuation, body forces.
     Spec fl = testutil::floating_tree_spec(12, "riqn");
@@ -97,6 +99,8 @@ TEST_CASE("no heap allocation while stepping with riqn (both Newton variants, su
     fl.forces.push_back(f);
     CHECK(allocations_in_steps(fl, 100) == 0);
     fl.options.extra_lists["newton"] = {"exact"};
+    CHECK(allocations_in_steps(fl, 50) == 0);
+    fl.options.extra_lists["newton"] = {"dense"};
     CHECK(allocations_in_steps(fl, 50) == 0);
     // Point masses on ball joints (a spin inertia 1e-6 of the others): the RIQN updates diverge
     // about the rods and the exact-Newton fallback takes the steps (without it a step fails, even

@@ -194,7 +194,7 @@ TEST_CASE("errors in world options name the script line of the world", "[hardeni
     std::snprintf(text, sizeof text, riqn_scene, "quick");
     const auto d = run(write_script("h_opt4.lua", text));
     CHECK(d.exit_code == 2);
-    CHECK_THAT(d.error, Contains("h_opt4.lua:2: options: riqn option 'newton' must be one of 'riqn', 'exact', got 'quick'"));
+    CHECK_THAT(d.error, Contains("h_opt4.lua:2: options: riqn option 'newton' must be one of 'riqn', 'exact', 'dense', got 'quick'"));
 }
 
 TEST_CASE("the command: --help of a subcommand, import --dt 0, worlds never run", "[hardening][cli]") {

@@ -16,7 +16,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     guess(st, h);
     Attempt out;
     const double tol = m.options.tolerance;
-    bool exact = st.opt.exact;
+    bool exact = st.opt.newton != Newton::riqn, setup = true;
     double prev_rn = INFINITY;
     for (int it = 0;; ++it) {
         const double rn = drnea(m, st, h, &out.worst_node);
@@ -37,11 +37,33 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             return out;
         }
         // A slow contraction (the RIQN matrix M(q_k) far from ∂r/∂q⁺: a body with a tiny inertia
-        // about an axis, a step too long for the motion): the exact Newton step for the rest of
-        // this substep, where the tree is small enough for its dense matrix (kExactFallback).
-        if (!exact && t.nv <= kExactFallback && it >= 2 && rn > kSlowContraction * prev_rn) exact = true;
+        // about an axis, light links turning fast, a step too long for the motion): the exact
+        // Newton step for the rest of this substep (kSlowContraction, kPredictedUpdates).
+        if (!exact && it >= 2) {
+            const double rho = rn / prev_rn;
+            double left = rn;  // the residual after kPredictedUpdates more updates at this rate
+            for (int k = 0; k < kPredictedUpdates; ++k) left *= rho;
+            exact = rho > kSlowContraction || left > tol;
+        }
+        const double last_rn = prev_rn;
         prev_rn = rn;
-        if (exact) {
+        if (exact && st.opt.newton != Newton::dense) {
+            // Set up at the first exact iterate, again when the iterations contract too slowly to
+            // finish within kChordUpdates (the fallback's chord; option "exact": every iteration).
+            double left = rn;  // the residual after kChordUpdates more iterations at this rate
+            for (int k = 0; k < kChordUpdates; ++k) left *= rn / last_rn;
+            if (setup || st.opt.newton == Newton::exact || left > tol) {
+                if (!tree_newton_setup(st, h)) {
+                    out.status = StepStatus::singular;
+                    return out;
+                }
+                setup = false;
+            }
+            if (!tree_newton_solve(st)) {
+                out.status = StepStatus::non_finite;
+                return out;
+            }
+        } else if (exact) {
             if (!exact_step(st, h)) {
                 out.status = StepStatus::singular;
                 return out;
@@ -80,7 +102,7 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
         const Frame Tp = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
         const Frame& Ti = st.Ti[i];
         st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
-        double x[6];
+        double* x = &st.xl[6 * i];
         const double th = se3_log(st.f[i], x);
         if (!(th < kMaxTurn)) return INFINITY;
         double* mu = &st.mu[6 * i];
@@ -296,6 +318,129 @@ void Riqn::forward_dynamics(State& st) {
     }
 }
 
+void Riqn::newton_block(const State& st, int i, double h, double* Bout) {
+    const TreeLink& li = st.tree.links[i];
+    double x[6];
+    se3_log(st.f[i], x);
+    Eigen::Matrix<double, 6, 6> dmu, ad, Dinv, Adf;
+    constexpr double eps = 1e-30;
+    for (int k = 0; k < 6; ++k) {
+        std::complex<double> xc[6], mc[6];
+        for (int a = 0; a < 6; ++a) xc[a] = x[a];
+        xc[k] += std::complex<double>(0, eps);
+        momentum(xc, li.inertia, li.mass, h, mc);
+        for (int a = 0; a < 6; ++a) dmu(a, k) = mc[a].imag() / eps;
+    }
+    const Mat3 P = skew(top(x)), Q = skew(bot(x));
+    ad.setZero();
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            ad(a, b) = ad(a + 3, b + 3) = P(a, b);
+            ad(a + 3, b) = Q(a, b);
+        }
+    double th = norm(top(x)), ca, cb;
+    dexpinv_coeffs(th, ca, cb);
+    const Eigen::Matrix<double, 6, 6> ad2 = ad * ad;
+    Dinv = Eigen::Matrix<double, 6, 6>::Identity() - 0.5 * ad + ca * ad2 + cb * ad2 * ad2;
+    const Frame& f = st.f[i];
+    const Mat3 pR = skew(f.p) * f.R;
+    Adf.setZero();
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            Adf(a, b) = Adf(a + 3, b + 3) = f.R(a, b);
+            Adf(a + 3, b) = pR(a, b);
+        }
+    const Eigen::Matrix<double, 6, 6> B = dmu * Dinv * Adf;
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) Bout[6 * a + b] = B(a, b);
+}
+
+void Riqn::newton_block_fast(const State& st, int i, double h, double* Bout) {
+    const TreeLink& li = st.tree.links[i];
+    const double* x = &st.xl[6 * i];  // log f_i of the last DRNEA
+    // h μ = w − ½ t1 + a t2 + b t4, w = G x, t_{j+1} = ad_xᵀ t_j (t_0 = w), a, b of θ = |φ|. With
+    // ad_δᵀ v = Λ(v) δ, Λ([n; f]) = [[n×, f×], [f×, 0]], the derivatives T_j = ∂t_j/∂x are
+    // T_0 = G, T_{j+1} = A T_j + Λ(t_j) (A = ad_xᵀ), and a, b add t2 (a'/θ) φᵀ, t4 (b'/θ) φᵀ.
+    const Vec3 phi = top(x), rho = bot(x);
+    double A[36] = {};
+    {
+        const Mat3 P = skew(phi), R = skew(rho);  // ad_x = [[φ×, 0], [ρ×, φ×]], A = ad_xᵀ
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                A[6 * a + b] = P(b, a);
+                A[6 * a + b + 3] = R(b, a);
+                A[6 * (a + 3) + b + 3] = P(b, a);
+            }
+    }
+    double t[5][6], T[36], Tn[36], dmu[36];
+    for (int a = 0; a < 3; ++a) {
+        t[0][a] = li.inertia(a, 0) * x[0] + li.inertia(a, 1) * x[1] + li.inertia(a, 2) * x[2];
+        t[0][a + 3] = li.mass * x[a + 3];
+    }
+    for (int j = 0; j < 4; ++j) adT(x, t[j], t[j + 1]);
+    for (int k = 0; k < 36; ++k) T[k] = 0;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) T[6 * a + b] = li.inertia(a, b);
+    for (int a = 3; a < 6; ++a) T[6 * a + a] = li.mass;
+    double th = norm(phi), ca, cb;
+    dexpinv_coeffs(th, ca, cb);
+    for (int k = 0; k < 36; ++k) dmu[k] = T[k];
+    for (int j = 0; j < 4; ++j) {
+        // Tn = A T + Λ(t_j), A T column by column.
+        for (int b = 0; b < 6; ++b) {
+            double col[6], o[6];
+            for (int a = 0; a < 6; ++a) col[a] = T[6 * a + b];
+            adT(x, col, o);
+            for (int a = 0; a < 6; ++a) Tn[6 * a + b] = o[a];
+        }
+        const Mat3 N = skew(top(t[j])), F = skew(bot(t[j]));
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                Tn[6 * a + b] += N(a, b);
+                Tn[6 * a + b + 3] += F(a, b);
+                Tn[6 * (a + 3) + b] += F(a, b);
+            }
+        const double w = j == 0 ? -0.5 : j == 1 ? ca : j == 3 ? cb : 0.0;
+        if (w != 0)
+            for (int k = 0; k < 36; ++k) dmu[k] += w * Tn[k];
+        std::copy(Tn, Tn + 36, T);
+    }
+    if (th > 0) {  // a'(θ)/θ and b'(θ)/θ by a complex step of the scalar coefficients
+        constexpr double eps = 1e-30;
+        std::complex<double> ac, bc;
+        dexpinv_coeffs(std::complex<double>(th, eps), ac, bc);
+        const double da = ac.imag() / eps / th, db = bc.imag() / eps / th;
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 3; ++b) dmu[6 * a + b] += (t[2][a] * da + t[4][a] * db) * x[b];
+    }
+    // B = (dmu / h) · dexp⁻¹_x · Ad_f.
+    double D2[36], D4[36], Dinv[36], M1[36], adm[36] = {};
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) adm[6 * a + b] = A[6 * b + a];  // ad_x
+    auto mul = [](const double* L, const double* R, double* O) {
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double v = 0;
+                for (int c = 0; c < 6; ++c) v += L[6 * a + c] * R[6 * c + b];
+                O[6 * a + b] = v;
+            }
+    };
+    mul(adm, adm, D2);
+    mul(D2, D2, D4);
+    for (int k = 0; k < 36; ++k) Dinv[k] = (k % 7 == 0 ? 1.0 : 0.0) - 0.5 * adm[k] + ca * D2[k] + cb * D4[k];
+    mul(dmu, Dinv, M1);
+    double Adf[36] = {};
+    const Frame& f = st.f[i];
+    const Mat3 pR = skew(f.p) * f.R;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            Adf[6 * a + b] = Adf[6 * (a + 3) + b + 3] = f.R(a, b);
+            Adf[6 * (a + 3) + b] = pR(a, b);
+        }
+    mul(M1, Adf, Bout);
+    for (int k = 0; k < 36; ++k) Bout[k] /= h;
+}
+
 bool Riqn::exact_step(State& st, double h) {
     const TreeView& t = st.tree;
     const int n = t.size();
@@ -306,38 +451,9 @@ bool Riqn::exact_step(State& st, double h) {
     }
     st.K.setZero();
     for (int i = 0; i < n; ++i) {
-        const TreeLink& li = t.links[i];
-        double x[6];
-        se3_log(st.f[i], x);
-        Eigen::Matrix<double, 6, 6> dmu, ad, Dinv, Adf;
-        constexpr double eps = 1e-30;
-        for (int k = 0; k < 6; ++k) {
-            std::complex<double> xc[6], mc[6];
-            for (int a = 0; a < 6; ++a) xc[a] = x[a];
-            xc[k] += std::complex<double>(0, eps);
-            momentum(xc, li.inertia, li.mass, h, mc);
-            for (int a = 0; a < 6; ++a) dmu(a, k) = mc[a].imag() / eps;
-        }
-        const Mat3 P = skew(top(x)), Q = skew(bot(x));
-        ad.setZero();
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) {
-                ad(a, b) = ad(a + 3, b + 3) = P(a, b);
-                ad(a + 3, b) = Q(a, b);
-            }
-        double th = norm(top(x)), ca, cb;
-        dexpinv_coeffs(th, ca, cb);
-        const Eigen::Matrix<double, 6, 6> ad2 = ad * ad;
-        Dinv = Eigen::Matrix<double, 6, 6>::Identity() - 0.5 * ad + ca * ad2 + cb * ad2 * ad2;
-        const Frame& f = st.f[i];
-        const Mat3 pR = skew(f.p) * f.R;
-        Adf.setZero();
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) {
-                Adf(a, b) = Adf(a + 3, b + 3) = f.R(a, b);
-                Adf(a + 3, b) = pR(a, b);
-            }
-        const Eigen::Matrix<double, 6, 6> B = dmu * Dinv * Adf;
+        double Bm[36];
+        newton_block(st, i, h, Bm);
+        const Eigen::Matrix<double, 6, 6> B = Eigen::Map<const Eigen::Matrix<double, 6, 6, Eigen::RowMajor>>(Bm);
         // Jacobian columns of the ancestors j of i (and i): Ad_{g_i⁻¹ g_j} S_j at q_k and at q⁺
         // (for ball and free links, one column per velocity: T(q ⊕ v) = T(q) exp(S v)).
         const Frame gi_k = inverse(st.g[i]), gi_p = inverse(st.gp[i]);
@@ -373,6 +489,173 @@ bool Riqn::exact_step(State& st, double h) {
     if (!(piv.minCoeff() > 1e-14 * piv.maxCoeff())) return false;
     Eigen::Map<Eigen::VectorXd> dq(st.dq.data(), t.nv);
     dq.noalias() = st.lu.solve(st.kr);
+    return true;
+}
+
+namespace {
+
+// X = Ad_{T⁻¹} (6×6 row-major): a twist in the parent frame → the frame of a child at pose T.
+void ad_inv(const Frame& T, double* X) {
+    const Mat3 Rt = transpose(T.R);
+    const Mat3 B = -1.0 * (Rt * skew(T.p));
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            X[6 * a + b] = Rt(a, b);
+            X[6 * a + b + 3] = 0;
+            X[6 * (a + 3) + b] = B(a, b);
+            X[6 * (a + 3) + b + 3] = Rt(a, b);
+        }
+}
+
+// Inverse of a general m×m block (m ≤ 6) by Gauss–Jordan with partial pivoting; false if a pivot
+// is below 1e-14 of the block's largest entry (singular to working precision) or not finite.
+bool invert_small(int m, const double* A, double* out) {
+    double a[6][12];
+    double big = 0;
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) {
+            a[i][j] = A[i * m + j], a[i][m + j] = i == j ? 1.0 : 0.0;
+            big = std::max(big, std::fabs(A[i * m + j]));
+        }
+    if (!(big > 0) || !std::isfinite(big)) return false;
+    for (int k = 0; k < m; ++k) {
+        int p = k;
+        for (int i = k + 1; i < m; ++i)
+            if (std::fabs(a[i][k]) > std::fabs(a[p][k])) p = i;
+        if (!(std::fabs(a[p][k]) > 1e-14 * big)) return false;
+        if (p != k)
+            for (int j = 0; j < 2 * m; ++j) std::swap(a[k][j], a[p][j]);
+        const double inv = 1.0 / a[k][k];
+        for (int j = 0; j < 2 * m; ++j) a[k][j] *= inv;
+        for (int i = 0; i < m; ++i) {
+            if (i == k) continue;
+            const double l = a[i][k];
+            for (int j = 0; j < 2 * m; ++j) a[i][j] -= l * a[k][j];
+        }
+    }
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) out[i * m + j] = a[i][m + j];
+    return true;
+}
+
+}  // namespace
+
+bool Riqn::tree_newton_setup(State& st, double h) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    for (int i = 0; i < n; ++i) {  // T_i at q⁺ as DRNEA computed it
+        const TreeLink& l = t.links[i];
+        st.Tp[i] = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
+        newton_block_fast(st, i, h, &st.nIA[36 * static_cast<std::size_t>(i)]);
+    }
+    // Articulated blocks, children first.
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const int m = l.nv;
+        const double* IA = &st.nIA[36 * static_cast<std::size_t>(i)];
+        double* U = &st.nU[6 * static_cast<std::size_t>(l.iv)];  // IA S, column by column
+        double* V = &st.nV[6 * static_cast<std::size_t>(l.iv)];  // Sᵀ IA, row by row
+        double S[36], Dm[36];
+        for (int c = 0; c < m; ++c) {
+            link_motion(l, c, &S[6 * c]);
+            for (int a = 0; a < 6; ++a) {
+                U[6 * c + a] = dot6(&IA[6 * a], &S[6 * c]);
+                double v = 0;
+                for (int b = 0; b < 6; ++b) v += S[6 * c + b] * IA[6 * b + a];
+                V[6 * c + a] = v;
+            }
+        }
+        for (int a = 0; a < m; ++a)
+            for (int b = 0; b < m; ++b) Dm[a * m + b] = dot6(&S[6 * a], &U[6 * b]);
+        if (l.type == TreeJoint::screw) {  // the joint's damper and servo (exact_step's diagonal)
+            Dm[0] += 0.5 * l.damping;
+            if (st.any_servo) Dm[0] += 0.25 * h * st.servo[l.iv].kp + 0.5 * st.servo[l.iv].kv;
+        }
+        double* Di = &st.nD[static_cast<std::size_t>(l.id)];
+        if (!invert_small(m, Dm, Di)) return false;
+        if (l.parent < 0) continue;
+        // Ia = IA − U D⁻¹ V, into the parent as X_iᵀ Ia X⁺_i.
+        double Ia[36], Xk[36], Xp[36], IX[36];
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double x = 0;
+                for (int c = 0; c < m; ++c) {
+                    double y = 0;
+                    for (int e = 0; e < m; ++e) y += Di[c * m + e] * V[6 * e + b];
+                    x += U[6 * c + a] * y;
+                }
+                Ia[6 * a + b] = IA[6 * a + b] - x;
+            }
+        ad_inv(st.T[i], Xk);
+        ad_inv(st.Tp[i], Xp);
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double x = 0;
+                for (int c = 0; c < 6; ++c) x += Ia[6 * a + c] * Xp[6 * c + b];
+                IX[6 * a + b] = x;
+            }
+        double* IAp = &st.nIA[36 * static_cast<std::size_t>(l.parent)];
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double x = 0;
+                for (int c = 0; c < 6; ++c) x += Xk[6 * c + a] * IX[6 * c + b];
+                IAp[6 * a + b] += x;
+            }
+    }
+    return true;
+}
+
+bool Riqn::tree_newton_solve(State& st) {
+    const TreeView& t = st.tree;
+    const int n = t.size();
+    // ∂r/∂q⁺ Δq = −r: wrenches children first, then twists parents first.
+    std::fill(st.nP.begin(), st.nP.end(), 0.0);
+    for (int i = n - 1; i >= 0; --i) {
+        const TreeLink& l = t.links[i];
+        const int m = l.nv;
+        const double* P = &st.nP[6 * static_cast<std::size_t>(i)];
+        for (int c = 0; c < m; ++c) {
+            double s[6];
+            link_motion(l, c, s);
+            st.nu[l.iv + c] = -st.r[l.iv + c] - dot6(s, P);
+        }
+        if (l.parent < 0) continue;
+        const double* Di = &st.nD[static_cast<std::size_t>(l.id)];
+        const double* U = &st.nU[6 * static_cast<std::size_t>(l.iv)];
+        double z[6], o[6];
+        for (int k = 0; k < 6; ++k) z[k] = P[k];
+        for (int c = 0; c < m; ++c) {
+            double y = 0;
+            for (int e = 0; e < m; ++e) y += Di[c * m + e] * st.nu[l.iv + e];
+            for (int k = 0; k < 6; ++k) z[k] += U[6 * c + k] * y;
+        }
+        wrench_to_parent(st.T[i], z, o);
+        double* Pp = &st.nP[6 * static_cast<std::size_t>(l.parent)];
+        for (int k = 0; k < 6; ++k) Pp[k] += o[k];
+    }
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        const int m = l.nv;
+        double* dV = &st.ndV[6 * static_cast<std::size_t>(i)];
+        if (l.parent >= 0) twist_to_child(st.Tp[i], &st.ndV[6 * static_cast<std::size_t>(l.parent)], dV);
+        else for (int k = 0; k < 6; ++k) dV[k] = 0;
+        const double* Di = &st.nD[static_cast<std::size_t>(l.id)];
+        const double* V = &st.nV[6 * static_cast<std::size_t>(l.iv)];
+        double y[6];
+        for (int c = 0; c < m; ++c) y[c] = st.nu[l.iv + c] - dot6(&V[6 * c], dV);
+        for (int c = 0; c < m; ++c) {
+            double x = 0;
+            for (int e = 0; e < m; ++e) x += Di[c * m + e] * y[e];
+            st.dq[l.iv + c] = x;
+        }
+        for (int c = 0; c < m; ++c) {
+            double s[6];
+            link_motion(l, c, s);
+            for (int k = 0; k < 6; ++k) dV[k] += s[k] * st.dq[l.iv + c];
+        }
+    }
+    for (int k = 0; k < t.nv; ++k)
+        if (!std::isfinite(st.dq[k])) return false;
     return true;
 }
 

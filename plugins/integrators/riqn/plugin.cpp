@@ -7,7 +7,8 @@ namespace riqn {
 
 RiqnOptions riqn_options(const Model& m) {
     RiqnOptions o;
-    if (const std::string* s = string_option(m, "newton")) o.exact = *s == "exact";
+    if (const std::string* s = string_option(m, "newton"))
+        o.newton = *s == "exact" ? Newton::exact : *s == "dense" ? Newton::dense : Newton::riqn;
     if (const std::string* s = string_option(m, "guess"))
         o.guess = *s == "position"   ? Guess::position
                   : *s == "velocity" ? Guess::velocity
@@ -39,7 +40,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
             }
         }
     }
-    check_choice_option(m, "riqn", "newton", {"riqn", "exact"}, out);
+    check_choice_option(m, "riqn", "newton", {"riqn", "exact", "dense"}, out);
     check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum"}, out);
     for (const char* name : {"step_tolerance", "max_turn"})
         if (m.options.extra_lists.count(name))
@@ -77,7 +78,13 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->bp.assign(nb, Pose{});
     st->prev_pose.assign(nb, Pose{});
     st->bw.assign(nb, Wrench{});
-    if (st->opt.exact || nv <= kExactFallback) {
+    st->Tp.assign(n, Frame{});
+    for (std::vector<double>* v : {&st->nIA}) v->assign(36 * static_cast<std::size_t>(n), 0.0);
+    for (std::vector<double>* v : {&st->nP, &st->ndV, &st->xl}) v->assign(6 * static_cast<std::size_t>(n), 0.0);
+    for (std::vector<double>* v : {&st->nU, &st->nV}) v->assign(6 * static_cast<std::size_t>(nv), 0.0);
+    st->nD.assign(static_cast<std::size_t>(st->tree.nd), 0.0);
+    st->nu.assign(static_cast<std::size_t>(nv), 0.0);
+    if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);
         st->Jk.resize(6, nv);

@@ -5,10 +5,12 @@
 // order, fixed joints merged, each 1-DOF joint a screw. Per step (riqn.md §3–§7):
 //   setup at q_k   link transforms T_i^k, link poses, forcing h·F_i (gravity, body forces),
 //                  the impulse articulated-body inertias of M(q_k) + (h/2)·D            O(n)
-//   guess          IG3: one continuous forward-dynamics pass (ABA)                      O(n)
+//   guess          "momentum": the node velocity, then one forward-dynamics pass (ABA)  O(n)
 //   iterate        r = DRNEA(q⁺) (forward: f_i, μ_i; backward: Γ_i, r_i)                 O(n)
 //                  Δq = −h (M + (h/2)D)⁻¹ r by the impulse ABA pass (RIQN)               O(n)
-//                  or the dense exact Newton step (option newton = "exact", §5.4)      O(n³)
+//                  or the exact Newton step (§5.4) by a two-sided articulated elimination O(n)
+//                  (the fallback of a slow RIQN contraction; option newton = "exact"), or
+//                  densely (option newton = "dense", the reference)                     O(n³)
 //                  until ‖r‖ ≤ tolerance or max|Δq| ≤ step_tolerance (§5.5)
 //   commit         π_i ← Ad_{f_i}ᵀ μ_i, Qminus, q_{k−1} ← q_k, q_k ← q⁺
 // The first step starts from the continuous state by the discrete Legendre transform (§7.2).
@@ -107,8 +109,12 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 // ---- options --------------------------------------------------------------------------------
 
 enum class Guess { position, velocity, acceleration, momentum };
+// newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
+// "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
+// step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).
+enum class Newton { riqn, exact, dense };
 struct RiqnOptions {
-    bool exact = false;
+    Newton newton = Newton::riqn;
     Guess guess = Guess::momentum;
     double step_tolerance = 1e-12;
     double max_turn = 0;  // radians per substep (0: off), as vi-maximal's option
@@ -116,12 +122,15 @@ struct RiqnOptions {
 
 RiqnOptions riqn_options(const Model& m);
 constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a rotation-limit failure (drnea)
-// The exact Newton fallback of a slowly contracting RIQN iteration (substep()): a residual above
-// kSlowContraction of the one before, from the third update on, on trees of at most
-// kExactFallback velocity coordinates. An exact step costs ~10× an RIQN update at 16 links (the
-// dense matrix by complex steps): worth it where RIQN would need tens of updates or diverge.
+// The exact Newton fallback of a slowly contracting RIQN iteration (substep()): from the third
+// update on, when an update shrank the residual by less than kSlowContraction, or when
+// kPredictedUpdates more at that rate would not reach the tolerance. The fallback is the O(n)
+// exact step with the matrix of its first iterate (a chord: setting the matrix up costs ~3 RIQN
+// updates on a revolute chain), set up again when kChordUpdates more iterations at the last rate
+// would not reach the tolerance.
 constexpr double kSlowContraction = 0.8;
-constexpr int kExactFallback = 32;
+constexpr int kPredictedUpdates = 5;
+constexpr int kChordUpdates = 3;
 
 // ---- state ----------------------------------------------------------------------------------
 
@@ -148,12 +157,18 @@ struct State final : IntegratorState {
     std::vector<double> V, c, pA, fdu;  // forward dynamics (IG3)
     std::vector<Pose> bp, prev_pose;
     std::vector<Wrench> bw;
-    // Exact Newton (option newton = "exact", or the fallback when nv ≤ kExactFallback): link poses
-    // at q⁺, the matrix, Jacobian columns, the factorisation.
+    // Dense exact Newton (option newton = "dense"): link poses at q⁺, the matrix, Jacobian columns,
+    // the factorisation.
     std::vector<Frame> gp;
     Eigen::MatrixXd K, Jk, Jp;
     Eigen::VectorXd kr;
     Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+    // The same Newton step in O(n) (tree_newton_step): link transforms at q⁺, per link the
+    // two-sided articulated block (6×6, from B_i), per velocity the columns IA S and rows Sᵀ IA,
+    // per link the inverse of Sᵀ IA S + k (nv×nv at TreeLink::id), the solve's passes.
+    std::vector<Frame> Tp;
+    // log f_i of the last DRNEA, 6 per link (written by drnea()).
+    std::vector<double> xl, nIA, nU, nV, nD, nP, ndV, nu;
 
     void save(std::string& out) const override {
         const char st = started ? 1 : 0;
@@ -243,11 +258,24 @@ private:
     // The joint velocities at node k from its discrete momentum (the guess "momentum"): into st.dq.
     static void node_velocity(State& st, double h);
 
-    // Exact Newton step (riqn.md §5.4): Δq = −(∂r/∂q⁺)⁻¹ r into st.dq, with
+    // Dense exact Newton step (riqn.md §5.4; option newton = "dense"): Δq = −(∂r/∂q⁺)⁻¹ r into st.dq, with
     //   ∂r/∂q⁺ = Σ_i J_i(q_k)ᵀ B_i J_i(q⁺) + D/2,   B_i = (∂μ_i/∂x_i) · dexp⁻¹_{x_i} · Ad_{f_i},
     // J_i the body Jacobian of link i, ∂μ/∂x by complex-step differentiation (exact to round-off).
     // Dense, O(n·depth²) to build and O(n³) to solve: for comparison, not for speed.
     static bool exact_step(State& st, double h);
+    // B_i of link i (6×6 row-major) at the last DRNEA's f_i (the matrix of exact_step()).
+    static void newton_block(const State& st, int i, double h, double* B);
+    // The same block from the derivative of μ written out (no complex steps but for the scalar
+    // coefficients a(θ), b(θ)): ~10× cheaper; equal to newton_block() to round-off.
+    static void newton_block_fast(const State& st, int i, double h, double* B);
+    // The exact Newton step of exact_step() in O(n): ∂r/∂q⁺ has the tree's sparsity with the
+    // body Jacobians at q_k on the left and at q⁺ on the right, so the articulated-body
+    // elimination goes through with two transforms per link, X_i = Ad_{(T_i^k)⁻¹} into the
+    // parent's wrench and X⁺_i = Ad_{(T_i^+)⁻¹} from its twist (docs/integrators.md):
+    //   IA_i = B_i + Σ_c X_cᵀ (IA_c − IA_c S_c D_c⁻¹ S_cᵀ IA_c) X⁺_c,   D_c = S_cᵀ IA_c S_c + k_c,
+    // then the ABI's two solve passes with those blocks. False if a D_i is singular.
+    static bool tree_newton_setup(State& st, double h);
+    static bool tree_newton_solve(State& st);
 
     static void commit(State& st, double h);
 
