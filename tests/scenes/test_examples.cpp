@@ -172,7 +172,7 @@ TEST_CASE("double_spherical_pendulum.lua under riqn: the exact-Newton fallback t
     INFO("updates a step " << s.newton_mean << " (exact: " << e.newton_mean << "), subdivided " << s.subdivided_steps
                            << "; energy " << s.energy_final << " / " << e.energy_final);
     CHECK(s.subdivided_steps == 0);
-    CHECK(s.newton_mean < 8);
+    CHECK(s.newton_mean < 5);  // 6.5 when the fallback started where RIQN had stalled, not where it went astray
     CHECK(s.energy_final == Approx(e.energy_final).margin(1e-8));
     CHECK(s.energy_max_rel_dev < 0.01);
 }

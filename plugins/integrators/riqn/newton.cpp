@@ -18,10 +18,19 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     const double tol = m.options.tolerance;
     bool exact = st.opt.newton != Newton::riqn, setup = true;
     double prev_rn = INFINITY;
+    double best_rn = INFINITY;  // the smallest residual of the RIQN updates, at st.qbest
     for (int it = 0;; ++it) {
-        const double rn = drnea(m, st, h, &out.worst_node);
+        double rn = drnea(m, st, h, &out.worst_node);
         out.residual = rn;
         out.iterations = it;
+        if (rn == INFINITY && !exact && best_rn < INFINITY) {
+            // An RIQN update turned a link by π or more (a tiny inertia about an axis): the exact
+            // step from the best iterate instead of a failed step.
+            exact = true;
+            std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
+            rn = drnea(m, st, h, &out.worst_node);
+            prev_rn = best_rn;
+        }
         if (!std::isfinite(rn)) {
             out.status = rn == INFINITY ? StepStatus::rotation_limit : StepStatus::non_finite;
             return out;
@@ -38,12 +47,28 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         }
         // A slow contraction (the RIQN matrix M(q_k) far from ∂r/∂q⁺: a body with a tiny inertia
         // about an axis, light links turning fast, a step too long for the motion): the exact
-        // Newton step for the rest of this substep (kSlowContraction, kPredictedUpdates).
-        if (!exact && it >= 2) {
-            const double rho = rn / prev_rn;
-            double left = rn;  // the residual after kPredictedUpdates more updates at this rate
-            for (int k = 0; k < kPredictedUpdates; ++k) left *= rho;
-            exact = rho > kSlowContraction || left > tol;
+        // Newton step for the rest of this substep (kSlowContraction, kPredictedUpdates), also
+        // when the first update made the residual worse; it starts from the RIQN iterate with the
+        // smallest residual.
+        if (!exact) {
+            if (it == 1 && rn > prev_rn) exact = true;  // the first update made it worse
+            if (it >= 2) {
+                const double rho = rn / prev_rn;
+                double left = rn;  // the residual after kPredictedUpdates more updates at this rate
+                for (int k = 0; k < kPredictedUpdates; ++k) left *= rho;
+                exact = rho > kSlowContraction || left > tol;
+            }
+            if (exact && rn > best_rn) {  // Newton from the best iterate so far
+                std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
+                rn = drnea(m, st, h, &out.worst_node);
+                if (!std::isfinite(rn)) {
+                    out.status = rn == INFINITY ? StepStatus::rotation_limit : StepStatus::non_finite;
+                    return out;
+                }
+            } else if (!exact && rn < best_rn) {
+                best_rn = rn;
+                std::copy(st.qp.begin(), st.qp.end(), st.qbest.begin());
+            }
         }
         const double last_rn = prev_rn;
         prev_rn = rn;

@@ -84,6 +84,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     for (std::vector<double>* v : {&st->nU, &st->nV}) v->assign(6 * static_cast<std::size_t>(nv), 0.0);
     st->nD.assign(static_cast<std::size_t>(st->tree.nd), 0.0);
     st->nu.assign(static_cast<std::size_t>(nv), 0.0);
+    st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);

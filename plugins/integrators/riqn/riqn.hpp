@@ -124,7 +124,9 @@ RiqnOptions riqn_options(const Model& m);
 constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a rotation-limit failure (drnea)
 // The exact Newton fallback of a slowly contracting RIQN iteration (substep()): from the third
 // update on, when an update shrank the residual by less than kSlowContraction, or when
-// kPredictedUpdates more at that rate would not reach the tolerance. The fallback is the O(n)
+// kPredictedUpdates more at that rate would not reach the tolerance; at the second when the first
+// update made the residual worse; and when an update turns a link by π (a rotation-limit failure
+// before). It starts from the RIQN iterate with the smallest residual. The fallback is the O(n)
 // exact step with the matrix of its first iterate (a chord: setting the matrix up costs ~3 RIQN
 // updates on a revolute chain), set up again when kChordUpdates more iterations at the last rate
 // would not reach the tolerance.
@@ -168,7 +170,7 @@ struct State final : IntegratorState {
     // per link the inverse of Sᵀ IA S + k (nv×nv at TreeLink::id), the solve's passes.
     std::vector<Frame> Tp;
     // log f_i of the last DRNEA, 6 per link (written by drnea()).
-    std::vector<double> xl, nIA, nU, nV, nD, nP, ndV, nu;
+    std::vector<double> xl, qbest, nIA, nU, nV, nD, nP, ndV, nu;
 
     void save(std::string& out) const override {
         const char st = started ? 1 : 0;
