@@ -22,6 +22,16 @@ noether::lua::RunSummary only(const noether::lua::ScriptResult& r) {
     return r.worlds[0];
 }
 
+// An example under riqn with these parameters and the option newton ("": the default).
+noether::lua::RunSummary riqn_example(const char* name, std::map<std::string, std::string> params, const char* newton) {
+    noether::lua::ScriptOptions opt;
+    opt.params = std::move(params);
+    opt.params["integrator"] = "riqn";
+    if (*newton) opt.integrator_options = {{"newton", newton}};
+    opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
+    return only(noether::lua::run_script(example(name), opt));
+}
+
 double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
@@ -159,16 +169,8 @@ TEST_CASE("double_spherical_pendulum.lua under riqn: the exact-Newton fallback t
     // rods, and the RIQN update diverged: every step went to 16 substeps, 82 updates a step. A
     // slowly contracting step now takes exact Newton steps (riqn.hpp, kSlowContraction): the
     // trajectory of newton = "exact" at the full step.
-    auto riqn = [](const char* newton) {
-        noether::lua::ScriptOptions opt;
-        opt.params = {{"integrator", "riqn"}, {"duration", "2"}};
-        if (*newton) opt.integrator_options = {{"newton", newton}};
-        opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
-        const auto r = noether::lua::run_script(example("double_spherical_pendulum"), opt);
-        REQUIRE(r.exit_code == 0);
-        return only(r);
-    };
-    const auto s = riqn(""), e = riqn("exact");
+    const auto s = riqn_example("double_spherical_pendulum", {{"duration", "2"}}, ""),
+               e = riqn_example("double_spherical_pendulum", {{"duration", "2"}}, "exact");
     INFO("updates a step " << s.newton_mean << " (exact: " << e.newton_mean << "), subdivided " << s.subdivided_steps
                            << "; energy " << s.energy_final << " / " << e.energy_final);
     CHECK(s.subdivided_steps == 0);
@@ -181,16 +183,8 @@ TEST_CASE("chain.lua with 16 ball joints under riqn: the exact-Newton fallback k
     // The spinning chain's links are thin (their inertia about the rod 1/50 of the others): the RIQN
     // update contracts slowly or diverges about the rods. Before the O(n) exact fallback (kept to
     // trees of ≤ 32 velocities): every step went to substeps, 38 updates a step, 344 µs.
-    auto riqn = [](const char* newton) {
-        noether::lua::ScriptOptions opt;
-        opt.params = {{"integrator", "riqn"}, {"n", "16"}, {"joint", "ball"}, {"duration", "2"}};
-        if (*newton) opt.integrator_options = {{"newton", newton}};
-        opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
-        const auto r = noether::lua::run_script(example("chain"), opt);
-        REQUIRE(r.exit_code == 0);
-        return only(r);
-    };
-    const auto s = riqn(""), e = riqn("exact");
+    const std::map<std::string, std::string> chain = {{"n", "16"}, {"joint", "ball"}, {"duration", "2"}};
+    const auto s = riqn_example("chain", chain, ""), e = riqn_example("chain", chain, "exact");
     INFO("updates a step " << s.newton_mean << " (exact: " << e.newton_mean << "), subdivided " << s.subdivided_steps
                            << "; energy " << s.energy_final << " / " << e.energy_final << ", largest relative deviation "
                            << s.energy_max_rel_dev);

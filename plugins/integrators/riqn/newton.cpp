@@ -23,7 +23,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         double rn = drnea(m, st, h, &out.worst_node);
         out.residual = rn;
         out.iterations = it;
-        if (rn == INFINITY && !exact && best_rn < INFINITY) {
+        if (rn == INFINITY && !exact && best_rn < INFINITY && n <= kExactFallbackLinks) {
             // An RIQN update turned a link by π or more (a tiny inertia about an axis): the exact
             // step from the best iterate instead of a failed step.
             exact = true;
@@ -50,7 +50,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         // Newton step for the rest of this substep (kSlowContraction, kPredictedUpdates), also
         // when the first update made the residual worse; it starts from the RIQN iterate with the
         // smallest residual.
-        if (!exact) {
+        if (!exact && n <= kExactFallbackLinks) {
             if (it == 1 && rn > prev_rn) exact = true;  // the first update made it worse
             if (it >= 2) {
                 const double rho = rn / prev_rn;

@@ -129,7 +129,10 @@ constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a ro
 // before). It starts from the RIQN iterate with the smallest residual. The fallback is the O(n)
 // exact step with the matrix of its first iterate (a chord: setting the matrix up costs ~3 RIQN
 // updates on a revolute chain), set up again when kChordUpdates more iterations at the last rate
-// would not reach the tolerance.
+// would not reach the tolerance. On trees of at most kExactFallbackLinks links: a long chain
+// whipping at a coarse step (chain.lua, 128–512 links at dt 0.01) takes as many exact iterations
+// as the step is under-resolved, each worth several updates, and ran 1.4–4× slower with it.
+constexpr int kExactFallbackLinks = 64;
 constexpr double kSlowContraction = 0.8;
 constexpr int kPredictedUpdates = 5;
 constexpr int kChordUpdates = 3;
