@@ -532,34 +532,14 @@ void ad_inv(const Frame& T, double* X) {
         }
 }
 
-// Inverse of a general m×m block (m ≤ 6) by Gauss–Jordan with partial pivoting; false if a pivot
-// is below 1e-14 of the block's largest entry (singular to working precision) or not finite.
-bool invert_small(int m, const double* A, double* out) {
-    double a[6][12];
-    double big = 0;
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < m; ++j) {
-            a[i][j] = A[i * m + j], a[i][m + j] = i == j ? 1.0 : 0.0;
-            big = std::max(big, std::fabs(A[i * m + j]));
-        }
-    if (!(big > 0) || !std::isfinite(big)) return false;
-    for (int k = 0; k < m; ++k) {
-        int p = k;
-        for (int i = k + 1; i < m; ++i)
-            if (std::fabs(a[i][k]) > std::fabs(a[p][k])) p = i;
-        if (!(std::fabs(a[p][k]) > 1e-14 * big)) return false;
-        if (p != k)
-            for (int j = 0; j < 2 * m; ++j) std::swap(a[k][j], a[p][j]);
-        const double inv = 1.0 / a[k][k];
-        for (int j = 0; j < 2 * m; ++j) a[k][j] *= inv;
-        for (int i = 0; i < m; ++i) {
-            if (i == k) continue;
-            const double l = a[i][k];
-            for (int j = 0; j < 2 * m; ++j) a[i][j] -= l * a[k][j];
-        }
-    }
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < m; ++j) out[i * m + j] = a[i][m + j];
+// Inverse of a general m×m block (m ≤ 6; A is overwritten by its LU factors); false if a pivot is
+// below 1e-14 of the block's largest entry (singular to working precision) or not finite.
+bool invert_small(int m, double* A, double* out) {
+    int piv[6];
+    const double floor = 1e-14 * dense::max_abs(m * m, A);
+    if (!(floor > 0) || !dense::lu_factor(m, A, piv, floor)) return false;
+    for (int i = 0; i < m * m; ++i) out[i] = i % (m + 1) == 0 ? 1.0 : 0.0;
+    dense::lu_solve_matrix(m, m, A, piv, out);
     return true;
 }
 

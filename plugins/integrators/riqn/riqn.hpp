@@ -40,6 +40,7 @@
 #include <Eigen/Dense>
 
 #include "noether/data.hpp"
+#include "noether/sdk/dense.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/tree.hpp"
