@@ -445,33 +445,6 @@ void add_congruence_ad(const Frame& T, const double* I, double* P) {
             P[6 * (a + 3) + b + 3] += P22.m[a][b];
         }
 }
-// P += Xᵀ I X (6×6, row-major).
-void add_congruence(const double* X, const double* I, double* P) {
-    double IX[36];
-    for (int a = 0; a < 6; ++a)
-        for (int b = 0; b < 6; ++b) {
-            double s = 0;
-            for (int k = 0; k < 6; ++k) s += I[6 * a + k] * X[6 * k + b];
-            IX[6 * a + b] = s;
-        }
-    for (int a = 0; a < 6; ++a)
-        for (int b = 0; b < 6; ++b) {
-            double s = 0;
-            for (int k = 0; k < 6; ++k) s += X[6 * k + a] * IX[6 * k + b];
-            P[6 * a + b] += s;
-        }
-}
-void ad_inv_matrix(const Frame& T, double* X) {
-    const Mat3 Rt = transpose(T.R);
-    const Mat3 B = -1.0 * (Rt * skew(T.p));
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            X[i * 6 + j] = Rt(i, j);
-            X[i * 6 + j + 3] = 0;
-            X[(i + 3) * 6 + j] = B(i, j);
-            X[(i + 3) * 6 + j + 3] = Rt(i, j);
-        }
-}
 
 // Inverse of a symmetric positive definite n×n matrix (n ≤ 6) by Cholesky; NaN if it is not.
 void spd_inverse(int n, const double* A, double* out) {
@@ -631,7 +604,7 @@ void tree_mass_matrix(const TreeView& t, const double* q, double* M) {
         ad_inv_matrix(T[i], &X[36 * i]);
     }
     for (int i = n - 1; i >= 0; --i)  // composite inertias
-        if (t.links[i].parent >= 0) add_congruence(&X[36 * i], &Ic[36 * i], &Ic[36 * t.links[i].parent]);
+        if (t.links[i].parent >= 0) add_congruence(&X[36 * i], &Ic[36 * i], &X[36 * i], &Ic[36 * t.links[i].parent]);
     for (int i = 0; i < n; ++i) {
         const TreeLink& li = t.links[i];
         const double* I = &Ic[36 * i];

@@ -19,6 +19,10 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     bool exact = st.opt.newton != Newton::riqn, setup = true;
     double prev_rn = INFINITY;
     double best_rn = INFINITY;  // the smallest residual of the RIQN updates, at st.qbest
+    auto from_best = [&] {  // back to that iterate (the exact step starts there), its residual
+        std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
+        return drnea(m, st, h, &out.worst_node);
+    };
     for (int it = 0;; ++it) {
         double rn = drnea(m, st, h, &out.worst_node);
         out.residual = rn;
@@ -27,8 +31,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             // An RIQN update turned a link by π or more (a tiny inertia about an axis): the exact
             // step from the best iterate instead of a failed step.
             exact = true;
-            std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
-            rn = drnea(m, st, h, &out.worst_node);
+            rn = from_best();
             prev_rn = best_rn;
         }
         if (!std::isfinite(rn)) {
@@ -59,8 +62,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
                 exact = rho > kSlowContraction || left > tol;
             }
             if (exact && rn > best_rn) {  // Newton from the best iterate so far
-                std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
-                rn = drnea(m, st, h, &out.worst_node);
+                rn = from_best();
                 if (!std::isfinite(rn)) {
                     out.status = rn == INFINITY ? StepStatus::rotation_limit : StepStatus::non_finite;
                     return out;
@@ -519,19 +521,6 @@ bool Riqn::exact_step(State& st, double h) {
 
 namespace {
 
-// X = Ad_{T⁻¹} (6×6 row-major): a twist in the parent frame → the frame of a child at pose T.
-void ad_inv(const Frame& T, double* X) {
-    const Mat3 Rt = transpose(T.R);
-    const Mat3 B = -1.0 * (Rt * skew(T.p));
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-            X[6 * a + b] = Rt(a, b);
-            X[6 * a + b + 3] = 0;
-            X[6 * (a + 3) + b] = B(a, b);
-            X[6 * (a + 3) + b + 3] = Rt(a, b);
-        }
-}
-
 // Inverse of a general m×m block (m ≤ 6; A is overwritten by its LU factors); false if a pivot is
 // below 1e-14 of the block's largest entry (singular to working precision) or not finite.
 bool invert_small(int m, double* A, double* out) {
@@ -580,7 +569,7 @@ bool Riqn::tree_newton_setup(State& st, double h) {
         if (!invert_small(m, Dm, Di)) return false;
         if (l.parent < 0) continue;
         // Ia = IA − U D⁻¹ V, into the parent as X_iᵀ Ia X⁺_i.
-        double Ia[36], Xk[36], Xp[36], IX[36];
+        double Ia[36], Xk[36], Xp[36];
         for (int a = 0; a < 6; ++a)
             for (int b = 0; b < 6; ++b) {
                 double x = 0;
@@ -591,21 +580,9 @@ bool Riqn::tree_newton_setup(State& st, double h) {
                 }
                 Ia[6 * a + b] = IA[6 * a + b] - x;
             }
-        ad_inv(st.T[i], Xk);
-        ad_inv(st.Tp[i], Xp);
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double x = 0;
-                for (int c = 0; c < 6; ++c) x += Ia[6 * a + c] * Xp[6 * c + b];
-                IX[6 * a + b] = x;
-            }
-        double* IAp = &st.nIA[36 * static_cast<std::size_t>(l.parent)];
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double x = 0;
-                for (int c = 0; c < 6; ++c) x += Xk[6 * c + a] * IX[6 * c + b];
-                IAp[6 * a + b] += x;
-            }
+        ad_inv_matrix(st.T[i], Xk);
+        ad_inv_matrix(st.Tp[i], Xp);
+        add_congruence(Xk, Ia, Xp, &st.nIA[36 * static_cast<std::size_t>(l.parent)]);
     }
     return true;
 }

@@ -38,6 +38,35 @@ inline void wrench_to_parent(const Frame& T, const double* w, double* o) {
     const Vec3 n = T.R * Vec3{w[0], w[1], w[2]} + cross(T.p, f);
     o[0] = n.x, o[1] = n.y, o[2] = n.z, o[3] = f.x, o[4] = f.y, o[5] = f.z;
 }
+// The matrix of twist_to_child (6×6 row-major): X = Ad_{T⁻¹} = [[Rᵀ, 0], [−Rᵀ p×, Rᵀ]].
+inline void ad_inv_matrix(const Frame& T, double* X) {
+    const Mat3 Rt = transpose(T.R);
+    const Mat3 B = -1.0 * (Rt * skew(T.p));
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            X[i * 6 + j] = Rt(i, j);
+            X[i * 6 + j + 3] = 0;
+            X[(i + 3) * 6 + j] = B(i, j);
+            X[(i + 3) * 6 + j + 3] = Rt(i, j);
+        }
+}
+// P += Xlᵀ I Xr (6×6, row-major): an inertia-like block carried to the parent (Xl = Xr = Ad_{T⁻¹}
+// for a symmetric one; the two differ where the left and right sides are taken at different poses).
+inline void add_congruence(const double* Xl, const double* I, const double* Xr, double* P) {
+    double IX[36];
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double s = 0;
+            for (int k = 0; k < 6; ++k) s += I[6 * a + k] * Xr[6 * k + b];
+            IX[6 * a + b] = s;
+        }
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double s = 0;
+            for (int k = 0; k < 6; ++k) s += Xl[6 * k + a] * IX[6 * k + b];
+            P[6 * a + b] += s;
+        }
+}
 // Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
 inline void twist_to_child(const Frame& T, const double* V, double* o) {
     const Mat3 Rt = transpose(T.R);
