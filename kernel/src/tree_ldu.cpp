@@ -37,33 +37,50 @@ void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, c
 namespace {
 
 // Gauss–Jordan inverse with partial pivoting of an n×n block: Ainv = A⁻¹ (A is only read).
+//
+// Only the entries that still carry information are updated: at pivot k, the left columns after k
+// (columns up to k are never read again), and of the right half [I] only the columns of the rows
+// already taken as pivots — every other right column is still a unit column with its one in a row
+// not yet pivoted, whose update would subtract l·0. The right half is kept in pivot order (column
+// c: the row taken at pivot c; a column's arithmetic does not depend on where it is stored) and put
+// back in row order at the end. The values are those of the full 2n-column elimination, bit for
+// bit: a skipped update x − l·0 returns x (l ≠ 0 and finite here), and the columns dropped on the
+// left are never read again.
 template <int N>
 bool invert_fixed(const double* A, double* Ainv) {
-    double a[N][2 * N];
-    for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j) {
-            a[i][j] = A[i * N + j];
-            a[i][N + j] = i == j ? 1.0 : 0.0;
-        }
+    double a[N][N], r[N][N];
+    int row[N];  // row[i]: the row of A now at position i
+    for (int i = 0; i < N; ++i) {
+        row[i] = i;
+        for (int j = 0; j < N; ++j) a[i][j] = A[i * N + j], r[i][j] = 0.0;
+    }
+#pragma GCC unroll 6
     for (int k = 0; k < N; ++k) {
         int p = k;
         double best = std::fabs(a[k][k]);
         for (int i = k + 1; i < N; ++i)
             if (std::fabs(a[i][k]) > best) best = std::fabs(a[i][k]), p = i;
         if (!(best > 0) || !std::isfinite(best)) return false;
-        if (p != k)
-            for (int j = 0; j < 2 * N; ++j) std::swap(a[k][j], a[p][j]);
+        if (p != k) {
+            for (int j = k; j < N; ++j) std::swap(a[k][j], a[p][j]);
+            for (int c = 0; c < k; ++c) std::swap(r[k][c], r[p][c]);
+            std::swap(row[k], row[p]);
+        }
+        r[k][k] = 1.0;  // the pivot row's own unit column joins the active ones
         const double inv = 1.0 / a[k][k];
-        for (int j = 0; j < 2 * N; ++j) a[k][j] *= inv;
+        for (int j = k + 1; j < N; ++j) a[k][j] *= inv;
+        for (int c = 0; c <= k; ++c) r[k][c] *= inv;
         for (int i = 0; i < N; ++i) {
             if (i == k) continue;
             const double l = a[i][k];
             if (l == 0) continue;
-            for (int j = 0; j < 2 * N; ++j) a[i][j] -= l * a[k][j];
+            for (int j = k + 1; j < N; ++j) a[i][j] -= l * a[k][j];
+            for (int c = 0; c <= k; ++c) r[i][c] -= l * r[k][c];
         }
     }
+    // Column c of the inverse in pivot order is column row[c] in row order; Ainv is stored transposed.
     for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j) Ainv[j * N + i] = a[i][N + j];
+        for (int c = 0; c < N; ++c) Ainv[row[c] * N + i] = r[i][c];
     return true;
 }
 
