@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <Eigen/Dense>
+#include <vector>
 
 #include "noether/sdk/tree_ldu.hpp"
 #include "util.hpp"

@@ -140,6 +140,10 @@ struct State final : IntegratorState {
     // by start() and write_back(), which write node 0's workspace too).
     bool node0_ok = false;
     std::vector<double> node0_q;
+    // Node s's kinematics were computed by the last evaluate() from node_s_q (nodes_ok: there was
+    // one; only evaluate() writes nodes 1..s): node 0's of the next substep, which starts there.
+    bool nodes_ok = false;
+    std::vector<double> node_s_q;
     // Newton factor (§5.3), per link: U, V, G, W (d × s, column-major), K (s × d, row-major),
     // LU of D (s × s) with pivots, Y^A (d × d).
     std::vector<double> U, V, G, W, K, Dlu, YA;

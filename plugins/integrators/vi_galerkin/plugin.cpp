@@ -97,6 +97,7 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->qd0.assign(N, 0.0);
     st->pn.assign(N, 0.0);
     st->node0_q.assign(N, 0.0);
+    st->node_s_q.assign(N, 0.0);
     st->qdot.assign(N, 0.0);
     st->prev_ctrl.assign(NN, 0.0);
     st->ctrl.assign(NN, 0.0);

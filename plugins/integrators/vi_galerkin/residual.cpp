@@ -19,7 +19,19 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
         }
     // Node 0's kinematics (poses, screws, inertias) as the last evaluate() of this step left them?
     const std::size_t qbytes = sizeof(double) * static_cast<std::size_t>(n);
-    const bool keep0 = st.node0_ok && std::memcmp(st.ctrl.data(), st.node0_q.data(), qbytes) == 0;
+    bool keep0 = st.node0_ok && std::memcmp(st.ctrl.data(), st.node0_q.data(), qbytes) == 0;
+    // Else node s of the last evaluate() (the substep before's q^{k+1}, bit for bit the next q^k):
+    // its kinematics are node 0's, computed from the same bits.
+    if (!keep0 && st.nodes_ok && std::memcmp(st.ctrl.data(), st.node_s_q.data(), qbytes) == 0) {
+        for (int i = 0; i < n; ++i) {
+            const std::size_t si = static_cast<std::size_t>(s) * n + i;
+            st.g[i] = st.g[si];
+            std::copy_n(&st.Sb[6 * si], 6, &st.Sb[6 * static_cast<std::size_t>(i)]);
+            std::copy_n(&st.Mb[36 * si], 36, &st.Mb[36 * static_cast<std::size_t>(i)]);
+        }
+        std::memcpy(st.node0_q.data(), st.ctrl.data(), qbytes);
+        st.node0_ok = keep0 = true;
+    }
     for (int j = 0; j < nn; ++j) {
         const double wdt = L.w[j] * h;
         const bool kinematics = j > 0 || !keep0;
@@ -58,6 +70,8 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
         std::memcpy(st.node0_q.data(), st.ctrl.data(), qbytes);
         st.node0_ok = true;
     }
+    std::memcpy(st.node_s_q.data(), &st.ctrl[static_cast<std::size_t>(s) * n], qbytes);
+    st.nodes_ok = true;
     // Backward pass: subtree sums μ̄ and Γ̄.
     std::copy(st.hm.begin(), st.hm.end(), st.mu.begin());
     std::copy(st.E.begin(), st.E.end(), st.Gam.begin());
