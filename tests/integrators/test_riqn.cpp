@@ -462,9 +462,11 @@ TEST_CASE("riqn: failures leave the Data at the last good step, save and restore
     Data fresh(m);
     CHECK(d.pose.size() == fresh.pose.size());
     for (int b = 0; b < m->nbodies(); ++b) CHECK(std::memcmp(&d.pose[b], &fresh.pose[b], sizeof(Pose)) == 0);
-    // Subdivision recovers where one step at dt does not.
+    // Subdivision recovers where one step at dt does not (the momentum guess: the default one, which
+    // adds the last guesses' misses, leaves fewer of these steps short of 4 updates).
     Spec s2 = chain_riqn(10, 0.01);
     s2.options.max_iterations = 4;
+    s2.options.extra_lists["guess"] = {"momentum"};
     auto m2 = compile(s2);
     Data d2(m2);
     for (int i = 0; i < 100; ++i) {
@@ -568,7 +570,7 @@ TEST_CASE("riqn options are validated with clear errors", "[riqn]") {
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["newton"] = 1; }),
                Contains("riqn option 'newton' must be a string"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["guess"] = {"zero"}; }),
-               Contains("'guess' must be one of 'position', 'velocity', 'acceleration'"));
+               Contains("'guess' must be one of 'position', 'velocity', 'acceleration', 'momentum', 'feedback', got 'zero'"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["step_tolerance"] = -1; }),
                Contains("'step_tolerance' must be positive"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["max_turn"] = -0.1; }),
@@ -760,9 +762,12 @@ TEST_CASE("riqn's exact Newton step in O(n) is the dense one: same updates, same
     // transforms per link and B_i from the derivative of μ written out; newton = "dense" builds the
     // matrix (B_i by complex steps) and factors it. Revolute and prismatic joints with a damper, a
     // spring and a fixed joint; a free root with a ball joint, body forces and gravity.
+    // (The momentum guess: the default guess adds the last steps' misses, so that a round-off
+    // difference between the two solves reaches the next guesses, and now and then an update count.)
     auto run_with = [](Spec s, const char* newton, int steps) {
         s.options.tolerance = 1e-12;
         s.options.extra_lists["newton"] = {newton};
+        s.options.extra_lists["guess"] = {"momentum"};
         auto m = compile(s);
         Data d(m);
         run_steps(*m, d, steps);
@@ -809,4 +814,35 @@ TEST_CASE("riqn with a floating base: exact Newton finds the RIQN trajectory, th
     INFO("RIQN updates " << na << ", exact Newton " << nb);
     CHECK(max_abs_diff(a, b) < 1e-9);
     CHECK(nb < na);
+}
+
+TEST_CASE("riqn's default guess adds the last guesses' misses: fewer updates, the same trajectory", "[riqn]") {
+    // guess = "feedback": the momentum guess plus 2 e_k − e_{k−1}, e the misses of the last two
+    // guesses (the converged q⁺ less the guess). The miss is the guess's O(h⁴) term, which changes
+    // smoothly: revolute chains, and a floating base with ball joints (the misses in tangent
+    // coordinates) under gravity and body forces.
+    auto run = [](Spec s, const char* guess, int steps, std::vector<double>* x) {
+        s.options.tolerance = 1e-12;
+        s.options.extra_lists["guess"] = {guess};
+        auto m = compile(s);
+        Data d(m);
+        run_steps(*m, d, steps);
+        *x = body_positions(d);
+        return double(d.stats.newton_total) / d.stats.steps;
+    };
+    struct Case {
+        Spec spec;
+        int steps;
+        double momentum, feedback;  // updates a step, measured (2026-11-27)
+    };
+    for (const Case& c : {Case{chain_riqn(10, 1e-3), 1000, 2.243, 1.228}, Case{chain_riqn(10, 1e-2), 100, 4.81, 4.31},
+                          Case{moving_floating_tree("riqn", 0.005), 200, 3.775, 2.815}}) {
+        std::vector<double> a, b;
+        const double um = run(c.spec, "momentum", c.steps, &a), uf = run(c.spec, "feedback", c.steps, &b);
+        INFO("dt " << c.spec.options.dt << ": updates momentum " << um << ", feedback " << uf << "; positions differ by "
+                   << max_abs_diff(a, b));
+        CHECK(um == Approx(c.momentum).margin(0.02));
+        CHECK(uf == Approx(c.feedback).margin(0.02));
+        CHECK(max_abs_diff(a, b) < 1e-9);
+    }
 }

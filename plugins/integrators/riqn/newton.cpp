@@ -190,7 +190,7 @@ void Riqn::guess(State& st, double h) {
     };
     mean_velocity();
     const bool accel = st.opt.guess != Guess::velocity;
-    if (st.opt.guess == Guess::momentum) {
+    if (st.opt.guess == Guess::momentum || st.opt.guess == Guess::feedback) {
         // q̈ at the velocity of node k (from its discrete momentum), not at the interval's mean
         // velocity (q_k − q_{k−1})/h: q_k + (q_k − q_{k−1}) + h² q̈_k is then the central difference
         // with q̈ right to O(h²).
@@ -209,6 +209,20 @@ void Riqn::guess(State& st, double h) {
         double v[6];
         for (int k = 0; k < l.nv; ++k) v[k] = h * (st.dq[l.iv + k] + (accel ? h * st.u[l.iv + k] : 0.0));
         link_retract(l, &st.q[l.iq], v, &st.qp[l.iq]);
+    }
+    if (st.opt.guess != Guess::feedback) return;
+    // The guess misses by an amount that changes smoothly from step to step (its O(h⁴) term): add
+    // the misses of the last two substeps of this length, extrapolated (2 e_k − e_{k−1}; e_k after
+    // only one). commit() records this substep's miss against the raw guess kept here.
+    std::copy(st.qp.begin(), st.qp.end(), st.qguess.begin());
+    if (st.gerr_count == 0 || st.gerr_h != h) return;
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = t.links[i];
+        double c[6];
+        for (int k = 0; k < l.nv; ++k)
+            c[k] = st.gerr_count > 1 ? 2.0 * st.gerr[l.iv + k] - st.gerr_prev[l.iv + k] : st.gerr[l.iv + k];
+        if (l.type == TreeJoint::screw) st.qp[l.iq] += c[0];
+        else link_retract(l, &st.qp[l.iq], c, &st.qp[l.iq]);
     }
 }
 

@@ -13,7 +13,8 @@ RiqnOptions riqn_options(const Model& m) {
         o.guess = *s == "position"   ? Guess::position
                   : *s == "velocity" ? Guess::velocity
                   : *s == "acceleration" ? Guess::acceleration
-                                     : Guess::momentum;
+                  : *s == "momentum" ? Guess::momentum
+                                     : Guess::feedback;
     auto it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     it = m.options.extra.find("max_turn");
@@ -41,7 +42,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
         }
     }
     check_choice_option(m, "riqn", "newton", {"riqn", "exact", "dense"}, out);
-    check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum"}, out);
+    check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum", "feedback"}, out);
     for (const char* name : {"step_tolerance", "max_turn"})
         if (m.options.extra_lists.count(name))
             out.push_back({Severity::error, m.origin, std::string("options: riqn option '") + name + "' must be a number"});
@@ -85,6 +86,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->nD.assign(static_cast<std::size_t>(st->tree.nd), 0.0);
     st->nu.assign(static_cast<std::size_t>(nv), 0.0);
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
+    st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
+    for (std::vector<double>* v : {&st->gerr, &st->gerr_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);

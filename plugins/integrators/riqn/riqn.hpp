@@ -109,14 +109,16 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 
 // ---- options --------------------------------------------------------------------------------
 
-enum class Guess { position, velocity, acceleration, momentum };
+// guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last two
+// guesses (guess(), commit()); "momentum", "acceleration" (riqn.md's IG3), "velocity", "position".
+enum class Guess { position, velocity, acceleration, momentum, feedback };
 // newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
 // "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
 // step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).
 enum class Newton { riqn, exact, dense };
 struct RiqnOptions {
     Newton newton = Newton::riqn;
-    Guess guess = Guess::momentum;
+    Guess guess = Guess::feedback;
     double step_tolerance = 1e-12;
     double max_turn = 0;  // radians per substep (0: off), as vi-maximal's option
 };
@@ -175,22 +177,35 @@ struct State final : IntegratorState {
     std::vector<Frame> Tp;
     // log f_i of the last DRNEA, 6 per link (written by drnea()).
     std::vector<double> xl, qbest, nIA, nU, nV, nD, nP, ndV, nu;
+    // Guess "feedback": this substep's momentum guess (nq), and the errors of the last two (nv, the
+    // converged q⁺ less the guess, in the links' tangent coordinates: link_difference), valid for
+    // gerr_count (0–2) substeps of length gerr_h in a row. Saved: they shape the next guess.
+    std::vector<double> qguess, gerr, gerr_prev;
+    std::int32_t gerr_count = 0;
+    double gerr_h = 0;
 
     void save(std::string& out) const override {
         const char st = started ? 1 : 0;
         out.append(&st, 1);
         out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
-        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi})
+        out.append(reinterpret_cast<const char*>(&gerr_count), sizeof gerr_count);
+        out.append(reinterpret_cast<const char*>(&gerr_h), sizeof gerr_h);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &gerr, &gerr_prev})
             if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
     }
     bool restore(const char*& p, const char* end) override {
-        const std::size_t need = 1 + sizeof dt_prev + sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size());
+        const std::size_t need = 1 + sizeof dt_prev + sizeof gerr_count + sizeof gerr_h +
+                                 sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + gerr.size() + gerr_prev.size());
         if (static_cast<std::size_t>(end - p) < need) return false;
         started = *p++ != 0;
         fresh = false;
         std::memcpy(&dt_prev, p, sizeof dt_prev);
         p += sizeof dt_prev;
-        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) {
+        std::memcpy(&gerr_count, p, sizeof gerr_count);
+        p += sizeof gerr_count;
+        std::memcpy(&gerr_h, p, sizeof gerr_h);
+        p += sizeof gerr_h;
+        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi, &gerr, &gerr_prev}) {
             if (!v->empty()) std::memcpy(v->data(), p, sizeof(double) * v->size());
             p += sizeof(double) * v->size();
         }
