@@ -403,10 +403,44 @@ void Galerkin::guess(State& st, double h) {
                 st.ctrl[static_cast<std::size_t>(a) * n + i] = slope ? v + kappa * om[a] : v;
             }
         }
+        st.guess_kind = slope ? 2 : 1;
+        if (st.opt.feedback) add_misses(st, h);
         return;
     }
+    st.guess_kind = 0;
     for (int a = 1; a <= s; ++a)
         for (int i = 0; i < n; ++i) st.ctrl[static_cast<std::size_t>(a) * n + i] = st.q[i] + L.c[a] * h * st.qd0[i];
+}
+
+// Guess "feedback": the extrapolation misses by its error term, which changes smoothly along a
+// motion the step resolves; the last two misses (of guesses of this kind and step length),
+// extrapolated as 2 e_k − e_{k−1}, are added while they agree (‖e_k − e_{k−1}‖ ≤ kMissAgreement
+// ‖e_k‖). The guess itself is kept for the miss (record_miss()).
+void Galerkin::add_misses(State& st, double h) {
+    const std::size_t n = static_cast<std::size_t>(st.n), end = st.ctrl.size();
+    std::copy(st.ctrl.begin() + static_cast<std::ptrdiff_t>(n), st.ctrl.end(), st.ctrl_guess.begin() + static_cast<std::ptrdiff_t>(n));
+    if (st.miss_count < 2 || st.miss_h != h || st.miss_kind != st.guess_kind) return;
+    double e2 = 0, d2 = 0;
+    for (std::size_t k = n; k < end; ++k) {
+        const double dm = st.miss[k] - st.miss_prev[k];
+        e2 += st.miss[k] * st.miss[k], d2 += dm * dm;
+    }
+    if (!(d2 <= kMissAgreement * kMissAgreement * e2)) return;
+    for (std::size_t k = n; k < end; ++k) st.ctrl[k] += 2.0 * st.miss[k] - st.miss_prev[k];
+}
+
+void Galerkin::record_miss(State& st, double h) {
+    if (!st.opt.feedback) return;
+    if (st.guess_kind == 0) {  // the first guess of a start: nothing to compare
+        st.miss_count = 0;
+        return;
+    }
+    const std::size_t n = static_cast<std::size_t>(st.n);
+    std::swap(st.miss, st.miss_prev);
+    for (std::size_t k = n; k < st.ctrl.size(); ++k) st.miss[k] = st.ctrl[k] - st.ctrl_guess[k];
+    st.miss_count = st.miss_count > 0 && st.miss_h == h && st.miss_kind == st.guess_kind ? 2 : 1;
+    st.miss_h = h;
+    st.miss_kind = st.guess_kind;
 }
 
 Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) const {
@@ -466,6 +500,7 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
         break;
     }
     out.worst_node = -1;
+    record_miss(st, h);
     std::copy(st.ctrl.begin() + static_cast<std::ptrdiff_t>(s) * n, st.ctrl.begin() + static_cast<std::ptrdiff_t>(s + 1) * n,
               st.q.begin());
     std::copy(st.pn.begin(), st.pn.end(), st.p.begin());

@@ -77,6 +77,7 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
         }
     }
     check_choice_option(m, "vi-galerkin", "newton", {"chord", "exact"}, out);
+    check_choice_option(m, "vi-galerkin", "guess", {"feedback", "polynomial"}, out);
     const GalerkinOptions o = galerkin_options(m);
     check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
 }
@@ -188,7 +189,9 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->T.assign(N, Frame{});
     st->Vl.assign(6 * N, 0.0);
     for (std::vector<double>* v : {&st->LX, &st->LPhi}) v->assign(12 * NN, 0.0);
-    for (std::vector<double>* v : {&st->ldq, &st->ldqd, &st->ldR, &st->bk_prev}) v->assign(NN, 0.0);
+    for (std::vector<double>* v : {&st->ldq, &st->ldqd, &st->ldR, &st->bk_prev, &st->ctrl_guess, &st->miss, &st->miss_prev,
+                                   &st->bk_miss, &st->bk_miss_prev})
+        v->assign(NN, 0.0);
     for (std::vector<double>* v : {&st->lrhs, &st->lz}) v->assign(N * s, 0.0);
     for (std::vector<double>* v : {&st->ldp, &st->ldp1, &st->bk_q, &st->bk_p, &st->bk_qd0}) v->assign(N, 0.0);
     for (State::Kinematics* k : {&st->kin0, &st->kin1}) {

@@ -63,6 +63,7 @@ GalerkinOptions galerkin_options(const Model& m) {
     auto it = m.options.extra.find("points");
     if (it != m.options.extra.end() && it->second >= 1 && it->second <= kMaxPoints) o.s = static_cast<int>(it->second);
     if (const std::string* s = string_option(m, "newton")) o.chord = *s != "exact";
+    if (const std::string* s = string_option(m, "guess")) o.feedback = *s != "polynomial";
     it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     return o;
@@ -72,6 +73,7 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
     st.node0_ok = false;  // node 0's workspace is used below
+    st.miss_count = 0;    // a new start: no guess has missed yet
     std::vector<double>& prev = st.qdot;  // scratch
     for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - tree_link_offset(m, t.links[i]);
     tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
