@@ -52,6 +52,18 @@ BlockGraph branched(bool loops) {
     return build_block_graph(7, a, b, rows);
 }
 
+// Factor A, solve for a random right-hand side: the dense LU's solution to 1e-12.
+void solves_as_dense(TreeLDU& ldu, const BlockGraph& g, const BlockMatrix& A, testutil::Rng& rng) {
+    int failed = -2;
+    REQUIRE(ldu.factor(g, A, &failed));
+    testutil::VecX b(g.total_size);
+    for (int i = 0; i < g.total_size; ++i) b[i] = rng.uniform();
+    testutil::VecX x = b;
+    ldu.solve(g, A, x.data());
+    const testutil::VecX ref = dense_solve(g, A, b);
+    CHECK((x - ref).norm() <= 1e-12 * ref.norm());
+}
+
 }  // namespace
 
 TEST_CASE("tree LDU solves equal dense LU on a branched tree", "[tree-ldu]") {
@@ -62,14 +74,7 @@ TEST_CASE("tree LDU solves equal dense LU on a branched tree", "[tree-ldu]") {
     ldu.init(g);
     for (int trial = 0; trial < 5; ++trial) {
         const BlockMatrix A = random_matrix(g, rng);
-        int failed = -2;
-        REQUIRE(ldu.factor(g, A, &failed));
-        testutil::VecX b(g.total_size);
-        for (int i = 0; i < g.total_size; ++i) b[i] = rng.uniform();
-        testutil::VecX x = b;
-        ldu.solve(g, A, x.data());
-        const testutil::VecX ref = dense_solve(g, A, b);
-        CHECK((x - ref).norm() <= 1e-12 * ref.norm());
+        solves_as_dense(ldu, g, A, rng);
     }
 }
 
@@ -91,14 +96,7 @@ TEST_CASE("tree LDU pivots where a block's dominant entries lie off its diagonal
             for (int i = 0; i < m; ++i)
                 for (int k = 0; k < m; ++k) D[i * m + k] = (k == perm[i] ? 8.0 : 0.0) + 0.1 * rng.uniform();
         }
-        int failed = -2;
-        REQUIRE(ldu.factor(g, A, &failed));
-        testutil::VecX b(g.total_size);
-        for (int i = 0; i < g.total_size; ++i) b[i] = rng.uniform();
-        testutil::VecX x = b;
-        ldu.solve(g, A, x.data());
-        const testutil::VecX ref = dense_solve(g, A, b);
-        CHECK((x - ref).norm() <= 1e-12 * ref.norm());
+        solves_as_dense(ldu, g, A, rng);
     }
 }
 

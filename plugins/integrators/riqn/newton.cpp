@@ -215,12 +215,12 @@ void Riqn::guess(State& st, double h) {
     // the misses of the last two substeps of this length, extrapolated (2 e_k − e_{k−1}; e_k after
     // only one). commit() records this substep's miss against the raw guess kept here.
     std::copy(st.qp.begin(), st.qp.end(), st.qguess.begin());
-    if (st.gerr_count == 0 || st.gerr_h != h) return;
+    if (st.miss_count == 0 || st.miss_h != h) return;
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         double c[6];
         for (int k = 0; k < l.nv; ++k)
-            c[k] = st.gerr_count > 1 ? 2.0 * st.gerr[l.iv + k] - st.gerr_prev[l.iv + k] : st.gerr[l.iv + k];
+            c[k] = st.miss_count > 1 ? 2.0 * st.miss[l.iv + k] - st.miss_prev[l.iv + k] : st.miss[l.iv + k];
         if (l.type == TreeJoint::screw) st.qp[l.iq] += c[0];
         else link_retract(l, &st.qp[l.iq], c, &st.qp[l.iq]);
     }

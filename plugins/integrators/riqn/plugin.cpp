@@ -87,7 +87,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->nu.assign(static_cast<std::size_t>(nv), 0.0);
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
-    for (std::vector<double>* v : {&st->gerr, &st->gerr_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
+    for (std::vector<double>* v : {&st->miss, &st->miss_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);

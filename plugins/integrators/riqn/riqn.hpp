@@ -177,38 +177,32 @@ struct State final : IntegratorState {
     std::vector<Frame> Tp;
     // log f_i of the last DRNEA, 6 per link (written by drnea()).
     std::vector<double> xl, qbest, nIA, nU, nV, nD, nP, ndV, nu;
-    // Guess "feedback": this substep's momentum guess (nq), and the errors of the last two (nv, the
+    // Guess "feedback": this substep's momentum guess (nq), and the misses of the last two (nv, the
     // converged q⁺ less the guess, in the links' tangent coordinates: link_difference), valid for
-    // gerr_count (0–2) substeps of length gerr_h in a row. Saved: they shape the next guess.
-    std::vector<double> qguess, gerr, gerr_prev;
-    std::int32_t gerr_count = 0;
-    double gerr_h = 0;
+    // miss_count (0–2) substeps of length miss_h in a row. Saved: they shape the next guess.
+    std::vector<double> qguess, miss, miss_prev;
+    std::int32_t miss_count = 0;
+    double miss_h = 0;
 
     void save(std::string& out) const override {
         const char st = started ? 1 : 0;
         out.append(&st, 1);
-        out.append(reinterpret_cast<const char*>(&dt_prev), sizeof dt_prev);
-        out.append(reinterpret_cast<const char*>(&gerr_count), sizeof gerr_count);
-        out.append(reinterpret_cast<const char*>(&gerr_h), sizeof gerr_h);
-        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &gerr, &gerr_prev})
-            if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
+        save_value(out, dt_prev);
+        save_value(out, miss_count);
+        save_value(out, miss_h);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) save_values(out, *v);
     }
     bool restore(const char*& p, const char* end) override {
-        const std::size_t need = 1 + sizeof dt_prev + sizeof gerr_count + sizeof gerr_h +
-                                 sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + gerr.size() + gerr_prev.size());
+        const std::size_t need = 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_h +
+                                 sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + miss.size() + miss_prev.size());
         if (static_cast<std::size_t>(end - p) < need) return false;
         started = *p++ != 0;
         fresh = false;
-        std::memcpy(&dt_prev, p, sizeof dt_prev);
-        p += sizeof dt_prev;
-        std::memcpy(&gerr_count, p, sizeof gerr_count);
-        p += sizeof gerr_count;
-        std::memcpy(&gerr_h, p, sizeof gerr_h);
-        p += sizeof gerr_h;
-        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi, &gerr, &gerr_prev}) {
-            if (!v->empty()) std::memcpy(v->data(), p, sizeof(double) * v->size());
-            p += sizeof(double) * v->size();
-        }
+        restore_value(p, dt_prev);
+        restore_value(p, miss_count);
+        restore_value(p, miss_h);
+        if (miss_count < 0 || miss_count > 2) return false;
+        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) restore_values(p, *v);
         return true;
     }
 };

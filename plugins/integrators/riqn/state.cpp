@@ -62,7 +62,7 @@ bool Riqn::any_input(const Model& m, const Data& d) {
 void Riqn::start(const Model& m, const Data& d, State& st, double h) {
     const TreeView& t = st.tree;
     const int n = t.size();
-    st.gerr_count = 0;  // a new start: no guess has missed yet
+    st.miss_count = 0;  // a new start: no guess has missed yet
     // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
     st.qm = st.q;
     for (const TreeLink& l : t.links)
@@ -152,14 +152,14 @@ void Riqn::commit(State& st, double h) {
         }
     }
     if (st.opt.guess == Guess::feedback) {  // this substep's miss (guess())
-        st.gerr.swap(st.gerr_prev);
+        st.miss.swap(st.miss_prev);
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
-            if (l.type == TreeJoint::screw) st.gerr[l.iv] = st.qp[l.iq] - st.qguess[l.iq];
-            else link_difference(l, &st.qguess[l.iq], &st.qp[l.iq], &st.gerr[l.iv]);
+            if (l.type == TreeJoint::screw) st.miss[l.iv] = st.qp[l.iq] - st.qguess[l.iq];
+            else link_difference(l, &st.qguess[l.iq], &st.qp[l.iq], &st.miss[l.iv]);
         }
-        st.gerr_count = st.gerr_count > 0 && st.gerr_h == h ? 2 : 1;
-        st.gerr_h = h;
+        st.miss_count = st.miss_count > 0 && st.miss_h == h ? 2 : 1;
+        st.miss_h = h;
     }
     st.qm.swap(st.q);
     st.q = st.qp;

@@ -214,12 +214,11 @@ struct State final : IntegratorState {
     void save(std::string& out) const override {
         const char flags[2] = {static_cast<char>(started ? 1 : 0), static_cast<char>(have_prev ? 1 : 0)};
         out.append(flags, 2);
-        out.append(reinterpret_cast<const char*>(&prev_h), sizeof prev_h);
-        out.append(reinterpret_cast<const char*>(&miss_count), sizeof miss_count);
-        out.append(reinterpret_cast<const char*>(&miss_kind), sizeof miss_kind);
-        out.append(reinterpret_cast<const char*>(&miss_h), sizeof miss_h);
-        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev})
-            if (!v->empty()) out.append(reinterpret_cast<const char*>(v->data()), sizeof(double) * v->size());
+        save_value(out, prev_h);
+        save_value(out, miss_count);
+        save_value(out, miss_kind);
+        save_value(out, miss_h);
+        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) save_values(out, *v);
     }
     bool restore(const char*& p_, const char* end) override {
         const std::size_t need = 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_h +
@@ -228,19 +227,12 @@ struct State final : IntegratorState {
         if (static_cast<std::size_t>(end - p_) < need) return false;
         started = *p_++ != 0;
         have_prev = *p_++ != 0;
-        std::memcpy(&prev_h, p_, sizeof prev_h);
-        p_ += sizeof prev_h;
-        std::memcpy(&miss_count, p_, sizeof miss_count);
-        p_ += sizeof miss_count;
-        std::memcpy(&miss_kind, p_, sizeof miss_kind);
-        p_ += sizeof miss_kind;
-        std::memcpy(&miss_h, p_, sizeof miss_h);
-        p_ += sizeof miss_h;
+        restore_value(p_, prev_h);
+        restore_value(p_, miss_count);
+        restore_value(p_, miss_kind);
+        restore_value(p_, miss_h);
         if (miss_count < 0 || miss_count > 2) return false;
-        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) {
-            if (!v->empty()) std::memcpy(v->data(), p_, sizeof(double) * v->size());
-            p_ += sizeof(double) * v->size();
-        }
+        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) restore_values(p_, *v);
         return true;
     }
 };

@@ -16,6 +16,7 @@
 #include "noether/export.h"
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -93,6 +94,27 @@ struct Attempt {
     int worst_node = -1;    // block-graph node (or tree link) with the largest residual
     bool at_floor = false;  // accepted at Newton's round-off floor above the tolerance
 };
+
+// IntegratorState::save()/restore() of plain values and of vectors of them, in the order written
+// (restore() checks that the bytes are there first; a vector's size comes from the Model).
+template <class T>
+inline void save_value(std::string& out, const T& v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <class T>
+inline void save_values(std::string& out, const std::vector<T>& v) {
+    if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
+}
+template <class T>
+inline void restore_value(const char*& p, T& v) {
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+}
+template <class T>
+inline void restore_values(const char*& p, std::vector<T>& v) {
+    if (!v.empty()) std::memcpy(v.data(), p, sizeof(T) * v.size());
+    p += sizeof(T) * v.size();
+}
 
 // The substeps a turn limit asks for (option max_turn, else Data::turn_guard; 0: none): the
 // smallest power of two, up to Model::options.max_substeps, that keeps the fastest body of the last
