@@ -145,8 +145,8 @@ struct State final : IntegratorState {
                                         // by ω) and the force, per (node, link)
     std::vector<double> r, dx, pn;      // residual and direction (s·n, link-major), p^{k+1} (n)
     // Node 0 is q^k for the whole step: evaluate() keeps its poses, screws and world inertias
-    // while ctrl[0..n) equals node0_q bit for bit (node0_ok: evaluate() computed them from it; reset
-    // by start() and write_back(), which write node 0's workspace too).
+    // while ctrl[0..n) equals node0_q bit for bit (node0_ok: evaluate() computed them from it or took
+    // them from node s; reset by start(), which writes node 0's workspace too).
     bool node0_ok = false;
     std::vector<double> node0_q;
     // Guess "feedback" (saved but ctrl_guess): this substep's extrapolated control points 1..s and

@@ -182,13 +182,10 @@ void Galerkin::project_rates(State& st) {
 void Galerkin::write_back(const Model& m, Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
-    st.node0_ok = false;  // node 0's poses are overwritten below
-    for (int i = 0; i < n; ++i) {
-        const TreeLink& l = t.links[i];
-        st.T[i] = link_transform(l, st.q[i]);
-        st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
-    }
-    tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+    // The link poses at q: node s's of the substep's last evaluate(), computed from these bits.
+    const Frame* g = &st.g[static_cast<std::size_t>(st.lob.s) * n];
+    for (int i = 0; i < n; ++i) st.T[i] = link_transform(t.links[i], st.q[i]);
+    tree_body_poses(t, g, d.pose.data(), st.bp.data());
     tree_abi_setup(t, st.T.data(), nullptr, st.abi);
     tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
     if (!st.loops.empty()) project_rates(st);
@@ -196,7 +193,7 @@ void Galerkin::write_back(const Model& m, Data& d, State& st) {
     tree_link_twists(t, st.q.data(), st.qdot.data(), reinterpret_cast<double(*)[6]>(st.Vl.data()));
     for (int b = 0; b < m.nbodies(); ++b) {
         d.pose[b] = st.bp[b];
-        const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.Vl.data()), b);
+        const Twist tw = tree_body_twist(t, g, reinterpret_cast<const double(*)[6]>(st.Vl.data()), b);
         d.twist[b] = tw;
         d.twist_guess[b] = tw;
     }
