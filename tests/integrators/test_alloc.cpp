@@ -119,15 +119,20 @@ TEST_CASE("no heap allocation while stepping with riqn (every Newton variant, th
         INFO("updates a step " << double(d.stats.newton_total - updates) / 100);
         CHECK(double(d.stats.newton_total - updates) / 100 < 10);
     }
-    Spec sub = testutil::chain_spec(10, "revolute", "riqn");
-    sub.options.max_iterations = 4;  // most steps are retaken as substeps
-    auto m = compile(sub);
-    Data d(m);
-    while (d.stats.subdivided_steps == 0) REQUIRE(step(*m, d) == StepStatus::ok);  // past the one-time warning
-    const long before = g_allocs.load();
-    for (int i = 0; i < 50; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
-    CHECK(g_allocs.load() - before == 0);
-    CHECK(d.stats.subdivided_steps > 25);
+    for (int secants : {0, 2}) {  // the plain RIQN update, and with the secant pairs (the default)
+        Spec sub = testutil::chain_spec(10, "revolute", "riqn");
+        sub.options.max_iterations = 4;  // many steps are retaken as substeps
+        sub.options.extra["secants"] = secants;
+        auto m = compile(sub);
+        Data d(m);
+        while (d.stats.subdivided_steps == 0) REQUIRE(step(*m, d) == StepStatus::ok);  // past the one-time warning
+        const long before = g_allocs.load();
+        const auto subdivided = d.stats.subdivided_steps;
+        for (int i = 0; i < 30; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        CHECK(g_allocs.load() - before == 0);
+        INFO("secants " << secants << ": subdivided steps " << d.stats.subdivided_steps - subdivided << " of 30");
+        CHECK(d.stats.subdivided_steps - subdivided >= 10);
+    }
 }
 
 TEST_CASE("no heap allocation while stepping with vi-galerkin (s = 1, 2, 3, forces, subdivision)", "[alloc][galerkin]") {

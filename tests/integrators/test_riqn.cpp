@@ -378,6 +378,7 @@ TEST_CASE("riqn initial guesses: the acceleration guess saves updates (riqn.md �
         Spec s = chain_riqn(10, h);
         s.options.tolerance = 1e-9;
         s.options.extra_lists["guess"] = {guess};
+        s.options.extra["secants"] = 0;  // the plain RIQN update of riqn.md
         auto m = compile(s);
         Data d(m);
         run_steps(*m, d, static_cast<int>(std::lround(1.0 / h)));
@@ -467,6 +468,7 @@ TEST_CASE("riqn: failures leave the Data at the last good step, save and restore
     Spec s2 = chain_riqn(10, 0.01);
     s2.options.max_iterations = 4;
     s2.options.extra_lists["guess"] = {"momentum"};
+    s2.options.extra["secants"] = 0;  // (the secant pairs, too, leave fewer steps short)
     auto m2 = compile(s2);
     Data d2(m2);
     for (int i = 0; i < 100; ++i) {
@@ -578,6 +580,12 @@ TEST_CASE("riqn options are validated with clear errors", "[riqn]") {
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["max_turn"] = 4; }), Contains("must be in [0, 3.1] (0: off), got 4"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["max_turn"] = {"fast"}; }),
                Contains("riqn option 'max_turn' must be a number"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["secants"] = 5; }),
+               Contains("riqn option 'secants' must be a whole number in [0, 4] (0: the plain RIQN update), got 5"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["secants"] = 1.5; }), Contains("got 1.5"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra["secants"] = -1; }), Contains("got -1"));
+    CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["secants"] = {"two"}; }),
+               Contains("riqn option 'secants' must be a number"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["tol"] = 1; }),
                Contains("'tol' is not an option of integrator 'riqn'"));
     CHECK_THAT(error_of([](Spec& s) { s.joints[1].type = "cylindrical"; }),
@@ -824,6 +832,7 @@ TEST_CASE("riqn's default guess adds the last guesses' misses: fewer updates, th
     auto run = [](Spec s, const char* guess, int steps, std::vector<double>* x) {
         s.options.tolerance = 1e-12;
         s.options.extra_lists["guess"] = {guess};
+        s.options.extra["secants"] = 0;  // the guesses alone
         auto m = compile(s);
         Data d(m);
         run_steps(*m, d, steps);
@@ -845,4 +854,60 @@ TEST_CASE("riqn's default guess adds the last guesses' misses: fewer updates, th
         CHECK(uf == Approx(c.feedback).margin(0.02));
         CHECK(max_abs_diff(a, b) < 1e-9);
     }
+}
+
+TEST_CASE("riqn's secant pairs correct the RIQN update: fewer updates, the same trajectory", "[riqn]") {
+    // secants = k: the update corrected by the last k pairs (δx, δf) of moves and changes of the
+    // update (Anderson's mixing), carried from substep to substep. The pairs measure how the RIQN
+    // matrix M(q_k) misses ∂r/∂q⁺ (its velocity terms), which no guess removes.
+    auto run = [](Spec s, int secants, int steps, std::vector<double>* x) {
+        s.options.tolerance = 1e-12;
+        s.options.extra["secants"] = secants;
+        auto m = compile(s);
+        Data d(m);
+        run_steps(*m, d, steps);
+        *x = body_positions(d);
+        return double(d.stats.newton_total) / d.stats.steps;
+    };
+    struct Case {
+        Spec spec;
+        int steps;
+        double plain, two, four;  // updates a step, measured (2026-11-27)
+    };
+    for (const Case& c : {Case{chain_riqn(2, 1e-2), 300, 3.917, 2.71, 2.867}, Case{chain_riqn(10, 1e-2), 100, 4.31, 3.88, 3.77},
+                          Case{chain_riqn(10, 1e-3), 1000, 1.228, 1.229, 1.228},
+                          Case{moving_floating_tree("riqn", 0.005), 200, 2.815, 2.0, 1.81}}) {
+        std::vector<double> a, b, e;
+        const double u0 = run(c.spec, 0, c.steps, &a), u2 = run(c.spec, 2, c.steps, &b), u4 = run(c.spec, 4, c.steps, &e);
+        INFO("dt " << c.spec.options.dt << ", " << c.spec.bodies.size() << " bodies: updates plain " << u0 << ", 2 pairs " << u2
+                   << ", 4 pairs " << u4 << "; positions differ by " << max_abs_diff(a, b) << ", " << max_abs_diff(a, e));
+        CHECK(u0 == Approx(c.plain).margin(0.02));
+        CHECK(u2 == Approx(c.two).margin(0.02));
+        CHECK(u4 == Approx(c.four).margin(0.02));
+        CHECK(max_abs_diff(a, b) < 1e-8);  // (the tolerance's 1e-12 a step, over 1000 steps of a chain)
+        CHECK(max_abs_diff(a, e) < 1e-8);
+    }
+}
+
+TEST_CASE("riqn's secant pairs leave fewer steps short of an iteration limit and are saved with the state", "[riqn]") {
+    // The 10-link chain at dt 0.01 allowed 4 updates a step: steps that do not converge in 4 are
+    // subdivided (pairs from the full step are dropped at the change of length). Save, continue,
+    // restore, continue replays bit for bit: the pairs are part of the state.
+    auto run = [](int secants, bool* replays) {
+        Spec s = chain_riqn(10, 0.01);
+        s.options.max_iterations = 4;
+        s.options.extra["secants"] = secants;
+        auto m = compile(s);
+        Data d(m);
+        for (int i = 0; i < 50; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        *replays = testutil::restore_replays(*m, d, 50);  // steps 50–100, twice
+        return d.stats.subdivided_steps;
+    };
+    bool r0 = false, r2 = false;
+    const long plain = run(0, &r0), two = run(2, &r2);
+    INFO("subdivided steps: plain " << plain << ", 2 pairs " << two);  // measured 34 and 7
+    CHECK(plain >= 30);
+    CHECK(two <= 10);
+    CHECK(r0);
+    CHECK(r2);
 }

@@ -18,6 +18,15 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     const double tol = m.options.tolerance;
     bool exact = st.opt.newton != Newton::riqn, setup = true;
     double prev_rn = INFINITY;
+    // Secant pairs measured at another substep length: dropped (carrying them over, rescaled by
+    // the ratio of the lengths, and handing a failed attempt's pairs to its retry made no
+    // difference on chains of 16–64 links at dt 0.01 over 30 s).
+    if (st.sec_h != h) st.sec.drop(), st.sec_h = h;
+    // (On trees of at most kExactFallbackLinks links: on the 512-link chain's whip at dt 0.01 the
+    // pairs cost more than they saved.)
+    const bool secants = st.opt.secants > 0 && n <= kExactFallbackLinks;
+    st.sec.begin();
+    bool corrected = false;  // the last update was corrected by the secant pairs
     double best_rn = INFINITY;  // the smallest residual of the RIQN updates, at st.qbest
     auto from_best = [&] {  // back to that iterate (the exact step starts there), its residual
         std::copy(st.qbest.begin(), st.qbest.end(), st.qp.begin());
@@ -27,6 +36,14 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         double rn = drnea(m, st, h, &out.worst_node);
         out.residual = rn;
         out.iterations = it;
+        if (corrected && !(rn < kSecantGrowth * prev_rn) && it < m.options.max_iterations) {
+            // The corrected update multiplied the residual (or turned a link by π): the plain
+            // update from the iterate it left instead, counted as one more iteration.
+            corrected = false;
+            secant_reject(st);
+            continue;
+        }
+        corrected = false;
         if (rn == INFINITY && !exact && best_rn < INFINITY && n <= kExactFallbackLinks) {
             // An RIQN update turned a link by π or more (a tiny inertia about an axis): the exact
             // step from the best iterate instead of a failed step.
@@ -98,7 +115,9 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         } else {
             for (int k = 0; k < t.nv; ++k) st.u[k] = -h * st.r[k];
             tree_abi_solve(t, st.T.data(), st.abi, st.u.data(), st.dq.data());
+            if (secants && (corrected = st.sec.correct(st.dq.data()))) std::copy(st.qp.begin(), st.qp.end(), st.sec_q.begin());
         }
+        if (exact) st.sec.begin();  // (an exact update is no secant of the RIQN matrix)
         double step = 0;
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
@@ -106,6 +125,8 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             else link_retract(l, &st.qp[l.iq], &st.dq[l.iv], &st.qp[l.iq]);
         }
         for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.dq[k]));
+        if (corrected)  // at the round-off floor only if the plain update is small as well
+            for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.sec.plain()[k]));
         if (step <= st.opt.step_tolerance) {  // the residual is at its round-off floor
             out.iterations = it + 1;
             out.residual = drnea(m, st, h, &out.worst_node);
@@ -167,6 +188,18 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
         }
     }
     return std::sqrt(rn);
+}
+
+void Riqn::secant_reject(State& st) {
+    const TreeView& t = st.tree;
+    std::copy(st.sec_q.begin(), st.sec_q.end(), st.qp.begin());
+    st.sec.take_plain();
+    const double* f = st.sec.plain();
+    for (int i = 0; i < t.size(); ++i) {
+        const TreeLink& l = t.links[i];
+        if (l.type == TreeJoint::screw) st.qp[l.iq] += f[l.iv];
+        else link_retract(l, &st.qp[l.iq], &f[l.iv], &st.qp[l.iq]);
+    }
 }
 
 void Riqn::guess(State& st, double h) {

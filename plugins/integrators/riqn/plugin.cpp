@@ -19,6 +19,7 @@ RiqnOptions riqn_options(const Model& m) {
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
     it = m.options.extra.find("max_turn");
     if (it != m.options.extra.end()) o.max_turn = it->second;
+    o.secants = secants_option(m, o.secants);
     return o;
 }
 
@@ -54,6 +55,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
                       kMaxTurn, o.max_turn);
         out.push_back({Severity::error, m.origin, buf});
     }
+    check_secants_option(m, "riqn", "the plain RIQN update", out);
 }
 
 std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
@@ -87,6 +89,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->nu.assign(static_cast<std::size_t>(nv), 0.0);
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
+    st->sec.resize(st->tree.nv, st->opt.secants);
+    st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>* v : {&st->miss, &st->miss_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});

@@ -63,6 +63,7 @@ void Riqn::start(const Model& m, const Data& d, State& st, double h) {
     const TreeView& t = st.tree;
     const int n = t.size();
     st.miss_count = 0;  // a new start: no guess has missed yet
+    st.sec.drop();      // nor has an update been measured
     // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
     st.qm = st.q;
     for (const TreeLink& l : t.links)

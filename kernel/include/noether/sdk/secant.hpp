@@ -1,0 +1,179 @@
+// Secant pairs for a fixed-point iteration x ← x + f(x), f = −P⁻¹ r(x) with a preconditioner P
+// that misses ∂r/∂x (riqn's articulated-body matrix M(q_k), vi-galerkin's chord factor): the last
+// few pairs (δx, δf) — an update moved x by δx and f changed by δf — measure that miss along
+// their directions, and the update taken is
+//
+//     f − Σ_j γ_j (δx_j + δf_j),   γ = argmin ‖f − Σ_j γ_j δf_j‖₂,
+//
+// the plain update in the directions no pair spans (Anderson's mixing, "type II"; for a linear
+// r and as many pairs as unknowns, the exact solve). Header-only; used by riqn and vi-galerkin.
+//
+// The pairs are part of an integrator's state (they shape the next step's updates): save() /
+// restore() carry them with a count and a ring position checked on restore. A solve starts with
+// begin() (no update yet: the next one records no pair), then per update correct(f) with the
+// plain update; a corrected update that did worse is taken back by plain() (the update it
+// replaced) and drop().
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "noether/sdk/integrator.hpp"
+
+namespace noether {
+
+class SecantPairs {
+public:
+    static constexpr int kMaxPairs = 4;
+    // A pair whose δf lies in the span of the pairs before it to within this (the squared sine
+    // of its angle with that span) is left out of the fit.
+    static constexpr double kPivot = 1e-10;
+
+    // n unknowns, up to `pairs` pairs (0: off, correct() leaves f as it is).
+    void resize(int n, int pairs) {
+        n_ = n;
+        cap_ = std::max(0, std::min(pairs, kMaxPairs));
+        dx_.assign(static_cast<std::size_t>(n) * cap_, 0.0);
+        df_.assign(static_cast<std::size_t>(n) * cap_, 0.0);
+        f_.assign(static_cast<std::size_t>(n), 0.0);
+        step_.assign(static_cast<std::size_t>(n), 0.0);
+        drop();
+    }
+    int capacity() const { return cap_; }
+    int count() const { return count_; }
+    void drop() { count_ = 0, head_ = 0, started_ = false; }
+    // A new solve (or a new preconditioner): the next update records no pair.
+    void begin() { started_ = false; }
+
+    // f (n values): the plain update in, the update to take out. Records the pair of the last
+    // update since begin(). True if f was corrected.
+    bool correct(double* f) {
+        if (cap_ == 0) return false;
+        const std::size_t n = static_cast<std::size_t>(n_);
+        if (started_) {
+            double* dx = &dx_[static_cast<std::size_t>(head_) * n];
+            double* df = &df_[static_cast<std::size_t>(head_) * n];
+            for (std::size_t k = 0; k < n; ++k) dx[k] = step_[k], df[k] = f[k] - f_[k];
+            head_ = (head_ + 1) % cap_;
+            count_ = std::min(count_ + 1, cap_);
+        }
+        started_ = true;
+        std::copy(f, f + n, f_.begin());
+        const bool used = count_ > 0 && fit(f);
+        std::copy(f, f + n, step_.begin());
+        return used;
+    }
+    // The plain update of the last correct(); after a taken-back update, the one to take instead
+    // (it becomes the step of the next pair).
+    const double* plain() const { return f_.data(); }
+    void take_plain() {
+        std::copy(f_.begin(), f_.end(), step_.begin());
+        count_ = 0, head_ = 0;
+    }
+
+    void save(std::string& out) const {
+        save_value(out, count_);
+        save_value(out, head_);
+        save_values(out, dx_);
+        save_values(out, df_);
+    }
+    std::size_t saved_size() const { return 2 * sizeof(std::int32_t) + sizeof(double) * (dx_.size() + df_.size()); }
+    // False (nothing usable) if the count or ring position is out of range.
+    bool restore(const char*& p) {
+        restore_value(p, count_);
+        restore_value(p, head_);
+        restore_values(p, dx_);
+        restore_values(p, df_);
+        started_ = false;
+        return count_ >= 0 && count_ <= cap_ && head_ >= 0 && head_ < std::max(1, cap_);
+    }
+
+private:
+    // γ by the normal equations (count_ ≤ kMaxPairs), Cholesky with the relative pivot floor;
+    // f −= Σ γ_j (δx_j + δf_j). True if any pair entered.
+    bool fit(double* f) const {
+        const int m = count_;
+        const std::size_t n = static_cast<std::size_t>(n_);
+        double L[kMaxPairs][kMaxPairs], b[kMaxPairs], g[kMaxPairs];
+        bool keep[kMaxPairs];
+        for (int a = 0; a < m; ++a) {
+            const double* fa = &df_[static_cast<std::size_t>(a) * n];
+            for (int c = 0; c <= a; ++c) {
+                const double* fc = &df_[static_cast<std::size_t>(c) * n];
+                double acc = 0;
+                for (std::size_t k = 0; k < n; ++k) acc += fa[k] * fc[k];
+                L[a][c] = acc;
+            }
+            double acc = 0;
+            for (std::size_t k = 0; k < n; ++k) acc += fa[k] * f[k];
+            b[a] = acc;
+        }
+        for (int a = 0; a < m; ++a) {  // the Gram matrix G = L Lᵀ, in place (lower triangle)
+            const double diag = L[a][a];
+            double d = diag;
+            for (int c = 0; c < a; ++c)
+                if (keep[c]) d -= L[a][c] * L[a][c];
+            keep[a] = diag > 0 && d > kPivot * diag;
+            const double l = keep[a] ? std::sqrt(d) : 1.0;
+            L[a][a] = l;
+            for (int r = a + 1; r < m; ++r) {
+                double v = L[r][a];
+                for (int c = 0; c < a; ++c)
+                    if (keep[c]) v -= L[r][c] * L[a][c];
+                L[r][a] = keep[a] ? v / l : 0.0;
+            }
+        }
+        for (int a = 0; a < m; ++a) {  // L y = b
+            double v = b[a];
+            for (int c = 0; c < a; ++c) v -= L[a][c] * g[c];
+            g[a] = keep[a] ? v / L[a][a] : 0.0;
+        }
+        for (int a = m - 1; a >= 0; --a) {  // Lᵀ γ = y
+            double v = g[a];
+            for (int r = a + 1; r < m; ++r) v -= L[r][a] * g[r];
+            g[a] = keep[a] ? v / L[a][a] : 0.0;
+        }
+        bool used = false;
+        for (int a = 0; a < m; ++a) {
+            if (!keep[a] || g[a] == 0) continue;
+            const double* dx = &dx_[static_cast<std::size_t>(a) * n];
+            const double* df = &df_[static_cast<std::size_t>(a) * n];
+            for (std::size_t k = 0; k < n; ++k) f[k] -= g[a] * (dx[k] + df[k]);
+            used = true;
+        }
+        return used;
+    }
+
+    int n_ = 0, cap_ = 0;
+    std::int32_t count_ = 0, head_ = 0;
+    bool started_ = false;
+    std::vector<double> dx_, df_;  // the pairs, count_ of them in a ring, the next at head_
+    std::vector<double> f_, step_;  // the last plain update, the last update taken
+};
+
+// Option "secants" of an integrator that keeps SecantPairs: a whole number of pairs in
+// [0, kMaxPairs]; `fallback` when absent (or invalid: check_secants_option reports it).
+inline int secants_option(const Model& m, int fallback) {
+    const auto it = m.options.extra.find("secants");
+    if (it == m.options.extra.end()) return fallback;
+    const double v = it->second;
+    return v >= 0 && v <= SecantPairs::kMaxPairs && v == std::floor(v) ? static_cast<int>(v) : fallback;
+}
+inline void check_secants_option(const Model& m, const char* integrator, const char* plain, std::vector<Diagnostic>& out) {
+    if (m.options.extra_lists.count("secants"))
+        out.push_back({Severity::error, m.origin, std::string("options: ") + integrator + " option 'secants' must be a number"});
+    const auto it = m.options.extra.find("secants");
+    if (it == m.options.extra.end()) return;
+    const double v = it->second;
+    if (v >= 0 && v <= SecantPairs::kMaxPairs && v == std::floor(v)) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "options: %s option 'secants' must be a whole number in [0, %d] (0: %s), got %g", integrator,
+                  SecantPairs::kMaxPairs, plain, v);
+    out.push_back({Severity::error, m.origin, buf});
+}
+
+}  // namespace noether
