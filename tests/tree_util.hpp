@@ -2,6 +2,8 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,20 @@ inline bool restore_replays(const noether::Model& m, noether::Data& d, int steps
     d.restore(mid);
     run_steps(m, d, steps);
     return d.save() == a;
+}
+
+// The largest difference between link_transform(l, q) (the screw transform multiplied out) and
+// exp(A q) · M over angles from 0 to well past 2π, the translation relative to 1 + |q|.
+inline double screw_transform_error(const noether::TreeLink& l) {
+    using namespace noether;
+    double err = 0;
+    for (double q : {0.0, 0.3, -1.7, 3.1, 7.5, -40.0, 123.4}) {
+        const Frame a = link_transform(l, q), e = screw_exp(l.A, q) * l.M;
+        err = std::max(err, norm(a.p - e.p) / (1 + std::fabs(q)));
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) err = std::max(err, std::fabs(a.R(r, c) - e.R(r, c)));
+    }
+    return err;
 }
 
 // The tree view of m; the test fails if the Model is refused.

@@ -95,7 +95,45 @@ Frame screw_exp(const double* A, double q) {
     return f;
 }
 
-Frame link_transform(const TreeLink& l, double q) { return screw_exp(l.A, q) * l.M; }
+Frame link_transform(const TreeLink& l, double q) {
+    Frame f;
+    f.p = l.T0.p + q * l.pq;
+    if (!l.turns) {
+        f.R = l.T0.R;
+        return f;
+    }
+    const double s = std::sin(q), c = std::cos(q);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) f.R.m[i][j] = l.T0.R.m[i][j] + c * l.Tc.R.m[i][j] + s * l.Ts.R.m[i][j];
+    f.p = f.p + c * l.Tc.p + s * l.Ts.p;
+    return f;
+}
+
+// T0, Tc, Ts, pq of a screw link from A and M (TreeLink): with ω, v the screw's parts and
+// R(q) = ω ωᵀ + cos q (I − ω ωᵀ) + sin q [ω]× (Rodrigues, |ω| = 1),
+//   R(q) · M.R                                  rotation,
+//   R(q) · u + ω × v + q (ω · v) ω,  u = M.p − ω × v   translation (exp(Aq) · M.p).
+static void screw_coefficients(TreeLink& l) {
+    const Vec3 w{l.A[0], l.A[1], l.A[2]}, v{l.A[3], l.A[4], l.A[5]};
+    l.Tc = Frame{Mat3{}, Vec3{}};
+    l.Ts = Frame{Mat3{}, Vec3{}};
+    l.turns = !(dot(w, w) < 0.25);  // (screw_exp's test)
+    if (!l.turns) {  // pure translation: {M.R, M.p + q v}
+        l.T0 = l.M;
+        l.pq = v;
+        return;
+    }
+    const Mat3 P = outer(w, w), K = skew(w);
+    l.T0.R = P * l.M.R;
+    l.Tc.R = l.M.R - l.T0.R;
+    l.Ts.R = K * l.M.R;
+    const Vec3 wv = cross(w, v), u = l.M.p - wv;
+    const Vec3 uw = dot(w, u) * w;
+    l.T0.p = uw + wv;
+    l.Tc.p = u - uw;
+    l.Ts.p = cross(w, u);
+    l.pq = dot(w, v) * w;
+}
 
 Frame link_transform(const TreeLink& l, const double* q) {
     switch (l.type) {
@@ -310,6 +348,7 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
             l.M = Ob * Ni * inverse(Oa);
         }
         ad_apply(inverse(l.M), l.A, l.S);
+        screw_coefficients(l);
     }
     return true;
 }

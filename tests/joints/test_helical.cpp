@@ -2,6 +2,7 @@
 // Jacobians, and a screw falling under gravity against its closed-form motion.
 #include <catch2/catch.hpp>
 
+#include "tree_util.hpp"
 #include "util.hpp"
 
 using namespace noether;
@@ -100,4 +101,24 @@ TEST_CASE("helical without a pitch is an error naming the joint", "[helical]") {
     } catch (const ModelError& e) {
         CHECK_THAT(e.what(), Contains("joint 'screw': parameter 'pitch' (translation per radian, m/rad) is required"));
     }
+}
+
+TEST_CASE("a helical link's transform multiplied out equals exp(A q) M (tree view)", "[helical]") {
+    Spec s;
+    s.options.integrator = "none";
+    BodySpec& b = s.add_body("nut");
+    b.mass = 1;
+    b.inertia = Mat3::diag(0.2, 0.2, 0.05);
+    b.position = {0.3, -0.2, 0.4};
+    b.orientation = testutil::Rng(5).quat();
+    JointSpec& j = s.add_joint("screw", "helical", "world", "nut");
+    j.anchor = Vec3{0.1, 0.2, 0.3};
+    j.axis = Vec3{0.3, -0.5, 0.8};
+    j.params["pitch"] = {0.1};
+    auto m = compile(s);
+    const TreeView t = testutil::view_of(*m);
+    REQUIRE(t.size() == 1);
+    CHECK(t.links[0].turns);
+    CHECK(norm(t.links[0].pq) > 0.01);  // the pitch: q (ω · v) ω
+    CHECK(testutil::screw_transform_error(t.links[0]) < 1e-14);
 }

@@ -182,6 +182,11 @@ std::string layout() {
     OFF(TreeLink, inertia);
     OFF(TreeLink, damping);
     OFF(TreeLink, rest);
+    OFF(TreeLink, T0);
+    OFF(TreeLink, Tc);
+    OFF(TreeLink, Ts);
+    OFF(TreeLink, pq);
+    OFF(TreeLink, turns);
     SZ(TreeView);
     OFF(TreeView, links);
     OFF(TreeView, body_link);
@@ -253,11 +258,12 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 13 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// The layout of ABI version 14 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
 // TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
-// 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms; 13: Data::turn_guard)
+// 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms; 13: Data::turn_guard;
+// 14: TreeLink's screw transform multiplied out, T0, Tc, Ts, pq, turns)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 13.
+// The digest of virtual_interfaces() for ABI version 14 (unchanged since 13).
 constexpr std::uint64_t kRecordedInterfaces = 1324740257904139699ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
@@ -393,7 +399,7 @@ Attempt 32/8
   worst_node 24
   at_floor 28
 Frame 96/8
-TreeLink 368/8
+TreeLink 688/8
   parent 0
   joint 4
   dof 8
@@ -411,6 +417,11 @@ TreeLink 368/8
   inertia 272
   damping 344
   rest 360
+  T0 368
+  Tc 464
+  Ts 560
+  pq 656
+  turns 680
 TreeView 88/8
   links 0
   body_link 24
@@ -448,7 +459,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 13u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 14u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -458,5 +469,5 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // 10: joint armature (JointInfo::armature); 11: couplings (CouplingInfo,
                                       // Model::couplings, Data::coupling_force, Integrator::takes_couplings);
                                       // 12: couplings over up to four coordinates (CouplingInfo::terms);
-                                      // 13: the whip guard (Data::turn_guard)
+                                      // 13: the whip guard (Data::turn_guard); 14: TreeLink::T0, Tc, Ts, pq, turns
 }

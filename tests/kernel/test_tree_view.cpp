@@ -312,3 +312,20 @@ TEST_CASE("tree view: with a free root and a ball joint, M is the kinetic energy
     for (int i = 0; i < nv; ++i) k[i] = t.links.back().iv == i ? 0.05 : 0.0, u[i] = r.uniform(-1, 1);
     CHECK(abi_error(t, q, M, k, u) < 1e-12);
 }
+
+TEST_CASE("tree view: a screw link's transform multiplied out equals exp(A q) M", "[tree]") {
+    // link_transform evaluates T(q) = exp(A q) · M as T0 + cos q Tc + sin q Ts (+ q pq): revolute
+    // and prismatic links, spec directions both ways (branched_spec), angles well past 2π (the
+    // helical joint: test_helical).
+    auto m = compile(branched_spec());
+    const TreeView t = view_of(*m);
+    int turning = 0, sliding = 0;
+    for (const TreeLink& l : t.links) {
+        if (l.type != TreeJoint::screw) continue;
+        (l.turns ? turning : sliding)++;
+        INFO("link of joint '" << m->joints[l.joint].name << "'");
+        CHECK(screw_transform_error(l) < 1e-14);
+    }
+    CHECK(turning == 4);  // J1, J4, J5, J7
+    CHECK(sliding == 1);  // J2
+}

@@ -65,6 +65,12 @@ struct NOETHER_API TreeLink {
     Mat3 inertia;         // composite, about the link centre of mass, link axes
     double damping = 0, stiffness = 0;  // screw joints (ball springs act as wrenches)
     double rest = 0;      // spring rest position as a raw coordinate (rest − offset)
+    // A screw link's T(q) = exp(A q) · M multiplied out (build_tree_view): entrywise
+    // T0 + cos q · Tc + sin q · Ts, and q · pq added to the translation; a screw that does not
+    // turn (prismatic, ω = 0: turns false) is T0 + q · pq.
+    Frame T0, Tc, Ts;
+    Vec3 pq;
+    bool turns = false;
 };
 // Column k < nv of the link's motion subspace S (link frame).
 NOETHER_API void link_motion(const TreeLink& l, int k, double* s);
