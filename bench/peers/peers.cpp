@@ -1010,10 +1010,12 @@ int main(int argc, char** argv) {
             // tolerance by 10) until the strictest target is met, a run diverges past the first, or
             // the next run would exceed --max-seconds (predicted as twice the last); then, per
             // target, bisect geometrically between the last setting that missed it and the first
-            // that met it, kBisect times (a factor 2^(1/16) ≈ 1.04 in dt, 10^(1/16) in tolerance).
+            // that met it, kBisect times (a factor 2^(1/16) ≈ 1.04 in dt, 10^(1/16) in tolerance),
+            // when the first that met it ran within --max-seconds.
             struct Point {
                 double x;  // dt, or the tolerance
                 Outcome o;
+                double wall = 0;  // of its measured and timed run
             };
             const bool adaptive = s.adaptive;
             auto run_at = [&](double x) {
@@ -1021,6 +1023,7 @@ int main(int argc, char** argv) {
                 const auto t0 = std::chrono::steady_clock::now();
                 Point p{x, simulate(s, n, dt, tol, duration)};
                 const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                p.wall = wall;
                 std::printf("{\"bench\":\"peers\",\"mode\":\"wp_point\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\","
                             "\"n\":%d,\"duration\":%g,\"dt\":%g,\"tolerance\":%s,\"us_per_sim_second\":%s,"
                             "\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
@@ -1060,7 +1063,10 @@ int main(int argc, char** argv) {
                 for (std::size_t i = 0; i < ladder.size() && first < 0; ++i)
                     if (meets(ladder[i], target)) first = static_cast<int>(i);
                 Point best = first >= 0 ? ladder[first] : ladder.back();
-                if (first > 0 && last_wall <= max_seconds) {
+                // Every bisection point is coarser (cheaper) than the setting that met the target:
+                // bisect when that one ran within the cap (not the ladder's finest run, which a
+                // stricter target may have taken past it).
+                if (first > 0 && ladder[first].wall <= max_seconds) {
                     double miss = ladder[first - 1].x, hit = ladder[first].x;  // miss coarser than hit
                     for (int k = 0; k < kBisect; ++k) {
                         const double mid = std::sqrt(miss * hit);

@@ -273,8 +273,8 @@ def main():
                  "the target (from dt 0.01 or tolerance 1e-3: first coarser — dt doubled, the tolerance times 10, up to "
                  "3 times — while the loosest target is still met, then finer — dt halved, the tolerance divided "
                  "by 10 — until the strictest target is met, then four geometric bisections per target between the last setting that missed it "
-                 "and the first that met it — dt within 4 %, the same search for every engine; a run predicted to "
-                 "take more than the time cap" + cap_text(sc, n, dur) + " is not tried: \"not met\")"
+                 "and the first that met it — dt within 4 %, when that first one ran within the time cap — the same search for every "
+                 "engine; a run predicted to take more than the time cap" + cap_text(sc, n, dur) + " is not tried: \"not met\")"
                  + (", and the largest closure gap of that run" if closed else "") + ".\n")
         targets = sorted({d["target"] for d in wp if d["scene"] == sc and d["n"] == n}, reverse=True)
         o.append("| integrator | " + " | ".join(f"≤ {t:g}" for t in targets) + " |")
