@@ -648,6 +648,18 @@ std::vector<double> body_positions(const Data& d) {
     return out;
 }
 
+// Run s for `steps` steps at Newton tolerance 1e-12: the body positions into *x, the updates per
+// step returned.
+double tight_updates(const Spec& s0, int steps, std::vector<double>* x) {
+    Spec s = s0;
+    s.options.tolerance = 1e-12;
+    auto m = compile(s);
+    Data d(m);
+    run_steps(*m, d, steps);
+    *x = body_positions(d);
+    return double(d.stats.newton_total) / d.stats.steps;
+}
+
 }  // namespace
 
 TEST_CASE("riqn with a free root and a ball joint: the residual is minus the gradient of the discrete action", "[riqn]") {
@@ -830,14 +842,9 @@ TEST_CASE("riqn's default guess adds the last guesses' misses: fewer updates, th
     // smoothly: revolute chains, and a floating base with ball joints (the misses in tangent
     // coordinates) under gravity and body forces.
     auto run = [](Spec s, const char* guess, int steps, std::vector<double>* x) {
-        s.options.tolerance = 1e-12;
         s.options.extra_lists["guess"] = {guess};
         s.options.extra["secants"] = 0;  // the guesses alone
-        auto m = compile(s);
-        Data d(m);
-        run_steps(*m, d, steps);
-        *x = body_positions(d);
-        return double(d.stats.newton_total) / d.stats.steps;
+        return tight_updates(s, steps, x);
     };
     struct Case {
         Spec spec;
@@ -861,13 +868,8 @@ TEST_CASE("riqn's secant pairs correct the RIQN update: fewer updates, the same 
     // update (Anderson's mixing), carried from substep to substep. The pairs measure how the RIQN
     // matrix M(q_k) misses ∂r/∂q⁺ (its velocity terms), which no guess removes.
     auto run = [](Spec s, int secants, int steps, std::vector<double>* x) {
-        s.options.tolerance = 1e-12;
         s.options.extra["secants"] = secants;
-        auto m = compile(s);
-        Data d(m);
-        run_steps(*m, d, steps);
-        *x = body_positions(d);
-        return double(d.stats.newton_total) / d.stats.steps;
+        return tight_updates(s, steps, x);
     };
     struct Case {
         Spec spec;
