@@ -109,11 +109,11 @@ Frame link_transform(const TreeLink& l, double q) {
     return f;
 }
 
-// T0, Tc, Ts, pq of a screw link from A and M (TreeLink): with ω, v the screw's parts and
+// T0, Tc, Ts, pq, turns of a screw link from A and M (TreeLink): with ω, v the screw's parts and
 // R(q) = ω ωᵀ + cos q (I − ω ωᵀ) + sin q [ω]× (Rodrigues, |ω| = 1),
 //   R(q) · M.R                                  rotation,
 //   R(q) · u + ω × v + q (ω · v) ω,  u = M.p − ω × v   translation (exp(Aq) · M.p).
-static void screw_coefficients(TreeLink& l) {
+void link_set_screw(TreeLink& l) {
     const Vec3 w{l.A[0], l.A[1], l.A[2]}, v{l.A[3], l.A[4], l.A[5]};
     l.Tc = Frame{Mat3{}, Vec3{}};
     l.Ts = Frame{Mat3{}, Vec3{}};
@@ -348,7 +348,7 @@ bool build_tree_view(const Model& m, const char* integrator, TreeView& out, std:
             l.M = Ob * Ni * inverse(Oa);
         }
         ad_apply(inverse(l.M), l.A, l.S);
-        screw_coefficients(l);
+        link_set_screw(l);
     }
     return true;
 }

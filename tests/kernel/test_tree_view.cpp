@@ -328,4 +328,12 @@ TEST_CASE("tree view: a screw link's transform multiplied out equals exp(A q) M"
     }
     CHECK(turning == 4);  // J1, J4, J5, J7
     CHECK(sliding == 1);  // J2
+    // A link whose A and M a plugin changes takes them up after link_set_screw.
+    TreeLink l = t.links[0];
+    l.M = Frame{rotation(Rng(9).quat()), Vec3{0.2, -0.4, 0.7}};
+    l.A[3] += 0.3;  // a pitch along the axis, and an offset of it
+    l.A[4] -= 0.2;
+    CHECK(screw_transform_error(l) > 1e-3);  // the stale coefficients
+    link_set_screw(l);
+    CHECK(screw_transform_error(l) < 1e-14);
 }

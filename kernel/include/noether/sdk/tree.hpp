@@ -65,7 +65,8 @@ struct NOETHER_API TreeLink {
     Mat3 inertia;         // composite, about the link centre of mass, link axes
     double damping = 0, stiffness = 0;  // screw joints (ball springs act as wrenches)
     double rest = 0;      // spring rest position as a raw coordinate (rest − offset)
-    // A screw link's T(q) = exp(A q) · M multiplied out (build_tree_view): entrywise
+    // A screw link's T(q) = exp(A q) · M multiplied out (build_tree_view; link_set_screw after a
+    // change of A or M): entrywise
     // T0 + cos q · Tc + sin q · Ts, and q · pq added to the translation; a screw that does not
     // turn (prismatic, ω = 0: turns false) is T0 + q · pq.
     Frame T0, Tc, Ts;
@@ -101,8 +102,11 @@ NOETHER_API double tree_link_offset(const Model& m, const TreeLink& l);
 NOETHER_API Frame screw_exp(const double* A, double q);
 // The exponential of any twist x = [φ; ρ] on SE(3): (exp(φ×), Jl(φ) ρ).
 NOETHER_API Frame se3_exp(const double* x);
-// T(q) = exp(A q) · M: a screw link's pose in its parent link frame.
+// T(q) = exp(A q) · M: a screw link's pose in its parent link frame (from T0, Tc, Ts, pq).
 NOETHER_API Frame link_transform(const TreeLink& l, double q);
+// Sets a screw link's T0, Tc, Ts, pq and turns from its A and M (build_tree_view does it for the
+// links it builds).
+NOETHER_API void link_set_screw(TreeLink& l);
 // The pose of any link in its parent link frame from its nq coordinates q (= &positions[iq]).
 NOETHER_API Frame link_transform(const TreeLink& l, const double* q);
 // q ⊕ v: the link's coordinates moved by the velocity-space step v (nv values) — q + v for a
