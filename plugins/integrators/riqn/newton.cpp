@@ -119,11 +119,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         }
         if (exact) st.sec.begin();  // (an exact update is no secant of the RIQN matrix)
         double step = 0;
-        for (int i = 0; i < n; ++i) {
-            const TreeLink& l = t.links[i];
-            if (l.type == TreeJoint::screw) st.qp[l.iq] += st.dq[l.iv];
-            else link_retract(l, &st.qp[l.iq], &st.dq[l.iv], &st.qp[l.iq]);
-        }
+        retract(t, st.qp.data(), st.dq.data());
         for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.dq[k]));
         if (corrected)  // at the round-off floor only if the plain update is small as well
             for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.sec.plain()[k]));
@@ -190,16 +186,17 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
     return std::sqrt(rn);
 }
 
+void Riqn::retract(const TreeView& t, double* q, const double* v) {
+    for (const TreeLink& l : t.links) {
+        if (l.type == TreeJoint::screw) q[l.iq] += v[l.iv];
+        else link_retract(l, &q[l.iq], &v[l.iv], &q[l.iq]);
+    }
+}
+
 void Riqn::secant_reject(State& st) {
-    const TreeView& t = st.tree;
     std::copy(st.sec_q.begin(), st.sec_q.end(), st.qp.begin());
     st.sec.take_plain();
-    const double* f = st.sec.plain();
-    for (int i = 0; i < t.size(); ++i) {
-        const TreeLink& l = t.links[i];
-        if (l.type == TreeJoint::screw) st.qp[l.iq] += f[l.iv];
-        else link_retract(l, &st.qp[l.iq], &f[l.iv], &st.qp[l.iq]);
-    }
+    retract(st.tree, st.qp.data(), st.sec.plain());
 }
 
 void Riqn::guess(State& st, double h) {
@@ -249,14 +246,9 @@ void Riqn::guess(State& st, double h) {
     // only one). commit() records this substep's miss against the raw guess kept here.
     std::copy(st.qp.begin(), st.qp.end(), st.qguess.begin());
     if (st.miss_count == 0 || st.miss_h != h) return;
-    for (int i = 0; i < n; ++i) {
-        const TreeLink& l = t.links[i];
-        double c[6];
-        for (int k = 0; k < l.nv; ++k)
-            c[k] = st.miss_count > 1 ? 2.0 * st.miss[l.iv + k] - st.miss_prev[l.iv + k] : st.miss[l.iv + k];
-        if (l.type == TreeJoint::screw) st.qp[l.iq] += c[0];
-        else link_retract(l, &st.qp[l.iq], c, &st.qp[l.iq]);
-    }
+    for (int k = 0; k < t.nv; ++k)  // (st.u: scratch from here)
+        st.u[k] = st.miss_count > 1 ? 2.0 * st.miss[k] - st.miss_prev[k] : st.miss[k];
+    retract(t, st.qp.data(), st.u.data());
 }
 
 void Riqn::node_velocity(State& st, double h) {

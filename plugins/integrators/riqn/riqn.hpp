@@ -283,6 +283,8 @@ private:
     // Initial guess for q⁺ (riqn.md §6).
     static void guess(State& st, double h);
 
+    // q ⊕ v for every link of t (q: nq positions, v: nv velocity-space values), in place.
+    static void retract(const TreeView& t, double* q, const double* v);
     // A corrected update that did not lower the residual enough (kSecantGrowth): back to the
     // iterate it left, and the plain update from there; the pairs are dropped.
     static void secant_reject(State& st);
