@@ -135,6 +135,35 @@ void link_set_screw(TreeLink& l) {
     l.pq = dot(w, v) * w;
 }
 
+bool tree_rebase(TreeView& t, const Vec3& c) {
+    for (const TreeLink& l : t.links)
+        if (l.type == TreeJoint::free) return false;
+    for (TreeLink& l : t.links) {
+        if (l.parent >= 0) continue;
+        l.M.p = l.M.p - c;
+        if (l.type != TreeJoint::screw) continue;
+        const Vec3 v = Vec3{l.A[3], l.A[4], l.A[5]} - cross(c, Vec3{l.A[0], l.A[1], l.A[2]});
+        l.A[3] = v.x, l.A[4] = v.y, l.A[5] = v.z;
+        link_set_screw(l);
+    }
+    for (std::size_t b = 0; b < t.body_link.size(); ++b)
+        if (t.body_link[b] < 0) t.body_offset[b].p = t.body_offset[b].p - c;
+    return true;
+}
+
+Vec3 tree_rebase_far(TreeView& t) {
+    const TreeLink* first = nullptr;
+    bool far = false;
+    for (const TreeLink& l : t.links) {
+        if (l.parent >= 0) continue;
+        if (!first) first = &l;
+        far = far || !(norm(l.M.p) <= kNearOrigin);
+    }
+    if (!far || !first) return {};
+    const Vec3 c = first->M.p;
+    return tree_rebase(t, c) ? c : Vec3{};
+}
+
 Frame link_transform(const TreeLink& l, const double* q) {
     switch (l.type) {
         case TreeJoint::screw: return link_transform(l, q[0]);

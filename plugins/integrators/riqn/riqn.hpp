@@ -158,7 +158,9 @@ struct State final : IntegratorState {
     std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
 
     // Setup and workspaces (sized once).
-    TreeView tree;
+    TreeView tree;  // moved to `origin` when far from the world's (tree_rebase_far); link poses g are relative to it
+    Vec3 origin;
+    bool rebased = false;
     RiqnOptions opt;
     std::vector<Frame> T, Ti, g, f;             // T_i^k, its inverse, link poses at q_k, f_i of the last DRNEA
     std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled); qp: nq, r, dq, tau: nv

@@ -128,7 +128,12 @@ struct State final : IntegratorState {
     std::vector<double> prev_ctrl;      // (s+1)·n, node-major
 
     // Setup (constant) and workspaces (sized once).
+    // The view is moved to `origin` when it lies far from the world's (tree_rebase_far): every world
+    // quantity below (poses, screws, inertias, momenta, impulses) is then about that point, and Data's
+    // body poses are converted at start() and write_back() (rebased: origin is not zero).
     TreeView tree;
+    Vec3 origin;
+    bool rebased = false;
     GalerkinOptions opt;
     Lobatto lob;
     int n = 0, nn = 0, d = 0;           // links, nodes (s + 1), condensed size 12 s + 6
@@ -271,8 +276,8 @@ public:
     // the bodies' twists (§2.3), and p = ∂L/∂q̇ = S̄ᵀ μ̄ by one forward and one backward pass
     // (node 0's workspace).
     static void start(const Model& m, const Data& d, State& st);
-    // The world twist [ω; velocity of the body point at the origin] of body b from Data::twist.
-    static void spatial_twist(const Data& d, int b, double* v);
+    // The world twist [ω; velocity of the body point at `origin`] of body b from Data::twist.
+    static void spatial_twist(const Data& d, int b, const Vec3& origin, double* v);
 
     // h = M̄ v̄ = Ad_g⁻ᵀ M Ad_g⁻¹ v̄ for a link at world pose g (CoM frame).
     static void world_momentum(const TreeLink& l, const Frame& g, const double* v, double* h);

@@ -76,7 +76,12 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
     st.miss_count = 0;    // a new start: no guess has missed yet
     std::vector<double>& prev = st.qdot;  // scratch
     for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - tree_link_offset(m, t.links[i]);
-    tree_coordinates(t, d.pose.data(), prev.data(), st.q.data());
+    const Pose* poses = d.pose.data();
+    if (st.rebased) {  // the body poses relative to the view's origin (st.bp: scratch here)
+        for (std::size_t b = 0; b < st.bp.size(); ++b) st.bp[b] = {d.pose[b].x - st.origin, d.pose[b].q};
+        poses = st.bp.data();
+    }
+    tree_coordinates(t, poses, prev.data(), st.q.data());
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         const Frame Ti = link_transform(l, st.q[i]);
@@ -85,8 +90,8 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
         double* v = &st.vb[6 * i];
         ad_apply(st.g[i], l.S, S);
         double rel[6], vp[6] = {0, 0, 0, 0, 0, 0};
-        spatial_twist(d, l.body, rel);
-        if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, vp);
+        spatial_twist(d, l.body, st.origin, rel);
+        if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, st.origin, vp);
         for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
         st.qd0[i] = dot6(S, rel) / dot6(S, S);
         for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * l.parent + k] : 0.0) + S[k] * st.qd0[i];
@@ -111,9 +116,9 @@ void Galerkin::set_servos(const Model& m, const Data& d, State& st) {
     }
 }
 
-void Galerkin::spatial_twist(const Data& d, int b, double* v) {
+void Galerkin::spatial_twist(const Data& d, int b, const Vec3& origin, double* v) {
     const Vec3 w = rotate(d.pose[b].q, d.twist[b].w);
-    set6(v, w, d.twist[b].v - cross(w, d.pose[b].x));
+    set6(v, w, d.twist[b].v - cross(w, d.pose[b].x - origin));
 }
 
 void Galerkin::world_momentum(const TreeLink& l, const Frame& g, const double* v, double* h) {
@@ -186,6 +191,8 @@ void Galerkin::write_back(const Model& m, Data& d, State& st) {
     const Frame* g = &st.g[static_cast<std::size_t>(st.lob.s) * n];
     for (int i = 0; i < n; ++i) st.T[i] = link_transform(t.links[i], st.q[i]);
     tree_body_poses(t, g, d.pose.data(), st.bp.data());
+    if (st.rebased)  // back to the world frame
+        for (Pose& p : st.bp) p.x = p.x + st.origin;
     tree_abi_setup(t, st.T.data(), nullptr, st.abi);
     tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
     if (!st.loops.empty()) project_rates(st);
