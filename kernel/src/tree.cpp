@@ -135,11 +135,11 @@ void link_set_screw(TreeLink& l) {
     l.pq = dot(w, v) * w;
 }
 
-bool tree_rebase(TreeView& t, const Vec3& c) {
-    for (const TreeLink& l : t.links)
-        if (l.type == TreeJoint::free) return false;
+// The view in the world frame moved to c (free links: nothing in the view; their coordinates
+// are the caller's).
+void tree_rebase(TreeView& t, const Vec3& c) {
     for (TreeLink& l : t.links) {
-        if (l.parent >= 0) continue;
+        if (l.parent >= 0 || l.type == TreeJoint::free) continue;
         l.M.p = l.M.p - c;
         if (l.type != TreeJoint::screw) continue;
         const Vec3 v = Vec3{l.A[3], l.A[4], l.A[5]} - cross(c, Vec3{l.A[0], l.A[1], l.A[2]});
@@ -148,20 +148,17 @@ bool tree_rebase(TreeView& t, const Vec3& c) {
     }
     for (std::size_t b = 0; b < t.body_link.size(); ++b)
         if (t.body_link[b] < 0) t.body_offset[b].p = t.body_offset[b].p - c;
-    return true;
 }
 
-Vec3 tree_rebase_far(TreeView& t) {
-    const TreeLink* first = nullptr;
-    bool far = false;
+Vec3 tree_rebase_far(const Model& m, TreeView& t) {
     for (const TreeLink& l : t.links) {
         if (l.parent >= 0) continue;
-        if (!first) first = &l;
-        far = far || !(norm(l.M.p) <= kNearOrigin);
+        const Vec3 c = l.type == TreeJoint::free ? m.bodies[l.body].pose0.x : l.M.p;  // the first root
+        if (norm(c) <= kNearOrigin) return {};
+        tree_rebase(t, c);
+        return c;
     }
-    if (!far || !first) return {};
-    const Vec3 c = first->M.p;
-    return tree_rebase(t, c) ? c : Vec3{};
+    return {};
 }
 
 Frame link_transform(const TreeLink& l, const double* q) {

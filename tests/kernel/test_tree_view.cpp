@@ -347,7 +347,7 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     const TreeView t = view_of(*m);
     TreeView tc = t;
     const Vec3 c{100.25, -3, 7.5};
-    REQUIRE(tree_rebase(tc, c));
+    tree_rebase(tc, c);
     Rng r(5);
     std::vector<double> q(t.size()), back(t.size());
     for (int trial = 0; trial < 10; ++trial) {
@@ -362,7 +362,7 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     }
     // Near the origin tree_rebase_far leaves the view alone.
     TreeView tn = t;
-    const Vec3 none = tree_rebase_far(tn);
+    const Vec3 none = tree_rebase_far(*m, tn);
     CHECK((none.x == 0 && none.y == 0 && none.z == 0));
     CHECK(tn.links[0].M.p.x == t.links[0].M.p.x);
     // 200 km out: the motion of a root link over a small step, T(q)⁻¹ T(q + δ), as at the origin
@@ -375,7 +375,7 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     auto mf = compile(far);
     TreeView tf = view_of(*mf);
     const TreeView tf_raw = tf;
-    const Vec3 o = tree_rebase_far(tf);
+    const Vec3 o = tree_rebase_far(*mf, tf);
     CHECK(norm(o - off) < 10);
     double gap = 0, gap_raw = 0;
     for (int i = 0; i < t.size(); ++i) {
@@ -391,11 +391,21 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     std::printf("rebase: motion gap %.3g (as built %.3g)\n", gap, gap_raw);
     CHECK(gap < 1e-13);
     CHECK(gap_raw > 1e-12);  // (what the rebase is for)
-    // A free link (its coordinates are its world pose) is not rebased.
-    TreeView tfl = view_of(*compile(floating_tree_spec()));
+    // A free root: nothing of it in the view changes (its coordinates, its pose, are the caller's);
+    // far out the point is its body's initial position.
+    Spec fl = floating_tree_spec();
+    auto mfl = compile(fl);
+    TreeView tfl = view_of(*mfl);
     const Frame M0 = tfl.links[0].M;
-    CHECK_FALSE(tree_rebase(tfl, c));
+    tree_rebase(tfl, c);
     CHECK(tfl.links[0].M.p.x == M0.p.x);
-    const Vec3 z = tree_rebase_far(tfl);
+    const Vec3 z = tree_rebase_far(*mfl, tfl);
     CHECK((z.x == 0 && z.y == 0 && z.z == 0));
+    for (BodySpec& b : fl.bodies) b.position = b.position + off;
+    for (JointSpec& j : fl.joints)
+        if (j.anchor) *j.anchor = *j.anchor + off;
+    auto mflf = compile(fl);
+    TreeView tflf = view_of(*mflf);
+    const Vec3 zf = tree_rebase_far(*mflf, tflf);
+    CHECK(norm(zf - mflf->bodies[tflf.links[0].body].pose0.x) == 0);
 }

@@ -238,8 +238,9 @@ public:
     StepReport advance(const Model& m, Data& d) const override;
 
     // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
-    // are q⁺ (TreeView::nq positions in TreeView order) and f = r (TreeView::nv values); no Newton
-    // matrix (A must be null). The integrator state is left as it was.
+    // are q⁺ (TreeView::nq positions in TreeView order; a free root's pose relative to State::origin
+    // when the view is rebased, tree_rebase_far) and f = r (TreeView::nv values); no Newton matrix (A
+    // must be null). The integrator state is left as it was.
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override;
 
     Monitors monitors(const Model& m, const Data& d) const override;

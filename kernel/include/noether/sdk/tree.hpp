@@ -97,18 +97,20 @@ NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeVie
 
 // Expresses the view in the world frame moved to the point c (every point p becomes p − c): the
 // rest poses M of the links attached to the world, their screws A (v − c × ω) and the offsets of
-// the bodies welded to the world. Link frames, coordinates and everything relative are unchanged, so
-// poses computed from the view (tree_link_poses, tree_body_poses) come out relative to c, and body
-// poses handed to it (tree_coordinates) must be given relative to c. A minimal-coordinate integrator
-// far from the world origin works near c instead, where positions keep their precision (at 100 km a
-// position is resolved to 1.5e-11 m, above a step's tolerance; relative to the tree it is exact).
-// False, and the view unchanged, if a link is free (its coordinates are its world pose).
-NOETHER_API bool tree_rebase(TreeView& t, const Vec3& c);
-// tree_rebase to the rest position of the first link attached to the world when some such link is
-// farther than kNearOrigin from the origin and no link is free; returns the point used (zero: the
-// view is left as it is, bit for bit — scenes near the origin step exactly as without it).
+// the bodies welded to the world. Link frames and everything relative are unchanged, so poses
+// computed from the view (tree_link_poses, tree_body_poses) come out relative to c, and body poses
+// handed to it (tree_coordinates) must be given relative to c; a free link's coordinates, its pose,
+// are then its pose relative to c. A minimal-coordinate integrator far from the world origin works
+// near c instead, where positions keep their precision (at 100 km a position is resolved to
+// 1.5e-11 m, above a step's tolerance; relative to the mechanism it is exact).
+NOETHER_API void tree_rebase(TreeView& t, const Vec3& c);
+// tree_rebase to the position of the first root link (its rest position; a free root: its body's
+// initial position in m) when that lies farther than kNearOrigin from the origin (a scene of several
+// trees far apart keeps the precision of the first); returns the point used (zero: the view is left
+// as it is, bit for bit — scenes near the origin step exactly as without it). The point depends on
+// the Model only, so states saved and restored agree on it.
 constexpr double kNearOrigin = 16;  // m
-NOETHER_API Vec3 tree_rebase_far(TreeView& t);
+NOETHER_API Vec3 tree_rebase_far(const Model& m, TreeView& t);
 
 // The joint coordinate offset of a screw link's joint (Data::coord = raw coordinate + offset).
 NOETHER_API double tree_link_offset(const Model& m, const TreeLink& l);
