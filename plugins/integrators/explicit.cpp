@@ -525,10 +525,16 @@ private:
                 *ok = false;
                 return it;
             }
-            double worst = 0;
-            for (double v : st.g) worst = std::max(worst, std::fabs(v));
-            for (double v : st.phic) worst = std::max(worst, std::fabs(v));
-            if (worst < tol) break;
+            // Closed: every row within the tolerance, or a joint's rows within the resolution of
+            // its bodies' positions where that is coarser (row_resolution; 1000 km out).
+            double worst = 0;  // in units of each row's limit
+            for (const JointInfo& ji : m.joints) {
+                const double lim =
+                    std::max(tol, row_resolution(ji.a >= 0 ? st.poses[ji.a].x : Vec3{}, st.poses[ji.b].x));
+                for (int r = 0; r < ji.rows; ++r) worst = std::max(worst, std::fabs(st.g[ji.row_offset + r]) / lim);
+            }
+            for (double v : st.phic) worst = std::max(worst, std::fabs(v) / tol);
+            if (worst < 1) break;
             std::fill(st.rhs.begin(), st.rhs.end(), 0.0);
             for (int j = 0; j < m.njoints(); ++j)
                 for (int r = 0; r < m.joints[j].rows; ++r)

@@ -242,13 +242,18 @@ private:
         return out;
     }
 
-    // Every constraint row of the last evaluated residual within eps (in units of g).
+    // Every constraint row of the last evaluated residual within eps (in units of g), or within the
+    // resolution of its bodies' positions where that is coarser (row_resolution: a joint 1000 km
+    // out cannot be closed to 1e-10).
     static bool joints_within(const Model& m, const State& st, double eps) {
         const BlockGraph& g = *st.G;
         for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
             const double* fj = &st.f[g.node_offset[m.nbodies() + j]];
-            for (int r = 0; r < m.joints[j].rows; ++r)
-                if (!(std::fabs(fj[r]) < eps * st.rhoJ)) return false;
+            const double lim =
+                std::max(eps, row_resolution(ji.a >= 0 ? st.pose3[ji.a].x : Vec3{}, st.pose3[ji.b].x)) * st.rhoJ;
+            for (int r = 0; r < ji.rows; ++r)
+                if (!(std::fabs(fj[r]) < lim)) return false;
         }
         return true;
     }

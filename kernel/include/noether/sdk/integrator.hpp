@@ -116,6 +116,14 @@ inline void restore_values(const char*& p, std::vector<T>& v) {
     p += sizeof(T) * v.size();
 }
 
+// How finely a joint's constraint rows can be closed with its bodies at world positions xa, xb
+// (the world: zero): a row is a difference of world positions or of unit-quaternion components,
+// each rounded to its last place, so kRowRoundoff · (1 + |xa| + |xb|) — about 4 units in the last
+// place of the larger position: 1e-15 near the origin, 9e-10 at 1000 km. An integrator that closes
+// joints to Model::options.tolerance takes the larger of the two, as it can do no better.
+constexpr double kRowRoundoff = 2 * 2.220446049250313e-16;
+inline double row_resolution(const Vec3& xa, const Vec3& xb) { return kRowRoundoff * (1 + norm(xa) + norm(xb)); }
+
 // The substeps a turn limit asks for (option max_turn, else Data::turn_guard; 0: none): the
 // smallest power of two, up to Model::options.max_substeps, that keeps the fastest body of the last
 // interval (Data::twist_guess) below `turn` radians per substep. 1 when turn is 0.
