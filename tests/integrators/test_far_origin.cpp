@@ -3,7 +3,8 @@
 // m). The integrators whose equations are in world positions must not let that round-off stand in
 // for a residual: vi-midpoint's constraint rows are scaled by 1/h (its round-off floor counts them),
 // and riqn and vi-galerkin move their tree view to a local origin (tree_rebase_far), riqn also for a
-// floating base.
+// floating base. The same for joint angles wound up many turns: riqn and vi-galerkin solve for
+// absolute angles, whose resolution then bounds their corrections (coordinate_resolution).
 #include <catch2/catch.hpp>
 #include <cstdio>
 
@@ -140,5 +141,38 @@ TEST_CASE("1000 km from the origin joints close to the resolution of the positio
         CHECK(p.far_violation < 2 * row_resolution(off, off));
         CHECK(p.gap < 1e-6);
         CHECK(p.swing > 0.5);
+    }
+}
+
+TEST_CASE("joints wound up many turns step as unwound ones (riqn, vi-galerkin)", "[far-origin]") {
+    // The joint-coordinate integrators solve for absolute angles: 10,000 turns out (6.3e4 rad) an
+    // angle moves in steps of 7e-12 rad, coarser than their step tolerance 1e-12. Before: riqn
+    // failed at the first step ("not converged ... also with up to 16 substeps"), vi-galerkin took
+    // every step at its floor (warned). Corrections are now judged against each coordinate's
+    // resolution where that is coarser (coordinate_resolution).
+    for (const char* integrator : {"riqn", "vi-galerkin"}) {
+        INFO(integrator);
+        double last[2][2] = {};
+        RunStats stats[2];
+        for (int wound = 0; wound < 2; ++wound) {
+            Spec s = testutil::chain_spec(2, "revolute", integrator);
+            s.options.dt = 0.01;
+            auto m = compile(s);
+            Data d(m);
+            const double k = wound ? 2 * M_PI * 1e4 : 0.0;
+            const double q[2] = {0.3 + k, -0.2 + k}, qd[2] = {1.0, -0.5};
+            set_joint_state(*m, d, q, qd);
+            for (int i = 0; i < 100; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+            last[wound][0] = d.coord[0] - k, last[wound][1] = d.coord[1] - k;
+            stats[wound] = d.stats;
+        }
+        const double gap = std::max(std::fabs(last[0][0] - last[1][0]), std::fabs(last[0][1] - last[1][1]));
+        std::printf("wound 10,000 turns, %s: gap %.3g after 1 s, Newton %lld / %lld, floor steps %lld\n", integrator, gap,
+                    static_cast<long long>(stats[0].newton_total), static_cast<long long>(stats[1].newton_total),
+                    static_cast<long long>(stats[1].floor_steps));
+        CHECK(stats[1].floor_steps == 0);
+        CHECK(stats[1].subdivided_steps == 0);
+        CHECK(gap < 1e-7);
+        CHECK(std::fabs(last[0][0] - 0.3) > 0.5);  // it has moved
     }
 }

@@ -118,12 +118,21 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             if (secants && (corrected = st.sec.correct(st.dq.data()))) std::copy(st.qp.begin(), st.qp.end(), st.sec_q.begin());
         }
         if (exact) st.sec.begin();  // (an exact update is no secant of the RIQN matrix)
-        double step = 0;
         retract(t, st.qp.data(), st.dq.data());
-        for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.dq[k]));
-        if (corrected)  // at the round-off floor only if the plain update is small as well
-            for (int k = 0; k < t.nv; ++k) step = std::max(step, std::fabs(st.sec.plain()[k]));
-        if (step <= st.opt.step_tolerance) {  // the residual is at its round-off floor
+        // At the round-off floor when the update is within step_tolerance (a screw coordinate: or
+        // within its own resolution, coordinate_resolution, when that is coarser: a joint wound up
+        // many turns), the plain update as well if it was corrected.
+        auto small = [&](const double* v) {
+            for (const TreeLink& l : t.links)
+                for (int c = 0; c < l.nv; ++c) {
+                    const double lim = l.type == TreeJoint::screw
+                                           ? std::max(st.opt.step_tolerance, coordinate_resolution(st.qp[l.iq]))
+                                           : st.opt.step_tolerance;
+                    if (std::fabs(v[l.iv + c]) > lim) return false;
+                }
+            return true;
+        };
+        if (small(st.dq.data()) && (!corrected || small(st.sec.plain()))) {
             out.iterations = it + 1;
             out.residual = drnea(m, st, h, &out.worst_node);
             if (!std::isfinite(out.residual)) {

@@ -489,8 +489,20 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
         // one of a fresh factor says nothing yet about how fast that factor contracts.
         refactor = it > 0 && !newton_step && step > 0.25 * prev_step;
         prev_step = step;
-        if (!(step <= st.opt.step_tolerance) && !floor) continue;
-        out.at_floor = !(step <= st.opt.step_tolerance);
+        // Converged: every correction within step_tolerance, or within its coordinate's resolution
+        // where that is coarser (coordinate_resolution: a joint wound up many turns).
+        bool within = true;
+        for (int i = 0; i < n && within; ++i)
+            for (int a = 1; a <= s; ++a) {
+                const double lim = std::max(st.opt.step_tolerance,
+                                            coordinate_resolution(st.ctrl[static_cast<std::size_t>(a) * n + i]));
+                if (std::fabs(st.dx[static_cast<std::size_t>(i) * s + a - 1]) > lim) {
+                    within = false;
+                    break;
+                }
+            }
+        if (!within && !floor) continue;
+        out.at_floor = !within;
         // Converged: p^{k+1} (and the residual) at the final control points.
         out.residual = evaluate(m, d, st, h, &out.worst_node);
         if (!std::isfinite(out.residual)) {

@@ -124,6 +124,12 @@ inline void restore_values(const char*& p, std::vector<T>& v) {
 constexpr double kRowRoundoff = 2 * 2.220446049250313e-16;
 inline double row_resolution(const Vec3& xa, const Vec3& xb) { return kRowRoundoff * (1 + norm(xa) + norm(xb)); }
 
+// How finely a joint coordinate q can change: 2 eps |q|. A wheel wound 10,000 turns (q = 6.3e4 rad)
+// moves in steps of 7e-12 rad, coarser than a Newton step tolerance of 1e-12; an integrator that
+// stops when its corrections fall below that tolerance takes, per coordinate, the larger of the
+// two, as a smaller correction can no longer change the coordinate.
+inline double coordinate_resolution(double q) { return kRowRoundoff * std::fabs(q); }
+
 // The substeps a turn limit asks for (option max_turn, else Data::turn_guard; 0: none): the
 // smallest power of two, up to Model::options.max_substeps, that keeps the fastest body of the last
 // interval (Data::twist_guess) below `turn` radians per substep. 1 when turn is 0.
