@@ -116,7 +116,7 @@ namespace {
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
 // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
 // state was edited by a host after its commit
-constexpr std::uint32_t kFormat = 8;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs
+constexpr std::uint32_t kFormat = 9;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs; 9: riqn's substep hold
 
 struct Writer {
     std::string& out;
@@ -420,6 +420,22 @@ void check_positive_option(const Model& m, const char* integrator, const char* n
     if (value > 0 && std::isfinite(value)) return;
     char buf[200];
     std::snprintf(buf, sizeof buf, "options: %s option '%s' must be positive and finite, got %g", integrator, name, value);
+    out.push_back({Severity::error, m.origin, buf});
+}
+
+double substep_hold_option(const Model& m) {
+    const auto it = m.options.extra.find("substep_hold");
+    return it == m.options.extra.end() ? SubstepHold::kDefault : it->second;
+}
+
+void check_substep_hold_option(const Model& m, const char* integrator, std::vector<Diagnostic>& out) {
+    const double hold = substep_hold_option(m);
+    if (hold >= 0 && hold <= SubstepHold::kMax && hold == std::floor(hold)) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "options: %s option 'substep_hold' (steps a subdivision is kept) must be a whole number "
+                  "in [0, %g] (0: off), got %g",
+                  integrator, SubstepHold::kMax, hold);
     out.push_back({Severity::error, m.origin, buf});
 }
 

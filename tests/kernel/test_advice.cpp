@@ -126,9 +126,10 @@ TEST_CASE("the whip guard: the 16-link chain runs 100 s at dt 0.01 without a fai
           "[advice][watch]") {
     // chain.lua --set n=16: without the guard vi-maximal failed at t = 52.75 s (rotation limit with
     // 16 substeps, the energy at 3.2e5 J) and riqn at 36.87 s (docs/integrators.md). The sanitizer
-    // build takes the first 20 s (the guard engages at 5.49 s and 11.41 s).
+    // build takes the first 20 s (the guard engages at 5.49 s and, under riqn, 13.01 s: the whip is
+    // chaotic, and riqn's remembered subdivision moved it from 9.14 s).
     const int steps = NOETHER_TEST_SANITIZED ? 2000 : 10000;
-    const double engaged_by[2] = {5.5, 11.5};
+    const double engaged_by[2] = {5.5, 14};
     int k = 0;
     for (const char* integrator : {"vi-maximal", "riqn"}) {
         Spec s = testutil::chain_spec(16, "revolute", integrator);
@@ -153,7 +154,7 @@ TEST_CASE("the whip guard: the 16-link chain runs 100 s at dt 0.01 without a fai
         CHECK(guard_time < engaged_by[k++]);
         CHECK_THAT(energy_warning, Contains("the whip guard"));
         CHECK(most >= 8);
-        CHECK(dev < 500);  // of the ~1250 J the chain can release (measured 207 J and 288 J over 100 s)
+        CHECK(dev < 500);  // of the ~1250 J the chain can release (measured 207 J and 227 J over 100 s)
     }
     // Given max_turn (0: plain steps), the guard stays off: the run steps as asked.
     Spec s = testutil::chain_spec(16, "revolute", "vi-maximal");

@@ -44,7 +44,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
     }
     check_choice_option(m, "riqn", "newton", {"riqn", "exact", "dense"}, out);
     check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum", "feedback"}, out);
-    for (const char* name : {"step_tolerance", "max_turn"})
+    for (const char* name : {"step_tolerance", "max_turn", "substep_hold"})
         if (m.options.extra_lists.count(name))
             out.push_back({Severity::error, m.origin, std::string("options: riqn option '") + name + "' must be a number"});
     const RiqnOptions o = riqn_options(m);
@@ -56,6 +56,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
         out.push_back({Severity::error, m.origin, buf});
     }
     check_secants_option(m, "riqn", "the plain RIQN update", out);
+    check_substep_hold_option(m, "riqn", out);
 }
 
 std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
@@ -92,6 +93,8 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->sec.resize(st->tree.nv, st->opt.secants);
+    const double hold = substep_hold_option(m);
+    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>* v : {&st->miss, &st->miss_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {
@@ -110,8 +113,11 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     const double h = m.options.dt;
     // Option max_turn, else the Data's whip guard.
     const int k0 = turn_substeps(m, d, st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard);
+    // Remembered subdivision: start where the last steps needed to be, or one halving below once
+    // the hold is over.
+    const int first = st.hold.first(k0, m.options.max_substeps);
     StepReport report = subdivide(
-        m, d, k0, k0,
+        m, d, first, k0,
         [&](int k, double hs) {
             if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
             if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
@@ -120,7 +126,10 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         [&](int k, double hs) {
             if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
         });
-    if (report.status == StepStatus::ok) write_back(m, d, st);
+    if (report.status == StepStatus::ok) {
+        write_back(m, d, st);
+        st.hold.remember(d.step, k0, first, report.substeps);
+    }
     return report;
 }
 

@@ -198,6 +198,8 @@ struct State final : IntegratorState {
     SecantPairs sec;
     double sec_h = 0;
     std::vector<double> sec_q;
+    // Remembered subdivision (option substep_hold, noether/sdk/integrator.hpp). Saved.
+    SubstepHold hold;
 
     void save(std::string& out) const override {
         const char st = started ? 1 : 0;
@@ -208,11 +210,12 @@ struct State final : IntegratorState {
         save_value(out, sec_h);
         for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) save_values(out, *v);
         sec.save(out);
+        hold.save(out);
     }
     bool restore(const char*& p, const char* end) override {
         const std::size_t need = 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_h + sizeof sec_h +
                                  sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + miss.size() + miss_prev.size()) +
-                                 sec.saved_size();
+                                 sec.saved_size() + SubstepHold::kSavedSize;
         if (static_cast<std::size_t>(end - p) < need) return false;
         started = *p++ != 0;
         fresh = false;
@@ -222,14 +225,14 @@ struct State final : IntegratorState {
         restore_value(p, sec_h);
         if (miss_count < 0 || miss_count > 2) return false;
         for (std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) restore_values(p, *v);
-        return sec.restore(p);
+        return sec.restore(p) && hold.restore(p);
     }
 };
 
 class Riqn final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
-    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance", "max_turn", "secants"}; }
+    std::vector<std::string> option_names() const override { return {"newton", "guess", "step_tolerance", "max_turn", "secants", "substep_hold"}; }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override;
 

@@ -9,11 +9,6 @@ double max_turn(const Model& m) {
     return it == m.options.extra.end() ? 0.0 : it->second;
 }
 
-double substep_hold(const Model& m) {
-    const auto it = m.options.extra.find("substep_hold");
-    return it == m.options.extra.end() ? kDefaultHold : it->second;
-}
-
 // Option predictor: 1 (default) starts Newton from a linear extrapolation of the last two
 // steps' velocities and multipliers (when both steps and this one have the same length and
 // the velocities were not changed from outside); 0 from the last step's (zeroth order).
@@ -31,8 +26,8 @@ double contact_tolerance(const Model& m) {
 
 std::size_t State::saved_size() const {
     return sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
-           sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 + 3 * sizeof(std::int32_t) +
-           sizeof last_needed + sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred;
+           sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 + SubstepHold::kSavedSize +
+           sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred;
 }
 
 void State::save(std::string& out) const {
@@ -47,7 +42,6 @@ void State::save(std::string& out) const {
     };
     auto vec = [&raw](const auto& v) { raw(v.data(), sizeof(v[0]) * v.size()); };
     const char st = started ? 1 : 0, cs = coords ? 1 : 0, cm = committed ? 1 : 0;
-    const std::int32_t hold[3] = {hold_k, hold_left, hold_len};
     raw(&dt_prev, sizeof dt_prev);
     raw(&st, 1);
     vec(prev_force);
@@ -57,8 +51,7 @@ void State::save(std::string& out) const {
     vec(c2);
     vec(u);
     raw(&cs, 1);
-    raw(hold, sizeof hold);
-    raw(&last_needed, sizeof last_needed);
+    hold.save(q);
     vec(v_prev);
     raw(&cm, 1);
     vec(lam_prev);
@@ -77,13 +70,7 @@ bool State::restore(const char*& p, const char* end) {
     get(p, c2);
     get(p, u);
     coords = *p++ != 0;
-    std::int32_t hold[3];
-    std::memcpy(hold, p, sizeof hold);
-    p += sizeof hold;
-    if (hold[0] < 1 || hold[1] < 0 || hold[2] < 0) return false;
-    hold_k = hold[0], hold_left = hold[1], hold_len = hold[2];
-    std::memcpy(&last_needed, p, sizeof last_needed);
-    p += sizeof last_needed;
+    if (!hold.restore(p)) return false;
     get(p, v_prev);
     committed = *p++ != 0;
     get(p, lam_prev);
@@ -98,15 +85,7 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
         out.push_back({Severity::error, m.origin,
                        std::string("options: ") + name + " option 'max_turn' (radians per substep) must be in "
                        "[0, " + std::to_string(kBranch).substr(0, 5) + "] (0: off), got " + std::to_string(turn)});
-    const double hold = substep_hold(m);
-    if (!(hold >= 0 && hold <= kMaxHold && hold == std::floor(hold))) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf,
-                      "options: %s option 'substep_hold' (steps a subdivision is kept) must be a whole number "
-                      "in [0, %g] (0: off), got %g",
-                      name, kMaxHold, hold);
-        out.push_back({Severity::error, m.origin, buf});
-    }
+    check_substep_hold_option(m, name, out);
     const double pred = predictor(m);
     if (pred != 0 && pred != 1) {
         char buf[160];
@@ -149,8 +128,8 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->v_prev.assign(nb, Twist{});
     st->lam_prev.assign(m.total_rows, 0.0);
     st->predict = predictor(m) != 0;
-    const double hold = substep_hold(m);
-    st->hold = hold >= 0 && hold <= kMaxHold ? static_cast<std::int32_t>(hold) : 0;
+    const double hold = substep_hold_option(m);
+    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
     st->implicit.assign(m.njoints(), 0);
     std::vector<int> ja, jb, size;
     for (int j = 0; j < m.njoints(); ++j) {

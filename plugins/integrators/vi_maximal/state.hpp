@@ -91,12 +91,7 @@ constexpr double kFloorSlack = 10;
 struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
     double max_turn = 0;  // option max_turn [rad per substep]; 0: off
-    // Remembered subdivision: once Newton needs substeps again within kWindow steps of the last
-    // time, the next hold_left steps start at those k substeps; then one halving is tried, and
-    // if that fails the hold doubles (hold_len, up to kHoldMax × substep_hold).
-    std::int32_t hold_k = 1, hold_left = 0, hold_len = 0;
-    std::int64_t last_needed = -(std::int64_t(1) << 40);  // step at which Newton last needed substeps
-    std::int32_t hold = 4;  // option substep_hold (0: off)
+    SubstepHold hold;  // remembered subdivision (option substep_hold; noether/sdk/integrator.hpp)
     // Predictor: velocities and multipliers of the step before the last (v_prev, lam_prev), the
     // interval that produced the last committed velocities from v_prev (h_pred; 0: no pair yet).
     // The prediction is used only while Data still holds the last commit's velocities: no host
@@ -181,12 +176,10 @@ inline bool within_guard(const Model& m, const std::vector<double>& s, double li
 
 double max_turn(const Model& m);
 
-// Option substep_hold: steps a subdivision Newton needed is kept before one halving is tried
-// (0: off, every step starts at dt again). 4 measured best of 2/4/8/16 on the revolute chains
-// (bench/chain_scaling, 1000 steps: Newton work per step 7.45 → 6.48 at 128 links, 11.45 → 7.67
-// at 256, 15.32 → 10.74 at 512; +1.5% at 32, where few steps subdivide).
-constexpr double kDefaultHold = 4, kMaxHold = 1 << 20;
-double substep_hold(const Model& m);
+// Option substep_hold (SubstepHold, noether/sdk/integrator.hpp): steps a subdivision Newton needed is
+// kept before one halving is tried (0: off, every step starts at dt again). 4 measured best of
+// 2/4/8/16 on the revolute chains (bench/chain_scaling, 1000 steps: Newton work per step 7.45 → 6.48
+// at 128 links, 11.45 → 7.67 at 256, 15.32 → 10.74 at 512; +1.5% at 32, where few steps subdivide).
 
 // Option predictor: 1 (default) starts Newton from a linear extrapolation of the last two
 // steps' velocities and multipliers (when both steps and this one have the same length and

@@ -34,8 +34,7 @@ public:
         const int k0 = turn_substeps(m, d, st.max_turn > 0 ? st.max_turn : d.turn_guard);
         // Remembered subdivision: start where the last steps needed to be, or one halving below
         // once the hold is over.
-        int first = k0;
-        if (st.hold_k > k0) first = std::min(m.options.max_substeps, st.hold_left > 0 ? st.hold_k : std::max(k0, st.hold_k / 2));
+        const int first = st.hold.first(k0, m.options.max_substeps);
         // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
         StepReport report = subdivide(
             m, d, first, k0, [&](int, double) { st.first_substep = true; },
@@ -45,7 +44,7 @@ public:
                 return a;
             },
             [](int, double) {});
-        if (report.status == StepStatus::ok && st.hold > 0) remember(st, d.step, k0, first, report.substeps);
+        if (report.status == StepStatus::ok) st.hold.remember(d.step, k0, first, report.substeps);
         report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
         report.redundant_joints = &st.ws->redundant_joints;
         return report;
@@ -76,34 +75,6 @@ public:
 private:
     static constexpr double kCenteringStep = 0.1;  // interior point: a shorter step is retried NT-scaled
     static constexpr double kMaxGrowth = 100;      // interior point: largest growth of a violation in one step
-    static constexpr std::int32_t kHoldMax = 256;  // longest hold after failed halvings (× substep_hold)
-    static constexpr std::int64_t kWindow = 16;    // a second need within this many steps starts a hold
-
-    // After committed step `step` took k substeps, starting at `first` (k0: what max_turn asks).
-    // A lone subdivision is not held (the scene steps exactly as without the option).
-    static void remember(State& st, std::int64_t step, int k0, int first, int k) {
-        const std::int32_t kHold = st.hold;
-        if (k > first) {
-            const bool recent = step - st.last_needed <= kWindow;
-            st.last_needed = step;
-            if (!recent && st.hold_k <= k0) return;
-        }
-        if (k <= k0) {  // back at the plain step
-            st.hold_k = 1, st.hold_left = 0, st.hold_len = 0;
-            return;
-        }
-        if (k > first) {  // Newton needed more substeps than tried: hold them, longer after a failed halving
-            const bool halving_failed = st.hold_k > first && st.hold_left == 0;
-            st.hold_len = halving_failed ? std::min(kHoldMax * kHold, 2 * std::max(kHold, st.hold_len)) : kHold;
-            st.hold_k = k;
-            st.hold_left = st.hold_len;
-        } else if (k < st.hold_k) {  // a halving held: keep it for a fresh hold
-            st.hold_k = k;
-            st.hold_left = st.hold_len = kHold;
-        } else if (st.hold_left > 0) {
-            --st.hold_left;
-        }
-    }
 
     // One variational step of length h from the committed state; commits on success.
     Attempt substep(const Model& m, Data& d, State& st, double h) const {

@@ -15,6 +15,7 @@
 
 #include "noether/export.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -144,6 +145,79 @@ inline int turn_substeps(const Model& m, const Data& d, double turn) {
     while (k < m.options.max_substeps && wmax * m.options.dt / k > turn) k *= 2;
     return k;
 }
+
+// Remembered subdivision (option substep_hold; vi-maximal, vi-midpoint, riqn): when Newton needs
+// substeps a second time within kWindow steps, the next `hold` steps start at that many substeps
+// instead of failing at the full step first; then one halving is tried, and each halving that fails
+// doubles the hold (up to kHoldMax × hold). A lone subdivision is not held, so scenes that subdivide
+// rarely step exactly as without it. Saved with the integrator's state (save/restore, 20 bytes).
+struct SubstepHold {
+    static constexpr std::int32_t kHoldMax = 256;  // longest hold after failed halvings (× hold)
+    static constexpr std::int64_t kWindow = 16;    // a second need within this many steps starts a hold
+    static constexpr double kDefault = 4, kMax = 1 << 20;
+    static constexpr std::size_t kSavedSize = 3 * sizeof(std::int32_t) + sizeof(std::int64_t);
+
+    std::int32_t hold = 4;  // the option (0: off); from the Model, not saved
+    std::int32_t k = 1, left = 0, len = 0;  // held substeps, steps left of the hold, its length
+    std::int64_t last_needed = -(std::int64_t(1) << 40);  // step at which Newton last needed substeps
+
+    // The substeps to try first: what the turn limit asks (k0), or the held ones, or one halving
+    // below them once the hold is over.
+    int first(int k0, int max_substeps) const {
+        if (hold <= 0 || k <= k0) return k0;
+        return std::min(max_substeps, left > 0 ? k : std::max(k0, k / 2));
+    }
+    // After committed step `step` took `took` substeps, starting at `first`.
+    void remember(std::int64_t step, int k0, int first, int took) {
+        if (hold <= 0) return;
+        if (took > first) {
+            const bool recent = step - last_needed <= kWindow;
+            last_needed = step;
+            if (!recent && k <= k0) return;
+        }
+        if (took <= k0) {  // back at the plain step
+            k = 1, left = 0, len = 0;
+            return;
+        }
+        if (took > first) {  // Newton needed more substeps than tried: hold them, longer after a failed halving
+            const bool halving_failed = k > first && left == 0;
+            len = halving_failed ? std::min(kHoldMax * hold, 2 * std::max(hold, len)) : hold;
+            k = took;
+            left = len;
+        } else if (took < k) {  // a halving held: keep it for a fresh hold
+            k = took;
+            left = len = hold;
+        } else if (left > 0) {
+            --left;
+        }
+    }
+    void save(std::string& out) const {
+        const std::int32_t h[3] = {k, left, len};
+        out.append(reinterpret_cast<const char*>(h), sizeof h);
+        out.append(reinterpret_cast<const char*>(&last_needed), sizeof last_needed);
+    }
+    void save(char*& q) const {  // into a buffer sized by the caller
+        const std::int32_t h[3] = {k, left, len};
+        std::memcpy(q, h, sizeof h);
+        std::memcpy(q + sizeof h, &last_needed, sizeof last_needed);
+        q += kSavedSize;
+    }
+    // False (nothing changed beyond p) if the values are out of range.
+    bool restore(const char*& p) {
+        std::int32_t h[3];
+        std::memcpy(h, p, sizeof h);
+        std::int64_t last;
+        std::memcpy(&last, p + sizeof h, sizeof last);
+        p += kSavedSize;
+        if (h[0] < 1 || h[1] < 0 || h[2] < 0) return false;
+        k = h[0], left = h[1], len = h[2], last_needed = last;
+        return true;
+    }
+};
+// The option substep_hold of Model m (SubstepHold::kDefault when not given), and its check: a
+// whole number in [0, SubstepHold::kMax] (an error naming `integrator` otherwise).
+NOETHER_API double substep_hold_option(const Model& m);
+NOETHER_API void check_substep_hold_option(const Model& m, const char* integrator, std::vector<Diagnostic>& out);
 
 // The one retry loop of the fixed-step implicit methods. Tries the step as k substeps of dt/k
 // for k = first, 2·first, 4·first, … up to Model::options.max_substeps, returning to the step's
