@@ -116,7 +116,7 @@ namespace {
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
 // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
 // state was edited by a host after its commit
-constexpr std::uint32_t kFormat = 9;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs; 9: riqn's substep hold
+constexpr std::uint32_t kFormat = 9;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs; 9: riqn's and vi-galerkin's substep hold
 
 struct Writer {
     std::string& out;
@@ -429,6 +429,11 @@ double substep_hold_option(const Model& m) {
 }
 
 void check_substep_hold_option(const Model& m, const char* integrator, std::vector<Diagnostic>& out) {
+    if (m.options.extra_lists.count("substep_hold")) {
+        out.push_back({Severity::error, m.origin,
+                       std::string("options: ") + integrator + " option 'substep_hold' must be a number"});
+        return;
+    }
     const double hold = substep_hold_option(m);
     if (hold >= 0 && hold <= SubstepHold::kMax && hold == std::floor(hold)) return;
     char buf[200];

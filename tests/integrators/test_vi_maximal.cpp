@@ -473,6 +473,12 @@ TEST_CASE("substep_hold must be a whole number of steps", "[vi-maximal][hold]") 
         s.options.extra["substep_hold"] = bad;
         CHECK_THROWS_WITH(compile(s), Catch::Matchers::Contains("option 'substep_hold' (steps a subdivision is kept) must be a whole number"));
     }
+    // A list where a number belongs is an error, not ignored (before: the option was silently dropped).
+    for (const char* opt : {"substep_hold", "max_turn", "predictor", "contact_tolerance"}) {
+        Spec s = testutil::chain_spec(2, "revolute", "vi-maximal");
+        s.options.extra_lists[opt] = {"long"};
+        CHECK_THROWS_WITH(compile(s), Catch::Matchers::Contains(std::string("vi-maximal option '") + opt + "' must be a number"));
+    }
 }
 
 // Issue 16, item 2: Newton starts from a linear extrapolation of the last two steps' velocities

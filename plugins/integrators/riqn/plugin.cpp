@@ -44,7 +44,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
     }
     check_choice_option(m, "riqn", "newton", {"riqn", "exact", "dense"}, out);
     check_choice_option(m, "riqn", "guess", {"position", "velocity", "acceleration", "momentum", "feedback"}, out);
-    for (const char* name : {"step_tolerance", "max_turn", "substep_hold"})
+    for (const char* name : {"step_tolerance", "max_turn"})  // (substep_hold: check_substep_hold_option)
         if (m.options.extra_lists.count(name))
             out.push_back({Severity::error, m.origin, std::string("options: riqn option '") + name + "' must be a number"});
     const RiqnOptions o = riqn_options(m);

@@ -126,6 +126,7 @@ struct State final : IntegratorState {
     std::vector<double> qd0;            // q̇ at q^k for the guess: of the continuous start, then
                                         // written by write_back(); NaN (qd0[0]) after a substep
     std::vector<double> prev_ctrl;      // (s+1)·n, node-major
+    SubstepHold hold;                   // remembered subdivision (option substep_hold)
 
     // Setup (constant) and workspaces (sized once).
     // The view is moved to `origin` when it lies far from the world's (tree_rebase_far): every world
@@ -224,11 +225,13 @@ struct State final : IntegratorState {
         save_value(out, miss_kind);
         save_value(out, miss_h);
         for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) save_values(out, *v);
+        hold.save(out);
     }
     bool restore(const char*& p_, const char* end) override {
         const std::size_t need = 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_h +
                                  sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size() +
-                                                   miss.size() + miss_prev.size());
+                                                   miss.size() + miss_prev.size()) +
+                                 SubstepHold::kSavedSize;
         if (static_cast<std::size_t>(end - p_) < need) return false;
         started = *p_++ != 0;
         have_prev = *p_++ != 0;
@@ -238,7 +241,7 @@ struct State final : IntegratorState {
         restore_value(p_, miss_h);
         if (miss_count < 0 || miss_count > 2) return false;
         for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) restore_values(p_, *v);
-        return true;
+        return hold.restore(p_);
     }
 };
 
@@ -250,7 +253,7 @@ constexpr double kRankTolerance = 1e-11;
 class Galerkin final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
-    std::vector<std::string> option_names() const override { return {"points", "step_tolerance", "newton", "guess"}; }
+    std::vector<std::string> option_names() const override { return {"points", "step_tolerance", "newton", "guess", "substep_hold"}; }
 
     // The tree view of m, or false with one error per element vi-galerkin cannot take.
     static bool take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out);

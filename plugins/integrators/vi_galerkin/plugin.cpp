@@ -80,6 +80,7 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
     check_choice_option(m, "vi-galerkin", "guess", {"feedback", "polynomial"}, out);
     const GalerkinOptions o = galerkin_options(m);
     check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
+    check_substep_hold_option(m, "vi-galerkin", out);
 }
 
 std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
@@ -89,6 +90,8 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->origin = tree_rebase_far(m, st->tree);
     st->rebased = st->origin.x != 0 || st->origin.y != 0 || st->origin.z != 0;
     st->opt = galerkin_options(m);
+    const double hold = substep_hold_option(m);
+    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
     st->lob = make_lobatto(st->opt.s);
     const int n = st->tree.size(), s = st->opt.s, nn = s + 1, d = 12 * s + 6, nb = m.nbodies();
     st->n = n, st->nn = nn, st->d = d;
@@ -208,14 +211,18 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
 
 StepReport Galerkin::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
+    // Remembered subdivision: start where the last steps needed to be, or one halving below once
+    // the hold is over.
+    const int first = st.hold.first(1, m.options.max_substeps);
     StepReport report = subdivide(
-        m, d, 1, 1,
+        m, d, first, 1,
         [&](int, double) {
             if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
         },
         [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
     if (report.status == StepStatus::ok) {
         write_back(m, d, st);
+        st.hold.remember(d.step, 1, first, report.substeps);
         // A coupling's force on its follower: its multipliers are the impulses of the (last) substep's
         // nodes α < s, whose sum over the interval is the force times its length.
         for (const State::Loop& c : st.loops) {

@@ -80,6 +80,9 @@ bool State::restore(const char*& p, const char* end) {
 }
 
 void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out) {
+    for (const char* opt : {"max_turn", "predictor", "contact_tolerance"})  // (substep_hold: below)
+        if (m.options.extra_lists.count(opt))
+            out.push_back({Severity::error, m.origin, std::string("options: ") + name + " option '" + opt + "' must be a number"});
     const double turn = max_turn(m);
     if (!(turn >= 0) || !std::isfinite(turn) || turn > kBranch)
         out.push_back({Severity::error, m.origin,
