@@ -439,7 +439,7 @@ void check_substep_hold_option(const Model& m, const char* integrator, std::vect
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   "options: %s option 'substep_hold' (steps a subdivision is kept) must be a whole number "
-                  "in [0, %g] (0: off), got %g",
+                  "in [0, %.0f] (0: off), got %g",
                   integrator, SubstepHold::kMax, hold);
     out.push_back({Severity::error, m.origin, buf});
 }

@@ -587,7 +587,7 @@ TEST_CASE("riqn options are validated with clear errors", "[riqn]") {
     CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["secants"] = {"two"}; }),
                Contains("riqn option 'secants' must be a number"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["substep_hold"] = 1.5; }),
-               Contains("riqn option 'substep_hold' (steps a subdivision is kept) must be a whole number in [0, 1.04858e+06] (0: off), got 1.5"));
+               Contains("riqn option 'substep_hold' (steps a subdivision is kept) must be a whole number in [0, 1048576] (0: off), got 1.5"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra["substep_hold"] = -1; }), Contains("got -1"));
     CHECK_THAT(error_of([](Spec& s) { s.options.extra_lists["substep_hold"] = {"long"}; }),
                Contains("riqn option 'substep_hold' must be a number"));
