@@ -961,13 +961,6 @@ TEST_CASE("riqn remembers a subdivision: less Newton work on a 128-link chain, a
     Data d(m);
     while (d.stats.subdivided_steps < 3) REQUIRE(step(*m, d) == StepStatus::ok);
     const std::int64_t sub = d.stats.subdivided_steps;
-    Data e(m);
-    e.restore(d.save());
-    for (int i = 0; i < 40; ++i) {
-        REQUIRE(step(*m, d) == StepStatus::ok);
-        REQUIRE(step(*m, e) == StepStatus::ok);
-    }
+    CHECK(testutil::restore_replays(*m, d, 40));  // inside a hold: the hold is part of the saved state
     CHECK(d.stats.subdivided_steps > sub);
-    CHECK(e.stats.newton_work == d.stats.newton_work);
-    for (int b = 0; b < m->nbodies(); ++b) CHECK(std::memcmp(&d.pose[b], &e.pose[b], sizeof(Pose)) == 0);
 }
