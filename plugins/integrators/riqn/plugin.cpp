@@ -93,8 +93,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->sec.resize(st->tree.nv, st->opt.secants);
-    const double hold = substep_hold_option(m);
-    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
+    st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>* v : {&st->miss, &st->miss_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {

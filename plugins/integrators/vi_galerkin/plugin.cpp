@@ -90,8 +90,7 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->origin = tree_rebase_far(m, st->tree);
     st->rebased = st->origin.x != 0 || st->origin.y != 0 || st->origin.z != 0;
     st->opt = galerkin_options(m);
-    const double hold = substep_hold_option(m);
-    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
+    st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->lob = make_lobatto(st->opt.s);
     const int n = st->tree.size(), s = st->opt.s, nn = s + 1, d = 12 * s + 6, nb = m.nbodies();
     st->n = n, st->nn = nn, st->d = d;

@@ -131,8 +131,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->v_prev.assign(nb, Twist{});
     st->lam_prev.assign(m.total_rows, 0.0);
     st->predict = predictor(m) != 0;
-    const double hold = substep_hold_option(m);
-    st->hold.hold = hold >= 0 && hold <= SubstepHold::kMax ? static_cast<std::int32_t>(hold) : 0;
+    st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->implicit.assign(m.njoints(), 0);
     std::vector<int> ja, jb, size;
     for (int j = 0; j < m.njoints(); ++j) {

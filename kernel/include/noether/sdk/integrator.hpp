@@ -157,10 +157,12 @@ struct SubstepHold {
     static constexpr double kDefault = 4, kMax = 1 << 20;
     static constexpr std::size_t kSavedSize = 3 * sizeof(std::int32_t) + sizeof(std::int64_t);
 
-    std::int32_t hold = 4;  // the option (0: off); from the Model, not saved
+    std::int32_t hold = 4;  // the option (0: off); from the Model (steps()), not saved
     std::int32_t k = 1, left = 0, len = 0;  // held substeps, steps left of the hold, its length
     std::int64_t last_needed = -(std::int64_t(1) << 40);  // step at which Newton last needed substeps
 
+    // The option's value as a hold length (a value check() refused: 0, off).
+    static std::int32_t steps(double option) { return option >= 0 && option <= kMax ? static_cast<std::int32_t>(option) : 0; }
     // The substeps to try first: what the turn limit asks (k0), or the held ones, or one halving
     // below them once the hold is over.
     int first(int k0, int max_substeps) const {
