@@ -201,22 +201,24 @@ struct State final : IntegratorState {
     // Remembered subdivision (option substep_hold, noether/sdk/integrator.hpp). Saved.
     SubstepHold hold;
 
+    std::size_t saved_size() const {
+        return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_h + sizeof sec_h +
+               sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + miss.size() + miss_prev.size()) +
+               sec.saved_size() + SubstepHold::kSavedSize;
+    }
     void save(std::string& out) const override {
-        const char st = started ? 1 : 0;
-        out.append(&st, 1);
-        save_value(out, dt_prev);
-        save_value(out, miss_count);
-        save_value(out, miss_h);
-        save_value(out, sec_h);
-        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) save_values(out, *v);
-        sec.save(out);
-        hold.save(out);
+        StateWriter w(out, saved_size());
+        w.value(static_cast<char>(started ? 1 : 0));
+        w.value(dt_prev);
+        w.value(miss_count);
+        w.value(miss_h);
+        w.value(sec_h);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) w.values(*v);
+        sec.save(w);
+        hold.save(w.cursor());
     }
     bool restore(const char*& p, const char* end) override {
-        const std::size_t need = 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_h + sizeof sec_h +
-                                 sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + miss.size() + miss_prev.size()) +
-                                 sec.saved_size() + SubstepHold::kSavedSize;
-        if (static_cast<std::size_t>(end - p) < need) return false;
+        if (static_cast<std::size_t>(end - p) < saved_size()) return false;
         started = *p++ != 0;
         fresh = false;
         restore_value(p, dt_prev);

@@ -217,22 +217,25 @@ struct State final : IntegratorState {
     std::vector<double> Vl;             // link twists, 6 per link
     std::vector<Pose> bp;
 
+    std::size_t saved_size() const {
+        return 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_h +
+               sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size() + miss.size() +
+                                 miss_prev.size()) +
+               SubstepHold::kSavedSize;
+    }
     void save(std::string& out) const override {
-        const char flags[2] = {static_cast<char>(started ? 1 : 0), static_cast<char>(have_prev ? 1 : 0)};
-        out.append(flags, 2);
-        save_value(out, prev_h);
-        save_value(out, miss_count);
-        save_value(out, miss_kind);
-        save_value(out, miss_h);
-        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) save_values(out, *v);
-        hold.save(out);
+        StateWriter w(out, saved_size());
+        w.value(static_cast<char>(started ? 1 : 0));
+        w.value(static_cast<char>(have_prev ? 1 : 0));
+        w.value(prev_h);
+        w.value(miss_count);
+        w.value(miss_kind);
+        w.value(miss_h);
+        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) w.values(*v);
+        hold.save(w.cursor());
     }
     bool restore(const char*& p_, const char* end) override {
-        const std::size_t need = 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_h +
-                                 sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size() +
-                                                   miss.size() + miss_prev.size()) +
-                                 SubstepHold::kSavedSize;
-        if (static_cast<std::size_t>(end - p_) < need) return false;
+        if (static_cast<std::size_t>(end - p_) < saved_size()) return false;
         started = *p_++ != 0;
         have_prev = *p_++ != 0;
         restore_value(p_, prev_h);

@@ -6,7 +6,7 @@
 //     f − Σ_j γ_j (δx_j + δf_j),   γ = argmin ‖f − Σ_j γ_j δf_j‖₂,
 //
 // the plain update in the directions no pair spans (Anderson's mixing, "type II"; for a linear
-// r and as many pairs as unknowns, the exact solve). Header-only; used by riqn and vi-galerkin.
+// r and as many pairs as unknowns, the exact solve). Header-only; used by riqn.
 //
 // The pairs are part of an integrator's state (they shape the next step's updates): save() /
 // restore() carry them with a count and a ring position checked on restore. A solve starts with
@@ -75,11 +75,11 @@ public:
         count_ = 0, head_ = 0;
     }
 
-    void save(std::string& out) const {
-        save_value(out, count_);
-        save_value(out, head_);
-        save_values(out, dx_);
-        save_values(out, df_);
+    void save(StateWriter& w) const {  // saved_size() bytes
+        w.value(count_);
+        w.value(head_);
+        w.values(dx_);
+        w.values(df_);
     }
     std::size_t saved_size() const { return 2 * sizeof(std::int32_t) + sizeof(double) * (dx_.size() + df_.size()); }
     // False (nothing usable) if the count or ring position is out of range.
