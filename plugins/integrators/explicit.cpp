@@ -140,6 +140,14 @@ public:
         }
         const Dp45Options o = dp45_options(m);
         const Origin none = m.origin;
+        // A list where a number belongs, or a number where the list of invariants belongs, is an
+        // error (before: silently dropped, the defaults used).
+        for (const char* name : {"atol", "rtol", "fac_max", "initial_step"})
+            if (m.options.extra_lists.count(name))
+                out.push_back({Severity::error, none, std::string("options: dp45-projection option '") + name + "' must be a number"});
+        if (m.options.extra.count("invariants"))
+            out.push_back({Severity::error, none,
+                           "options: dp45-projection option 'invariants' must be a list of names (known: energy)"});
         auto positive = [&](const char* name, double v) {
             if (!(v > 0) || !std::isfinite(v))
                 out.push_back({Severity::error, none, std::string("options: dp45-projection option '") + name +

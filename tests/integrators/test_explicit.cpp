@@ -166,6 +166,17 @@ TEST_CASE("integrator options are validated with clear errors", "[explicit]") {
         CHECK_THAT(e.what(), Contains("dp45-projection option 'atol' must be positive") &&
                                  Contains("unknown invariant 'momentum' (known: energy)"));
     }
+    // A list where a number belongs and a number where the list belongs: errors, not dropped.
+    for (const char* name : {"atol", "rtol", "fac_max", "initial_step"}) {
+        Spec t = testutil::double_pendulum_spec();
+        t.options.integrator = "dp45-projection";
+        t.options.extra_lists[name] = {"tight"};
+        CHECK_THROWS_WITH(compile(t), Contains(std::string("dp45-projection option '") + name + "' must be a number"));
+    }
+    Spec t = testutil::double_pendulum_spec();
+    t.options.integrator = "dp45-projection";
+    t.options.extra["invariants"] = 1;
+    CHECK_THROWS_WITH(compile(t), Contains("dp45-projection option 'invariants' must be a list of names (known: energy)"));
 }
 
 TEST_CASE("the degrees of freedom reported do not depend on the integrator", "[explicit]") {
