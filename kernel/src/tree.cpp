@@ -150,13 +150,13 @@ void tree_rebase(TreeView& t, const Vec3& c) {
         if (t.body_link[b] < 0) t.body_offset[b].p = t.body_offset[b].p - c;
 }
 
-Vec3 tree_rebase_far(const Model& m, TreeView& t) {
+TreeOrigin tree_rebase_far(const Model& m, TreeView& t) {
     for (const TreeLink& l : t.links) {
         if (l.parent >= 0) continue;
         const Vec3 c = l.type == TreeJoint::free ? m.bodies[l.body].pose0.x : l.M.p;  // the first root
         if (norm(c) <= kNearOrigin) return {};
         tree_rebase(t, c);
-        return c;
+        return {c, true};
     }
     return {};
 }

@@ -534,11 +534,10 @@ private:
                 return it;
             }
             // Closed: every row within the tolerance, or a joint's rows within the resolution of
-            // its bodies' positions where that is coarser (row_resolution; 1000 km out).
+            // its bodies' positions where that is coarser (row_limit; 1000 km out).
             double worst = 0;  // in units of each row's limit
             for (const JointInfo& ji : m.joints) {
-                const double lim =
-                    std::max(tol, row_resolution(ji.a >= 0 ? st.poses[ji.a].x : Vec3{}, st.poses[ji.b].x));
+                const double lim = row_limit(ji, st.poses.data(), tol);
                 for (int r = 0; r < ji.rows; ++r) worst = std::max(worst, std::fabs(st.g[ji.row_offset + r]) / lim);
             }
             for (double v : st.phic) worst = std::max(worst, std::fabs(v) / tol);

@@ -362,8 +362,9 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     }
     // Near the origin tree_rebase_far leaves the view alone.
     TreeView tn = t;
-    const Vec3 none = tree_rebase_far(*m, tn);
-    CHECK((none.x == 0 && none.y == 0 && none.z == 0));
+    const TreeOrigin none = tree_rebase_far(*m, tn);
+    CHECK_FALSE(none.moved);
+    CHECK((none.c.x == 0 && none.c.y == 0 && none.c.z == 0));
     CHECK(tn.links[0].M.p.x == t.links[0].M.p.x);
     // 200 km out: the motion of a root link over a small step, T(q)⁻¹ T(q + δ), as at the origin
     // to 1e-13 in the rebased view (at 200 km a position rounds to 3e-11 m: the view as built gets
@@ -375,8 +376,9 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     auto mf = compile(far);
     TreeView tf = view_of(*mf);
     const TreeView tf_raw = tf;
-    const Vec3 o = tree_rebase_far(*mf, tf);
-    CHECK(norm(o - off) < 10);
+    const TreeOrigin o = tree_rebase_far(*mf, tf);
+    CHECK(o.moved);
+    CHECK(norm(o.c - off) < 10);
     double gap = 0, gap_raw = 0;
     for (int i = 0; i < t.size(); ++i) {
         if (t.links[i].parent >= 0 || t.links[i].type != TreeJoint::screw) continue;
@@ -399,13 +401,15 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     const Frame M0 = tfl.links[0].M;
     tree_rebase(tfl, c);
     CHECK(tfl.links[0].M.p.x == M0.p.x);
-    const Vec3 z = tree_rebase_far(*mfl, tfl);
-    CHECK((z.x == 0 && z.y == 0 && z.z == 0));
+    const TreeOrigin z = tree_rebase_far(*mfl, tfl);
+    CHECK_FALSE(z.moved);
+    CHECK((z.c.x == 0 && z.c.y == 0 && z.c.z == 0));
     for (BodySpec& b : fl.bodies) b.position = b.position + off;
     for (JointSpec& j : fl.joints)
         if (j.anchor) *j.anchor = *j.anchor + off;
     auto mflf = compile(fl);
     TreeView tflf = view_of(*mflf);
-    const Vec3 zf = tree_rebase_far(*mflf, tflf);
-    CHECK(norm(zf - mflf->bodies[tflf.links[0].body].pose0.x) == 0);
+    const TreeOrigin zf = tree_rebase_far(*mflf, tflf);
+    CHECK(zf.moved);
+    CHECK(norm(zf.c - mflf->bodies[tflf.links[0].body].pose0.x) == 0);
 }

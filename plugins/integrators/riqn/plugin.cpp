@@ -64,7 +64,6 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     std::vector<Diagnostic> errors;
     if (!build_tree_view(m, "riqn", st->tree, errors)) throw ModelError(errors);
     st->origin = tree_rebase_far(m, st->tree);
-    st->rebased = st->origin.x != 0 || st->origin.y != 0 || st->origin.z != 0;
     st->opt = riqn_options(m);
     const int n = st->tree.size(), nb = m.nbodies(), nq = st->tree.nq, nv = st->tree.nv;
     st->dt_prev = m.options.dt;

@@ -158,9 +158,8 @@ struct State final : IntegratorState {
     std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
 
     // Setup and workspaces (sized once).
-    TreeView tree;  // moved to `origin` when far from the world's (tree_rebase_far); link poses g are relative to it
-    Vec3 origin;
-    bool rebased = false;
+    TreeView tree;  // moved to origin.c when far from the world's (tree_rebase_far); link poses g are relative to it
+    TreeOrigin origin;
     RiqnOptions opt;
     std::vector<Frame> T, Ti, g, f;             // T_i^k, its inverse, link poses at q_k, f_i of the last DRNEA
     std::vector<double> F, mu, Gam, r, qp, dq, tau;  // F: link wrenches at q_k (unscaled); qp: nq, r, dq, tau: nv
@@ -215,7 +214,7 @@ struct State final : IntegratorState {
         w.value(sec_h);
         for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) w.values(*v);
         sec.save(w);
-        hold.save(w.cursor());
+        hold.save(w);
     }
     bool restore(const char*& p, const char* end) override {
         if (static_cast<std::size_t>(end - p) < saved_size()) return false;
@@ -243,7 +242,7 @@ public:
     StepReport advance(const Model& m, Data& d) const override;
 
     // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
-    // are q⁺ (TreeView::nq positions in TreeView order; a free root's pose relative to State::origin
+    // are q⁺ (TreeView::nq positions in TreeView order; a free root's pose relative to State::origin.c
     // when the view is rebased, tree_rebase_far) and f = r (TreeView::nv values); no Newton matrix (A
     // must be null). The integrator state is left as it was.
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override;

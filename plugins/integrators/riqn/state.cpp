@@ -16,8 +16,7 @@ void Riqn::kinematics(const Model& m, const Data& d, State& st) {
     }
     (void)m;
     tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
-    if (st.rebased)  // back to the world frame (the view works about st.origin)
-        for (Pose& p : st.bp) p.x = p.x + st.origin;
+    st.origin.to_world(st.bp);  // (the view works about st.origin.c)
     st.fresh = true;
 }
 
@@ -70,12 +69,7 @@ void Riqn::start(const Model& m, const Data& d, State& st, double h) {
     st.qm = st.q;
     for (const TreeLink& l : t.links)
         if (l.type == TreeJoint::screw) st.qm[l.iq] = d.coord[l.dof] - tree_link_offset(m, l);
-    const Pose* poses = d.pose.data();
-    if (st.rebased) {  // the body poses relative to the view's origin (st.bp: scratch here)
-        for (std::size_t b = 0; b < st.bp.size(); ++b) st.bp[b] = {d.pose[b].x - st.origin, d.pose[b].q};
-        poses = st.bp.data();
-    }
-    tree_coordinates(t, poses, st.qm.data(), st.q.data());
+    tree_coordinates(t, st.origin.view_poses(d.pose, st.bp), st.qm.data(), st.q.data());  // (st.bp: scratch here)
     kinematics(m, d, st);
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
@@ -123,7 +117,7 @@ void Riqn::link_twist_of_data(const Data& d, const State& st, int i, double* V) 
     const Vec3 wb = d.twist[b].w;
     const Frame& g = st.g[i];
     const Vec3 ww = rotation(d.pose[b].q) * wb;
-    const Vec3 v = d.twist[b].v + cross(ww, g.p - (d.pose[b].x - st.origin));
+    const Vec3 v = d.twist[b].v + cross(ww, g.p - (d.pose[b].x - st.origin.c));
     set6(V, O.R * wb, transpose(g.R) * v);
 }
 

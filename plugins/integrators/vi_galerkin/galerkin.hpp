@@ -129,12 +129,11 @@ struct State final : IntegratorState {
     SubstepHold hold;                   // remembered subdivision (option substep_hold)
 
     // Setup (constant) and workspaces (sized once).
-    // The view is moved to `origin` when it lies far from the world's (tree_rebase_far): every world
+    // The view is moved to origin.c when it lies far from the world's (tree_rebase_far): every world
     // quantity below (poses, screws, inertias, momenta, impulses) is then about that point, and Data's
-    // body poses are converted at start() and write_back() (rebased: origin is not zero).
+    // body poses are converted at start() and write_back().
     TreeView tree;
-    Vec3 origin;
-    bool rebased = false;
+    TreeOrigin origin;
     GalerkinOptions opt;
     Lobatto lob;
     int n = 0, nn = 0, d = 0;           // links, nodes (s + 1), condensed size 12 s + 6
@@ -232,7 +231,7 @@ struct State final : IntegratorState {
         w.value(miss_kind);
         w.value(miss_h);
         for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) w.values(*v);
-        hold.save(w.cursor());
+        hold.save(w);
     }
     bool restore(const char*& p_, const char* end) override {
         if (static_cast<std::size_t>(end - p_) < saved_size()) return false;

@@ -88,7 +88,6 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     std::vector<Diagnostic> errors;
     if (!take_tree(m, st->tree, errors)) throw ModelError(errors);
     st->origin = tree_rebase_far(m, st->tree);
-    st->rebased = st->origin.x != 0 || st->origin.y != 0 || st->origin.z != 0;
     st->opt = galerkin_options(m);
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->lob = make_lobatto(st->opt.s);

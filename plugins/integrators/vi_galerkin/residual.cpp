@@ -200,8 +200,7 @@ void Galerkin::add_loops(const Model& m, const Data& d, State& st, int j, double
             continue;
         }
         const JointInfo& ji = m.joints[c.joint];
-        // (the world seen from the view's origin)
-        const Pose pa = c.a >= 0 ? body_pose_at(t, gj, c.a) : st.rebased ? Pose{-1.0 * st.origin, Quat{}} : Pose{};
+        const Pose pa = c.a >= 0 ? body_pose_at(t, gj, c.a) : st.origin.world();
         const Pose pb = body_pose_at(t, gj, c.b);
         ji.impl->constraint(pa, pb, gv, c.a >= 0 ? Ja : nullptr, Jb);
         for (int r = 0; r < c.rows; ++r) {

@@ -76,12 +76,7 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
     st.miss_count = 0;    // a new start: no guess has missed yet
     std::vector<double>& prev = st.qdot;  // scratch
     for (int i = 0; i < n; ++i) prev[i] = d.coord[t.links[i].dof] - tree_link_offset(m, t.links[i]);
-    const Pose* poses = d.pose.data();
-    if (st.rebased) {  // the body poses relative to the view's origin (st.bp: scratch here)
-        for (std::size_t b = 0; b < st.bp.size(); ++b) st.bp[b] = {d.pose[b].x - st.origin, d.pose[b].q};
-        poses = st.bp.data();
-    }
-    tree_coordinates(t, poses, prev.data(), st.q.data());
+    tree_coordinates(t, st.origin.view_poses(d.pose, st.bp), prev.data(), st.q.data());  // (st.bp: scratch here)
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
         const Frame Ti = link_transform(l, st.q[i]);
@@ -90,8 +85,8 @@ void Galerkin::start(const Model& m, const Data& d, State& st) {
         double* v = &st.vb[6 * i];
         ad_apply(st.g[i], l.S, S);
         double rel[6], vp[6] = {0, 0, 0, 0, 0, 0};
-        spatial_twist(d, l.body, st.origin, rel);
-        if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, st.origin, vp);
+        spatial_twist(d, l.body, st.origin.c, rel);
+        if (l.parent >= 0) spatial_twist(d, t.links[l.parent].body, st.origin.c, vp);
         for (int k = 0; k < 6; ++k) rel[k] -= vp[k];
         st.qd0[i] = dot6(S, rel) / dot6(S, S);
         for (int k = 0; k < 6; ++k) v[k] = (l.parent >= 0 ? st.vb[6 * l.parent + k] : 0.0) + S[k] * st.qd0[i];
@@ -191,8 +186,7 @@ void Galerkin::write_back(const Model& m, Data& d, State& st) {
     const Frame* g = &st.g[static_cast<std::size_t>(st.lob.s) * n];
     for (int i = 0; i < n; ++i) st.T[i] = link_transform(t.links[i], st.q[i]);
     tree_body_poses(t, g, d.pose.data(), st.bp.data());
-    if (st.rebased)  // back to the world frame
-        for (Pose& p : st.bp) p.x = p.x + st.origin;
+    st.origin.to_world(st.bp);
     tree_abi_setup(t, st.T.data(), nullptr, st.abi);
     tree_abi_solve(t, st.T.data(), st.abi, st.p.data(), st.qdot.data());
     if (!st.loops.empty()) project_rates(st);

@@ -31,51 +31,33 @@ std::size_t State::saved_size() const {
 }
 
 void State::save(std::string& out) const {
-    // One resize of the snapshot string (its capacity stays from the last step), then the bytes:
-    // the kernel takes this snapshot before every step.
-    const std::size_t at = out.size();
-    out.resize(at + saved_size());
-    char* q = &out[at];
-    auto raw = [&q](const void* v, std::size_t n) {
-        if (n) std::memcpy(q, v, n);
-        q += n;
-    };
-    auto vec = [&raw](const auto& v) { raw(v.data(), sizeof(v[0]) * v.size()); };
-    const char st = started ? 1 : 0, cs = coords ? 1 : 0, cm = committed ? 1 : 0;
-    raw(&dt_prev, sizeof dt_prev);
-    raw(&st, 1);
-    vec(prev_force);
-    vec(prev_torque);
-    vec(prev_u);
-    vec(c1);
-    vec(c2);
-    vec(u);
-    raw(&cs, 1);
-    hold.save(q);
-    vec(v_prev);
-    raw(&cm, 1);
-    vec(lam_prev);
-    raw(&h_pred, sizeof h_pred);
+    // One resize of the snapshot string (StateWriter; its capacity stays from the last step), then
+    // the bytes: the kernel takes this snapshot before every step.
+    StateWriter w(out, saved_size());
+    w.value(dt_prev);
+    w.value(static_cast<char>(started ? 1 : 0));
+    for (const std::vector<Vec3>* v : {&prev_force, &prev_torque}) w.values(*v);
+    for (const std::vector<double>* v : {&prev_u, &c1, &c2, &u}) w.values(*v);
+    w.value(static_cast<char>(coords ? 1 : 0));
+    hold.save(w);
+    w.values(v_prev);
+    w.value(static_cast<char>(committed ? 1 : 0));
+    w.values(lam_prev);
+    w.value(h_pred);
 }
 
 bool State::restore(const char*& p, const char* end) {
     if (static_cast<std::size_t>(end - p) < saved_size()) return false;
-    std::memcpy(&dt_prev, p, sizeof dt_prev);
-    p += sizeof dt_prev;
+    restore_value(p, dt_prev);
     started = *p++ != 0;
-    get(p, prev_force);
-    get(p, prev_torque);
-    get(p, prev_u);
-    get(p, c1);
-    get(p, c2);
-    get(p, u);
+    for (std::vector<Vec3>* v : {&prev_force, &prev_torque}) restore_values(p, *v);
+    for (std::vector<double>* v : {&prev_u, &c1, &c2, &u}) restore_values(p, *v);
     coords = *p++ != 0;
     if (!hold.restore(p)) return false;
-    get(p, v_prev);
+    restore_values(p, v_prev);
     committed = *p++ != 0;
-    get(p, lam_prev);
-    std::memcpy(&h_pred, p, sizeof h_pred);
-    p += sizeof h_pred;
+    restore_values(p, lam_prev);
+    restore_value(p, h_pred);
     return true;
 }
 

@@ -143,11 +143,6 @@ struct State final : IntegratorState {
     std::vector<double> J2a, J2b, J3a, J3b, g;  // per joint, rows × 6 at row_offset · 6
     std::vector<Pose> pose3;
 
-    template <class T>
-    static void get(const char*& p, std::vector<T>& v) {
-        if (!v.empty()) std::memcpy(v.data(), p, sizeof(T) * v.size());
-        p += sizeof(T) * v.size();
-    }
     void save(std::string& out) const override;
     std::size_t saved_size() const;  // the bytes save() appends
     bool restore(const char*& p, const char* end) override;

@@ -214,15 +214,14 @@ private:
     }
 
     // Every constraint row of the last evaluated residual within eps (in units of g), or within the
-    // resolution of its bodies' positions where that is coarser (row_resolution: a joint 1000 km
+    // resolution of its bodies' positions where that is coarser (row_limit: a joint 1000 km
     // out cannot be closed to 1e-10).
     static bool joints_within(const Model& m, const State& st, double eps) {
         const BlockGraph& g = *st.G;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const double* fj = &st.f[g.node_offset[m.nbodies() + j]];
-            const double lim =
-                std::max(eps, row_resolution(ji.a >= 0 ? st.pose3[ji.a].x : Vec3{}, st.pose3[ji.b].x)) * st.rhoJ;
+            const double lim = row_limit(ji, st.pose3.data(), eps) * st.rhoJ;
             for (int r = 0; r < ji.rows; ++r)
                 if (!(std::fabs(fj[r]) < lim)) return false;
         }
@@ -530,7 +529,7 @@ private:
             const JointInfo& ji = m.joints[j];
             const double* lam = &s[g.node_offset[nb + j]];
             const int mj = ji.rows, nj = g.node_size[nb + j];
-            const double tg = st.rhoJ * (1.0 + (ji.a >= 0 ? norm(st.pose3[ji.a].x) : 0.0) + norm(st.pose3[ji.b].x));
+            const double tg = st.rhoJ * row_magnitude(ji, st.pose3.data());
             scale2 += mj * tg * tg;
             for (int side = 0; side < 2; ++side) {
                 const double* B = st.A.bj(j, side);

@@ -126,7 +126,6 @@ public:
         if (!v.empty()) std::memcpy(q_, v.data(), sizeof(T) * v.size());
         q_ += sizeof(T) * v.size();
     }
-    char*& cursor() { return q_; }
 
 private:
     char* q_ = nullptr;
@@ -149,6 +148,14 @@ inline void restore_values(const char*& p, std::vector<T>& v) {
 // joints to Model::options.tolerance takes the larger of the two, as it can do no better.
 constexpr double kRowRoundoff = 2 * 2.220446049250313e-16;
 inline double row_resolution(const Vec3& xa, const Vec3& xb) { return kRowRoundoff * (1 + norm(xa) + norm(xb)); }
+// The size of the terms of joint j's rows with its bodies at `poses` (1 + |xa| + |xb|; the world at
+// the origin), and the bound its rows are closed to: the larger of `tolerance` and their resolution.
+inline double row_magnitude(const JointInfo& j, const Pose* poses) {
+    return 1 + (j.a >= 0 ? norm(poses[j.a].x) : 0.0) + norm(poses[j.b].x);
+}
+inline double row_limit(const JointInfo& j, const Pose* poses, double tolerance) {
+    return std::max(tolerance, kRowRoundoff * row_magnitude(j, poses));
+}
 
 // How finely a joint coordinate q can change: 2 eps |q|. A wheel wound 10,000 turns (q = 6.3e4 rad)
 // moves in steps of 7e-12 rad, coarser than a Newton step tolerance of 1e-12; an integrator that
@@ -218,11 +225,8 @@ struct SubstepHold {
             --left;
         }
     }
-    void save(char*& q) const {  // kSavedSize bytes into a buffer sized by the caller (StateWriter::cursor)
-        const std::int32_t h[3] = {k, left, len};
-        std::memcpy(q, h, sizeof h);
-        std::memcpy(q + sizeof h, &last_needed, sizeof last_needed);
-        q += kSavedSize;
+    void save(StateWriter& w) const {  // kSavedSize bytes
+        w.value(k), w.value(left), w.value(len), w.value(last_needed);
     }
     // False (nothing changed beyond p) if the values are out of range.
     bool restore(const char*& p) {

@@ -104,13 +104,33 @@ NOETHER_API bool build_tree_view(const Model& m, const char* integrator, TreeVie
 // near c instead, where positions keep their precision (at 100 km a position is resolved to
 // 1.5e-11 m, above a step's tolerance; relative to the mechanism it is exact).
 NOETHER_API void tree_rebase(TreeView& t, const Vec3& c);
+// Where a view sits after tree_rebase_far: the point c it was moved to (moved false: left as built,
+// c zero) and the conversions at an integrator's boundary, which do nothing for a view left as built.
+struct TreeOrigin {
+    Vec3 c;
+    bool moved = false;
+    // Data's body poses as the view takes them (tree_coordinates): `world` itself, or relative to
+    // c, written to `scratch` (the same size).
+    const Pose* view_poses(const std::vector<Pose>& world, std::vector<Pose>& scratch) const {
+        if (!moved) return world.data();
+        for (std::size_t b = 0; b < world.size(); ++b) scratch[b] = {world[b].x - c, world[b].q};
+        return scratch.data();
+    }
+    // Body poses the view gave (tree_body_poses: relative to c) back in the world, in place.
+    void to_world(std::vector<Pose>& poses) const {
+        if (moved)
+            for (Pose& p : poses) p.x = p.x + c;
+    }
+    // The world frame as the view sees it (a loop joint's parent when that is the world).
+    Pose world() const { return moved ? Pose{-1.0 * c, Quat{}} : Pose{}; }
+};
 // tree_rebase to the position of the first root link (its rest position; a free root: its body's
 // initial position in m) when that lies farther than kNearOrigin from the origin (a scene of several
-// trees far apart keeps the precision of the first); returns the point used (zero: the view is left
-// as it is, bit for bit — scenes near the origin step exactly as without it). The point depends on
-// the Model only, so states saved and restored agree on it.
+// trees far apart keeps the precision of the first); returns where the view sits (not moved: left as
+// it is, bit for bit — scenes near the origin step exactly as without it). The point depends on the
+// Model only, so states saved and restored agree on it.
 constexpr double kNearOrigin = 16;  // m
-NOETHER_API Vec3 tree_rebase_far(const Model& m, TreeView& t);
+NOETHER_API TreeOrigin tree_rebase_far(const Model& m, TreeView& t);
 
 // The joint coordinate offset of a screw link's joint (Data::coord = raw coordinate + offset).
 NOETHER_API double tree_link_offset(const Model& m, const TreeLink& l);
