@@ -15,8 +15,8 @@
 // engine reports, after every step; noether's discrete monitor (what its summaries report) is
 // given beside it as max_rel_monitor_error, never instead of it. Each run is made twice: once
 // measuring after every step, once timed with nothing else in the loop.
-//   --mode step  --n 1,2,...  --duration T    cost per step at dt = 0.01 (error-controlled
-//                integrators: per 0.01 s of simulated time), per link-step, the largest relative
+//   --mode step  --n 1,2,...  --duration T    cost per step at dt = 0.01 (or --dt0; error-controlled
+//                integrators: per dt of simulated time), per link-step, the largest relative
 //                energy error max|E − E0| / max(|E0|, max kinetic energy), the largest closure
 //                gap (max_violation, m), divergence;
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
@@ -990,7 +990,7 @@ int main(int argc, char** argv) {
                 continue;
             }
             if (mode == "step") {
-                const double dt = 0.01, tol = 1e-6;
+                const double dt = dt0, tol = 1e-6;  // (--dt0; 0.01 unless given)
                 const Outcome o = simulate(s, n, dt, tol, duration);
                 std::printf("{\"bench\":\"peers\",\"mode\":\"step\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
                             "\"dt\":%g,\"tolerance\":%s,\"duration\":%g,\"steps\":%lld,\"us_per_step\":%s,"

@@ -171,4 +171,140 @@ std::string step_advice_text(const StepAdvice& a, double dt) {
     return buf;
 }
 
+JointForceMode joint_force_mode(const Model& m, const Data& d, const Vec3* acceleration) {
+    JointForceMode out;
+    TreeView tv;
+    std::vector<Diagnostic> why;
+    if (!m.graph.loop_joints.empty()) {
+        out.reason = "loop closures (joint '" + m.joints[m.graph.loop_joints.front()].name + "'): trees only";
+        return out;
+    }
+    if (!m.contacts.empty()) {
+        out.reason = "contacts (their forces are not known here)";
+        return out;
+    }
+    if (!build_tree_view(m, "", tv, why)) {
+        out.reason = why.empty() ? std::string("not a tree of revolute, prismatic, helical and spherical joints")
+                                 : why.front().message;
+        return out;
+    }
+    const int n = tv.size();
+    std::vector<double> q(static_cast<std::size_t>(tv.nq));
+    tree_coordinates(tv, d.pose.data(), nullptr, q.data());
+    std::vector<Frame> g(static_cast<std::size_t>(n));
+    tree_link_poses(tv, q.data(), g.data());
+    // What each link's subtree needs from the joint above it: Σ m (a − g) − applied forces.
+    std::vector<Vec3> need(static_cast<std::size_t>(n));
+    auto link_of = [&](int b) { return tv.body_link[static_cast<std::size_t>(b)]; };
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const int i = link_of(b);
+        if (i < 0) continue;
+        const Vec3 a = acceleration ? acceleration[b] : Vec3{};
+        need[static_cast<std::size_t>(i)] = need[static_cast<std::size_t>(i)] + m.bodies[b].mass * (a - m.gravity) - d.applied_force[b];
+    }
+    for (const ForceInfo& f : m.forces) {
+        const int i = link_of(f.body);
+        if (i >= 0)
+            need[static_cast<std::size_t>(i)] =
+                need[static_cast<std::size_t>(i)] - (f.body_frame ? rotate(d.pose[f.body].q, f.force) : f.force);
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        const int p = tv.links[static_cast<std::size_t>(i)].parent;
+        if (p >= 0) need[static_cast<std::size_t>(p)] = need[static_cast<std::size_t>(p)] + need[static_cast<std::size_t>(i)];
+    }
+    // Where each link's joint holds it and the turns it frees (world): every direction (ball, free
+    // root), its axis (a turning screw), none (a slider).
+    enum class Free { all, axis, none };
+    struct Hold {
+        Free free = Free::all;
+        Vec3 axis, point;
+        bool force = false;  // a joint to a parent or the world carries `need` at `point`
+    };
+    std::vector<Hold> hold(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = tv.links[static_cast<std::size_t>(i)];
+        Hold& h = hold[static_cast<std::size_t>(i)];
+        const Frame& gi = g[static_cast<std::size_t>(i)];
+        if (l.type == TreeJoint::free) continue;
+        h.force = true;
+        if (l.type == TreeJoint::ball) {
+            h.point = gi.R * l.centre + gi.p;
+            continue;
+        }
+        const Vec3 w{l.S[0], l.S[1], l.S[2]}, v{l.S[3], l.S[4], l.S[5]};
+        if (norm(w) < 0.5) {  // prismatic: no turn; where along its line it holds is not defined
+            h.free = Free::none;
+            h.force = false;
+            continue;
+        }
+        h.free = Free::axis;
+        h.axis = gi.R * w;
+        h.point = closest_on_line(gi.R * cross(w, v) + gi.p, h.axis, gi.p);
+    }
+    // A link swings alone only about the turns its own joint and every child's free.
+    std::vector<Hold> alone(hold);
+    auto meet = [](Hold& a, const Hold& b) {
+        if (b.free == Free::all || a.free == Free::none) return;
+        if (b.free == Free::none || (a.free == Free::axis && norm(cross(a.axis, b.axis)) > 1e-9)) {
+            a.free = Free::none;
+            return;
+        }
+        a.free = Free::axis, a.axis = b.axis;
+    };
+    for (int i = 0; i < n; ++i) {
+        const int p = tv.links[static_cast<std::size_t>(i)].parent;
+        if (p >= 0) meet(alone[static_cast<std::size_t>(p)], hold[static_cast<std::size_t>(i)]);
+    }
+    // K of every link, and the largest joint force on it.
+    std::vector<Mat3> K(static_cast<std::size_t>(n));
+    std::vector<double> fmax(static_cast<std::size_t>(n), 0.0);
+    auto add = [&](int i, const Vec3& point, const Vec3& f) {
+        const Vec3 r = point - g[static_cast<std::size_t>(i)].p;
+        const double fr = dot(f, r);
+        const double rv[3] = {r.x, r.y, r.z}, fv[3] = {f.x, f.y, f.z};
+        Mat3& k = K[static_cast<std::size_t>(i)];
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) k.m[a][b] += (a == b ? fr : 0.0) - 0.5 * (rv[a] * fv[b] + fv[a] * rv[b]);
+        fmax[static_cast<std::size_t>(i)] = std::max(fmax[static_cast<std::size_t>(i)], norm(f));
+    };
+    for (int i = 0; i < n; ++i) {
+        const Hold& h = hold[static_cast<std::size_t>(i)];
+        if (!h.force) continue;
+        add(i, h.point, need[static_cast<std::size_t>(i)]);
+        const int p = tv.links[static_cast<std::size_t>(i)].parent;
+        if (p >= 0) add(p, h.point, -1.0 * need[static_cast<std::size_t>(i)]);
+    }
+    out.available = true;
+    for (int i = 0; i < n; ++i) {
+        const TreeLink& l = tv.links[static_cast<std::size_t>(i)];
+        const Hold& h = alone[static_cast<std::size_t>(i)];
+        const Mat3 I = g[static_cast<std::size_t>(i)].R * l.inertia * transpose(g[static_cast<std::size_t>(i)].R);
+        const Mat3& k = K[static_cast<std::size_t>(i)];
+        double rate2 = 0;
+        if (h.free == Free::axis) {
+            const double ia = dot(h.axis, I * h.axis);
+            if (ia > 0) rate2 = std::fabs(dot(h.axis, k * h.axis)) / ia;
+        } else if (h.free == Free::all) {
+            // λ(I⁻¹K) = λ(I^{-1/2} K I^{-1/2}), in I's principal axes.
+            double ev[3], lam[3];
+            Mat3 V;
+            detail::sym_eigenvalues(I, ev, &V);
+            if (!(ev[0] > 0)) continue;  // a point mass or a line: no rotation to swing
+            const Mat3 Kp = transpose(V) * k * V;
+            Mat3 C;
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) C.m[a][b] = Kp.m[a][b] / std::sqrt(ev[a] * ev[b]);
+            detail::sym_eigenvalues(C, lam);
+            rate2 = std::max(std::fabs(lam[0]), std::fabs(lam[2]));
+        }
+        const double rate = std::sqrt(rate2);
+        if (rate > out.rate) {
+            out.rate = rate;
+            out.body = m.bodies[l.body].name;
+            out.force = fmax[static_cast<std::size_t>(i)];
+        }
+    }
+    return out;
+}
+
 }  // namespace noether

@@ -22,6 +22,11 @@ constexpr double kWatchEnergyFloor = 1e-9;  // the scale's floor: of the total m
 constexpr long long kWatchWindow = 200;
 constexpr double kWatchShare = 0.1;
 constexpr double kGuardTurn = 0.1;     // rad per substep, once the energy grew with no input (the whip guard)
+// A body's swing about its joints under the forces they carry (joint_force_mode) is named once it
+// is faster than any body turns and above this many rad per step: the 512-link chain at dt 0.01
+// subdivided 616 steps in 1000 with its root links' swing at 2.5 rad per step, 520 at dt 0.008, 214
+// at dt 0.006 and none at dt 0.004 (1.0 rad per step; docs/integrators.md).
+constexpr double kWatchSwing = 1.0;
 
 // Down to two significant digits (a step to suggest).
 double round_down(double x) {
@@ -81,7 +86,7 @@ void Run::watch(const Monitors& mon) {
         int body, joint;
         double jrate;
         fastest(rate, body, joint, jrate);
-        char buf[800];
+        char buf[1200];
         int k = std::snprintf(buf, sizeof buf, "step %lld (t = %.6g s): %s", static_cast<long long>(d.step), d.time,
                               what.c_str());
         if (body < 0 && k > 0 && k < static_cast<int>(sizeof buf))  // nothing turns: no rate to go by
@@ -91,14 +96,30 @@ void Run::watch(const Monitors& mon) {
                                m.bodies[body].name.c_str(), rate, rate * dt);
             if (joint >= 0 && k > 0 && k < static_cast<int>(sizeof buf))
                 k += std::snprintf(buf + k, sizeof buf - k, ", joint '%s' at %.4g", m.joints[joint].name.c_str(), jrate);
-            const auto names = m.integrator->option_names();
-            const bool turn_option = std::find(names.begin(), names.end(), "max_turn") != names.end();
-            if (k > 0 && k < static_cast<int>(sizeof buf))
-                std::snprintf(buf + k, sizeof buf - k,
-                              "; for about 1%% energy keep bodies below %.2g rad per step: %sdt <= %.2g s at the "
-                              "present rates, or %s",
-                              kAdviceTurn, turn_option ? "option 'max_turn' = 0.1 (substeps where needed), " : "",
-                              round_down(kAdviceTurn / rate), adaptive().c_str());
+            // The joints' pull: from the accelerations over the last step when the run has them.
+            const bool moved = w.v_step == d.step - 1 && dt > 0;
+            if (moved)
+                for (int b = 0; b < m.nbodies(); ++b) w.accel[b] = (1.0 / dt) * (d.twist[b].v - w.v_prev[b]);
+            const JointForceMode swing = joint_force_mode(m, d, moved ? w.accel.data() : nullptr);
+            if (swing.available && swing.rate > rate && swing.rate * dt > kWatchSwing) {
+                if (k > 0 && k < static_cast<int>(sizeof buf))
+                    std::snprintf(buf + k, sizeof buf - k,
+                                  "; but the joints pull body '%s' with %.3g N, and it swings about them at about %.3g "
+                                  "rad/s (%.2g rad per step; Newton may need substeps beyond about %.2g): keep "
+                                  "dt <= %.2g s (%.2g rad per step of that swing, %.2g of any body's turn), or %s",
+                                  swing.body.c_str(), swing.force, swing.rate, swing.rate * dt, kWatchSwing,
+                                  round_down(std::min(kWatchSwing / swing.rate, kAdviceTurn / rate)), kWatchSwing,
+                                  kAdviceTurn, adaptive().c_str());
+            } else {
+                const auto names = m.integrator->option_names();
+                const bool turn_option = std::find(names.begin(), names.end(), "max_turn") != names.end();
+                if (k > 0 && k < static_cast<int>(sizeof buf))
+                    std::snprintf(buf + k, sizeof buf - k,
+                                  "; for about 1%% energy keep bodies below %.2g rad per step: %sdt <= %.2g s at the "
+                                  "present rates, or %s",
+                                  kAdviceTurn, turn_option ? "option 'max_turn' = 0.1 (substeps where needed), " : "",
+                                  round_down(kAdviceTurn / rate), adaptive().c_str());
+            }
         }
         d.warn_once(key, buf);
     };
@@ -152,6 +173,8 @@ void Run::watch(const Monitors& mon) {
         w.window_start = d.stats.steps;
         w.window_subdivided = d.stats.subdivided_steps;
     }
+    for (int b = 0; b < m.nbodies(); ++b) w.v_prev[b] = d.twist[b].v;
+    w.v_step = d.step;
 }
 
 }  // namespace noether

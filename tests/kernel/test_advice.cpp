@@ -1,6 +1,7 @@
 // The step advice (noether/advice.hpp) and the run's watch (run.cpp): issue 15, item 3.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 
 #include "noether/advice.hpp"
 #include "noether/run.hpp"
@@ -80,6 +81,74 @@ TEST_CASE("step advice: loops and large trees get a reason instead of an estimat
     // noether check's graph carries the advice.
     Run run(compile(testutil::double_pendulum_spec()));
     CHECK_THAT(run.graph_report(), Contains("step advice: with 19.62 J to release, body 'link2'"));
+}
+
+TEST_CASE("joint_force_mode: a hanging chain's top link swings about its joints at the rate its two tensions give",
+          "[advice]") {
+    // 64 links of 1 kg (1 × 0.1 × 0.1 m boxes) hanging straight down from the world: link 1 is
+    // pulled up by 64 m g at its top and down by 63 m g at its bottom, 0.5 m from its centre, so
+    // K = (64 + 63) m g · 0.5 about both horizontal axes, I = m (1 + 0.01) / 12 about them.
+    const int n = 64;
+    Spec s = testutil::chain_spec(n, "revolute", "vi-maximal");
+    const Quat down = quat_from_axis_angle({0, 1, 0}, M_PI / 2);  // body x → world −z
+    for (int i = 0; i < n; ++i) {
+        s.bodies[i].position = {0, 0, -(i + 0.5)};
+        s.bodies[i].orientation = down;
+        s.joints[i].anchor = Vec3{0, 0, -double(i)};
+    }
+    auto m = compile(s);
+    Data d(m);
+    const JointForceMode j = joint_force_mode(*m, d, nullptr);  // at rest: the static forces
+    REQUIRE(j.available);
+    const double g = norm(m->gravity), K = (64 + 63) * g * 0.5, I = (1 + 0.01) / 12.0;
+    CHECK(j.body == "link1");
+    CHECK(j.rate == Approx(std::sqrt(K / I)).epsilon(1e-12));  // 86.0 rad/s
+    CHECK(j.force == Approx(64 * g).epsilon(1e-12));
+    // The same chain falling freely: its joints carry nothing.
+    std::vector<Vec3> fall(n, m->gravity);
+    const JointForceMode f = joint_force_mode(*m, d, fall.data());
+    REQUIRE(f.available);
+    CHECK(f.rate < 1e-6);
+    // Twice the pull: √2 times the rate (link 1 still the fastest).
+    std::vector<Vec3> lift(n, -1.0 * m->gravity);
+    const JointForceMode l = joint_force_mode(*m, d, lift.data());
+    CHECK(l.body == "link1");
+    CHECK(l.rate == Approx(std::sqrt(2.0) * j.rate).epsilon(1e-12));
+    // A loop closure carries forces this does not know.
+    auto loop = compile(testutil::closed_loop_spec());
+    Data dl(loop);
+    const JointForceMode c = joint_force_mode(*loop, dl, nullptr);
+    CHECK_FALSE(c.available);
+    CHECK_THAT(c.reason, Contains("loop closures"));
+}
+
+TEST_CASE("the watch: a long chain's subdivided steps are put down to its links' swing under the joints' pull, with "
+          "the dt that resolves it",
+          "[advice][watch]") {
+    // 64 links released from horizontal under 8 g (the pull on its root links of a 512-link chain
+    // under g): at dt 0.01, 179 of the first 260 steps need substeps while no body turns more than
+    // 0.2 rad per step. The watch named the fastest-turning body and suggested dt <= 0.0081 s from
+    // its turn; the pull makes link 16 swing about its hinges at 332 rad/s, and at the dt now
+    // suggested, 0.003 s, no step of the 2.6 s is subdivided (wall time 0.10 s against 0.12 s).
+    Spec s = testutil::chain_spec(64, "revolute", "vi-maximal");
+    s.gravity = {0, 0, -8 * 9.81};
+    s.options.dt = 0.01;
+    Run run(compile(s));
+    run.steps(260);
+    int named = 0;
+    for (const std::string& w : run.summary().warnings)
+        if (w.find("needed substeps") != std::string::npos) {
+            ++named;
+            CHECK_THAT(w, Contains("but the joints pull body 'link") && Contains("and it swings about them at about") &&
+                              Contains("dp45-projection"));
+            CHECK_THAT(w, !Contains("max_turn"));
+            const std::size_t at = w.find("keep dt <= ");
+            REQUIRE(at != std::string::npos);
+            const double dt = std::strtod(w.c_str() + at + 11, nullptr);
+            CHECK(dt > 0.002);
+            CHECK(dt < 0.004);
+        }
+    CHECK(named == 1);
 }
 
 TEST_CASE("the watch: heun's energy growth on a spring is named once, with the fastest body and a remedy",

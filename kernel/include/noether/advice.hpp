@@ -22,6 +22,8 @@
 
 #include <string>
 
+#include "noether/math.hpp"
+
 namespace noether {
 
 struct Model;
@@ -46,6 +48,33 @@ struct NOETHER_API StepAdvice {
 constexpr double kAdviceTurn = 0.1;
 // Trees with more velocity coordinates get no estimate (the estimate inverts the dense M).
 constexpr int kAdviceMaxCoordinates = 400;
+
+// How fast a body can swing about its joints under the forces they carry. A joint force f at the
+// point r from a body's centre of mass turns with the body (the point moves) while the force keeps
+// its direction, so a small turn δθ changes the torque by −((f·r) I − sym(r fᵀ)) δθ: a tension
+// holds the body straight like a stretched string, a compression pushes it over, either at the rate
+//
+//     ω_b = sqrt(|λ|max(I_b⁻¹ K_b)),   K_b = Σ_joints (f·r) I − ½(r fᵀ + f rᵀ)   (world frame)
+//
+// over the turns the body can make alone: those its own joint and every child's joint free (a
+// hinge: its axis; a ball joint: all; none between hinges on different axes, or at a slider).
+// Bodies are taken as the tree view's links (welded bodies together).
+// A 1 m, 1 kg link pulled at both ends by T swings at sqrt(12 T / (m L)): 245 rad/s at the root of
+// a 512-link chain of such links hanging under gravity (5 kN), 2.5 rad per step of 0.01 s — a mode
+// no rotation of the bodies shows (they turn at a few rad/s) that Newton cannot follow at that
+// step (docs/integrators.md, "Never a silent blow-up"). The joint forces come from the motion
+// (trees: each joint carries what its subtree's bodies need beyond gravity and the applied forces
+// at their centres), with the bodies' accelerations given (world, per body; null: at rest).
+struct NOETHER_API JointForceMode {
+    bool available = false;
+    std::string reason;  // why there is no estimate (available = false)
+    double rate = 0;     // the largest ω_b [rad/s]
+    std::string body;    // the body that swings at it
+    double force = 0;    // the largest joint force on that body [N]
+};
+// Trees of the tree view's joints only (noether/sdk/tree.hpp; loop closures and contacts carry
+// forces this does not know): otherwise no estimate, and a reason. Never throws for a compiled Model.
+NOETHER_API JointForceMode joint_force_mode(const Model& m, const Data& d, const Vec3* acceleration);
 
 // The estimate for the state in d (any integrator; no step taken). Never throws for a compiled
 // Model; the reason says why there is none.
