@@ -37,6 +37,7 @@
 // by name.
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -726,6 +727,9 @@ public:
         }
         system_.realize(state_, Stage::Dynamics);
         if (integrator == "rkmerson") {
+            // Simbody takes accuracies in (0, 1) only (an assertion, which ends the process): the
+            // search's coarsest tolerance, 1, is a setting this engine refuses (simulate()).
+            if (!(tol > 0 && tol < 1)) throw std::invalid_argument("simbody rkmerson: accuracy must lie in (0, 1)");
             integ_ = std::make_unique<RungeKuttaMersonIntegrator>(system_);
             integ_->setAccuracy(tol);
         } else {
@@ -888,7 +892,14 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     Outcome o;
     const long long steps = std::llround(duration / dt);
     {
-        std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
+        std::unique_ptr<Sim> sim;
+        try {
+            sim = make(s, n, dt, tol, false);
+        } catch (const std::invalid_argument& e) {  // a setting the engine refuses: meets no target
+            std::fprintf(stderr, "peers: %s\n", e.what());
+            o.diverged = true;
+            return o;
+        }
         const double e0 = sim->energy(), m0 = sim->monitor_energy();
         o.violation = sim->violation();
         double kmax = 0, emax = 0, mmax = 0;
@@ -1044,7 +1055,7 @@ int main(int argc, char** argv) {
                 ladder.push_back(p);
                 last_wall = wall;
             }
-            constexpr int kCoarser = 3;  // dt up to 8 dt0, the tolerance up to 1 (from 1e-3)
+            constexpr int kCoarser = 3;  // dt up to 8 dt0, the tolerance up to 1 (from 1e-3; Simbody refuses 1)
             for (int r = 0; r < kCoarser && meets(ladder.front(), loosest); ++r) {
                 auto [p, wall] = run_at(adaptive ? ladder.front().x * 10 : ladder.front().x * 2);
                 (void)wall;
