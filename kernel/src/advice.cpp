@@ -21,34 +21,45 @@ namespace {
 // The point of the line through p along unit u closest to x.
 Vec3 closest_on_line(const Vec3& p, const Vec3& u, const Vec3& x) { return p + u * dot(x - p, u); }
 
+// The tree view both estimates work on, with the link coordinates q and poses g of the state in d,
+// or false and why there is none (loop closures; a joint the view does not take: the first clause
+// of its message, which names the joint and the rule).
+bool advice_tree(const Model& m, const Data& d, TreeView& tv, std::vector<double>& q, std::vector<Frame>& g,
+                 std::string& reason) {
+    std::vector<Diagnostic> why;
+    if (!m.graph.loop_joints.empty()) {
+        reason = "loop closures (joint '" + m.joints[m.graph.loop_joints.front()].name + "'): trees only";
+        return false;
+    }
+    if (!build_tree_view(m, "", tv, why)) {
+        reason = why.empty() ? std::string("not a tree of revolute, prismatic, helical and spherical joints")
+                             : why.front().message;
+        if (reason.rfind(": ", 0) == 0) reason.erase(0, 2);
+        const std::size_t cut = reason.find("; ");
+        if (cut != std::string::npos) reason.resize(cut);
+        return false;
+    }
+    q.assign(static_cast<std::size_t>(tv.nq), 0.0);
+    tree_coordinates(tv, d.pose.data(), nullptr, q.data());
+    g.assign(static_cast<std::size_t>(tv.size()), Frame{});
+    tree_link_poses(tv, q.data(), g.data());
+    return true;
+}
+
 }  // namespace
 
 StepAdvice step_advice(const Model& m, const Data& d) {
     StepAdvice a;
     TreeView tv;
-    std::vector<Diagnostic> why;
-    if (!m.graph.loop_joints.empty()) {
-        a.reason = "loop closures (joint '" + m.joints[m.graph.loop_joints.front()].name + "'): trees only";
-        return a;
-    }
-    if (!build_tree_view(m, "", tv, why)) {
-        a.reason = why.empty() ? std::string("not a tree of revolute, prismatic, helical and spherical joints")
-                               : why.front().message;
-        if (a.reason.rfind(": ", 0) == 0) a.reason.erase(0, 2);
-        const std::size_t cut = a.reason.find("; ");  // the first clause names the joint and the rule
-        if (cut != std::string::npos) a.reason.resize(cut);
-        return a;
-    }
+    std::vector<double> q;
+    std::vector<Frame> g;
+    if (!advice_tree(m, d, tv, q, g, a.reason)) return a;
     if (tv.nv > kAdviceMaxCoordinates) {
         a.reason = "the tree has " + std::to_string(tv.nv) + " velocity coordinates (the estimate stops at " +
                    std::to_string(kAdviceMaxCoordinates) + ")";
         return a;
     }
     const int n = tv.size(), nv = tv.nv;
-    std::vector<double> q(tv.nq);
-    tree_coordinates(tv, d.pose.data(), nullptr, q.data());
-    std::vector<Frame> g(n);
-    tree_link_poses(tv, q.data(), g.data());
 
     // The largest release of potential energy: each centre of mass at most as low as the link
     // lengths to the world allow.
@@ -173,26 +184,15 @@ std::string step_advice_text(const StepAdvice& a, double dt) {
 
 JointForceMode joint_force_mode(const Model& m, const Data& d, const Vec3* acceleration) {
     JointForceMode out;
-    TreeView tv;
-    std::vector<Diagnostic> why;
-    if (!m.graph.loop_joints.empty()) {
-        out.reason = "loop closures (joint '" + m.joints[m.graph.loop_joints.front()].name + "'): trees only";
-        return out;
-    }
     if (!m.contacts.empty()) {
         out.reason = "contacts (their forces are not known here)";
         return out;
     }
-    if (!build_tree_view(m, "", tv, why)) {
-        out.reason = why.empty() ? std::string("not a tree of revolute, prismatic, helical and spherical joints")
-                                 : why.front().message;
-        return out;
-    }
+    TreeView tv;
+    std::vector<double> q;
+    std::vector<Frame> g;
+    if (!advice_tree(m, d, tv, q, g, out.reason)) return out;
     const int n = tv.size();
-    std::vector<double> q(static_cast<std::size_t>(tv.nq));
-    tree_coordinates(tv, d.pose.data(), nullptr, q.data());
-    std::vector<Frame> g(static_cast<std::size_t>(n));
-    tree_link_poses(tv, q.data(), g.data());
     // What each link's subtree needs from the joint above it: Σ m (a − g) − applied forces.
     std::vector<Vec3> need(static_cast<std::size_t>(n));
     auto link_of = [&](int b) { return tv.body_link[static_cast<std::size_t>(b)]; };
