@@ -200,17 +200,17 @@ JointForceMode joint_force_mode(const Model& m, const Data& d, const Vec3* accel
         const int i = link_of(b);
         if (i < 0) continue;
         const Vec3 a = acceleration ? acceleration[b] : Vec3{};
-        need[static_cast<std::size_t>(i)] = need[static_cast<std::size_t>(i)] + m.bodies[b].mass * (a - m.gravity) - d.applied_force[b];
+        Vec3& ni = need[static_cast<std::size_t>(i)];
+        ni += m.bodies[b].mass * (a - m.gravity);
+        ni -= d.applied_force[b];
     }
     for (const ForceInfo& f : m.forces) {
         const int i = link_of(f.body);
-        if (i >= 0)
-            need[static_cast<std::size_t>(i)] =
-                need[static_cast<std::size_t>(i)] - (f.body_frame ? rotate(d.pose[f.body].q, f.force) : f.force);
+        if (i >= 0) need[static_cast<std::size_t>(i)] -= f.body_frame ? rotate(d.pose[f.body].q, f.force) : f.force;
     }
     for (int i = n - 1; i >= 0; --i) {
         const int p = tv.links[static_cast<std::size_t>(i)].parent;
-        if (p >= 0) need[static_cast<std::size_t>(p)] = need[static_cast<std::size_t>(p)] + need[static_cast<std::size_t>(i)];
+        if (p >= 0) need[static_cast<std::size_t>(p)] += need[static_cast<std::size_t>(i)];
     }
     // Where each link's joint holds it and the turns it frees (world): every direction (ball, free
     // root), its axis (a turning screw), none (a slider).

@@ -107,7 +107,6 @@ Run::Run(std::shared_ptr<const Model> model) : model_(std::move(model)) {
     data_ = std::make_unique<Data>(model_);
     set_baseline(monitors(*model_, *data_));
     watch_.v_prev.resize(static_cast<std::size_t>(model_->nbodies()));
-    watch_.accel.resize(static_cast<std::size_t>(model_->nbodies()));
     for (const ForceInfo& f : model_->forces)  // constant forces do work: the watch's energy test is off
         if (norm(f.force) > 0 || norm(f.torque) > 0) watch_.passive = false;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "noether/advice.hpp"
 #include "noether/registry.hpp"
@@ -97,10 +98,10 @@ void Run::watch(const Monitors& mon) {
             if (joint >= 0 && k > 0 && k < static_cast<int>(sizeof buf))
                 k += std::snprintf(buf + k, sizeof buf - k, ", joint '%s' at %.4g", m.joints[joint].name.c_str(), jrate);
             // The joints' pull: from the accelerations over the last step when the run has them.
-            const bool moved = w.v_step == d.step - 1 && dt > 0;
-            if (moved)
-                for (int b = 0; b < m.nbodies(); ++b) w.accel[b] = (1.0 / dt) * (d.twist[b].v - w.v_prev[b]);
-            const JointForceMode swing = joint_force_mode(m, d, moved ? w.accel.data() : nullptr);
+            std::vector<Vec3> accel;
+            if (w.v_step == d.step - 1 && dt > 0)
+                for (int b = 0; b < m.nbodies(); ++b) accel.push_back((1.0 / dt) * (d.twist[b].v - w.v_prev[b]));
+            const JointForceMode swing = joint_force_mode(m, d, accel.empty() ? nullptr : accel.data());
             if (swing.available && swing.rate > rate && swing.rate * dt > kWatchSwing) {
                 if (k > 0 && k < static_cast<int>(sizeof buf))
                     std::snprintf(buf + k, sizeof buf - k,

@@ -185,9 +185,10 @@ private:
         long long window_subdivided = 0;
         double last_share = 0;        // subdivided share of the previous window
         double e_ref = std::nan("");  // reference of the energy test: E0, with contacts or limits the lowest seen
-        // The bodies' centre-of-mass velocities after step v_step, and room for their accelerations
-        // (the joint forces a warning names: joint_force_mode, noether/advice.hpp). Sized at start.
-        std::vector<Vec3> v_prev, accel;
+        // The bodies' centre-of-mass velocities after step v_step: a warning takes their
+        // accelerations from them (the joint forces it names: joint_force_mode, noether/advice.hpp).
+        // Sized at start.
+        std::vector<Vec3> v_prev;
         long long v_step = -1;
     };
     Watch watch_;
