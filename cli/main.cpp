@@ -6,13 +6,14 @@
 //   noether plot FILE.csv [-o FILE.png] [--channels a,b,...]
 //   noether check SCRIPT [--set name=value]... [--option name=value]...
 //   noether import FILE.urdf|FILE.xml [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]
-//                  [--option name=number]... [--summary-json FILE] [--keyframe NAME] [--drop-armature]
+//                  [--option name=value]... [--summary-json FILE] [--keyframe NAME] [--drop-armature]
 //   noether sweep SCRIPT [--grid k=a:b:n | --grid k=v1,v2]... [--samples N] [--seed S] [--threads T] [--out F]
 //   noether plugins [--json]     list every loaded plugin (kind, name, description, path)
 //   noether version
 //
 // Exit status: 0 success, 1 simulation failed, 2 bad input.
 #include <cmath>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -121,7 +122,7 @@ void usage(FILE* out) {
                  "  --time-limit S     stop the script after S seconds of wall time, steps included (exit 2;\n"
                  "                     in the sandbox the limit, default 60 s, applies without it too)\n"
                  "  import FILE.urdf [--base fixed|floating] [--simulate SECONDS] [--dt DT] [--integrator NAME]\n"
-                 "             [--option name=number]... [--summary-json FILE] [--record FILE.nrec]\n"
+                 "             [--option name=value]... [--summary-json FILE] [--record FILE.nrec]\n"
                  "             [--no-limits] [--no-couplings] [--ground [--mu MU]]\n"
                  "                     print the import report and the graph; with --simulate, let the robot\n"
                  "                     move under gravity and print the run summary. Joint limits are enforced\n"
@@ -308,6 +309,7 @@ int cmd_import(const std::vector<std::string>& args) {
     bool limits = true, couplings = true, ground = false, dt_given = false, base_given = false, drop_armature = false;
     std::string integrator;
     std::map<std::string, double> extra;
+    std::map<std::string, std::string> words;  // --option name=word (e.g. newton=exact)
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -346,10 +348,12 @@ int cmd_import(const std::vector<std::string>& args) {
             const std::string kv = value();
             const std::size_t eq = kv.find('=');
             if (eq == std::string::npos || eq == 0) {
-                std::fprintf(stderr, "noether import: --option takes name=number, got '%s'\n", kv.c_str());
+                std::fprintf(stderr, "noether import: --option takes name=number or name=word, got '%s'\n", kv.c_str());
                 return 2;
             }
-            extra[kv.substr(0, eq)] = number(kv.substr(eq + 1), "--option");
+            const std::string v = kv.substr(eq + 1);
+            if (!v.empty() && std::isalpha(static_cast<unsigned char>(v[0]))) words[kv.substr(0, eq)] = v;
+            else extra[kv.substr(0, eq)] = number(v, "--option");
         } else if (a == "--summary-json") summary_json = value();
         else if (a == "--record") record = value();
         else if (a == "--no-limits") limits = false;
@@ -385,6 +389,7 @@ int cmd_import(const std::vector<std::string>& args) {
                              spec.options.integrator == "riqn";
     if (variational && !extra.count("max_turn")) extra["max_turn"] = 0.1;
     for (const auto& [k, v] : extra) spec.options.extra[k] = v;
+    for (const auto& [k, v] : words) spec.options.extra_lists[k] = {v};
     // URDF or MJCF, by the file's root element.
     const bool mjcf = noether::mjcf::is_mjcf(file);
     if (mjcf && (base_given || ground)) {
@@ -465,6 +470,7 @@ int cmd_import(const std::vector<std::string>& args) {
             std::snprintf(b, sizeof b, "%s%s = %g", opts.empty() ? " (options: " : ", ", k.c_str(), v);
             opts += b;
         }
+        for (const auto& [k, v] : words) opts += (opts.empty() ? " (options: " : ", ") + k + " = " + v;
         if (!opts.empty()) opts += ")";
         std::printf("noether import %s --simulate %g%s\n%s", file.c_str(), simulate, opts.c_str(), s.to_text().c_str());
     }

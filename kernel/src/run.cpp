@@ -429,6 +429,7 @@ RunSummary Run::summary() const {
     s.worst_joint = worst_joint_;
     s.newton_mean = d.stats.steps ? double(d.stats.newton_total) / d.stats.steps : 0;
     s.newton_max = d.stats.newton_max;
+    s.factor_mean = d.stats.steps ? double(d.stats.factor_total) / d.stats.steps : 0;
     s.subdivided_steps = d.stats.subdivided_steps;
     s.failed_steps = d.stats.failed_steps;
     s.floor_steps = d.stats.floor_steps;

@@ -93,8 +93,13 @@ std::string RunSummary::to_text() const {
     std::snprintf(buf, sizeof buf, "\n  constraint violation: largest %.3g%s\n", max_violation,
                   worst_joint.empty() ? "" : (" (joint '" + worst_joint + "')").c_str());
     o << buf;
-    std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %lld; subdivided steps %lld; failed steps %lld\n",
-                  newton_mean, newton_max, subdivided_steps, failed_steps);
+    std::snprintf(buf, sizeof buf, "  Newton iterations: mean %.2f, max %lld", newton_mean, newton_max);
+    o << buf;
+    if (factor_mean > 0) {  // (the methods that count them)
+        std::snprintf(buf, sizeof buf, " (matrices factored: %.2f a step)", factor_mean);
+        o << buf;
+    }
+    std::snprintf(buf, sizeof buf, "; subdivided steps %lld; failed steps %lld\n", subdivided_steps, failed_steps);
     o << buf;
     if (floor_steps > 0) {
         std::snprintf(buf, sizeof buf, "  steps accepted at Newton's floor above the tolerance: %lld\n", floor_steps);

@@ -81,6 +81,7 @@ void commit(const Model& m, Data& d, const StepReport& r) {
     RunStats& s = d.stats;
     ++s.steps;
     s.newton_total += r.iterations;
+    s.factor_total += r.factorizations;
     s.newton_max = std::max(s.newton_max, r.iterations);
     s.newton_work += r.work;
     if (r.subdivided) ++s.subdivided_steps;

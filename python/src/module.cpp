@@ -477,6 +477,20 @@ void translate(std::exception_ptr p) {
     }
 }
 
+// Integrator options from a dict: a number (or bool) as a numeric option, a string as a word
+// option (e.g. {'newton': 'exact'}); anything else is a TypeError naming the option.
+void set_options(Spec& s, const py::dict& options) {
+    for (const auto& kv : options) {
+        const std::string name = py::str(kv.first);
+        if (py::isinstance<py::str>(kv.second)) s.options.extra_lists[name] = {py::cast<std::string>(kv.second)};
+        else if (py::isinstance<py::float_>(kv.second) || py::isinstance<py::int_>(kv.second))
+            s.options.extra[name] = py::cast<double>(kv.second);  // (bool is an int) checked by compile
+        else
+            throw py::type_error("options: '" + name + "' must be a number or a string, got " +
+                                 std::string(py::str(py::type::of(kv.second).attr("__name__"))));
+    }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_noether, mod) {
@@ -644,6 +658,8 @@ PYBIND11_MODULE(_noether, mod) {
              "adding ratio * joint each (up to four coordinates in all). Taken by every integrator but riqn (ranges: vi-maximal).")
         .def("option", [](Spec& s, const std::string& name, double value) { s.options.extra[name] = value; },
              "Set an integrator option (e.g. points for vi-galerkin).")
+        .def("option", [](Spec& s, const std::string& name, const std::string& value) { s.options.extra_lists[name] = {value}; },
+             "Set an integrator option that is a word (e.g. newton = 'exact').")
         .def("compile", [](const Spec& s) { return std::make_shared<World>(compile(s)); },
              "Compile into a World (raises noether.ModelError listing every problem).");
 
@@ -1040,13 +1056,13 @@ PYBIND11_MODULE(_noether, mod) {
         "import_urdf",
         [](const std::string& path, bool fixed_base, double dt, const std::string& integrator, std::vector<double> position,
            std::map<std::string, double> positions, double damping, std::vector<double> gravity, bool limits,
-           py::object contacts, double mu, bool on_ground, std::map<std::string, double> options, const std::string& prefix,
+           py::object contacts, double mu, bool on_ground, py::dict options, const std::string& prefix,
            std::vector<double> orientation, std::vector<double> velocity, std::vector<double> angular_velocity,
            bool lump_fixed, std::map<std::string, double> servos, bool couplings) {
             Spec s;
             s.options.dt = dt;
             s.options.integrator = integrator;
-            for (const auto& kv : options) s.options.extra[kv.first] = kv.second;  // checked by compile
+            set_options(s, options);
             s.gravity = vec3(gravity, "gravity");
             urdf::Options o;
             o.fixed_base = fixed_base;
@@ -1080,25 +1096,26 @@ PYBIND11_MODULE(_noether, mod) {
         py::arg("position") = std::vector<double>{0, 0, 0}, py::arg("positions") = std::map<std::string, double>{},
         py::arg("damping") = 0.0, py::arg("gravity") = std::vector<double>{0, 0, -9.81}, py::arg("limits") = true,
         py::arg("contacts") = py::none(), py::arg("mu") = 1.0, py::arg("on_ground") = false,
-        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "",
+        py::arg("options") = py::dict(), py::arg("prefix") = "",
         py::arg("orientation") = std::vector<double>{1, 0, 0, 0}, py::arg("velocity") = std::vector<double>{0, 0, 0},
         py::arg("angular_velocity") = std::vector<double>{0, 0, 0}, py::arg("lump_fixed") = true,
         py::arg("servos") = std::map<std::string, double>{}, py::arg("couplings") = true,
         "Import a URDF robot (errors name the file and line), assemble it and compile it. Joint limits are\n"
         "enforced unless limits=False; contacts=True (every link) or a list of links puts their sphere, box\n"
         "and capsule <collision> shapes on the ground z = 0 (friction mu; on_ground lowers the robot onto it).\n"
-        "options: the integrator's options by name, e.g. {'max_turn': 0.1} (docs/integrators.md). prefix, orientation\n"
+        "options: the integrator's options by name, numbers or words, e.g. {'max_turn': 0.1, 'newton': 'exact'}\n"
+        "(docs/integrators.md). prefix, orientation\n"
         "(w, x, y, z), velocity, angular_velocity (world frame) and lump_fixed as w:urdf{} in Lua (docs/urdf.md).\n"
         "servos={'kp': .., 'kv': ..}: a position servo on every moving joint holding the imported pose (docs/servos.md).\n"
         "couplings=False leaves <mimic> and <coupling> out (taken by every integrator but riqn; docs/couplings.md).");
     mod.def(
         "import_mjcf",
         [](const std::string& path, std::optional<double> dt, const std::string& integrator, const std::string& keyframe, bool limits,
-           bool contacts, bool actuators, bool drop_armature, std::map<std::string, double> options, const std::string& prefix,
+           bool contacts, bool actuators, bool drop_armature, py::dict options, const std::string& prefix,
            bool couplings) {
             Spec s;
             s.options.integrator = integrator;
-            for (const auto& kv : options) s.options.extra[kv.first] = kv.second;  // checked by compile
+            set_options(s, options);
             mjcf::Options o;
             o.keyframe = keyframe;
             o.limits = limits;
@@ -1113,7 +1130,7 @@ PYBIND11_MODULE(_noether, mod) {
         },
         py::arg("path"), py::arg("dt") = py::none(), py::arg("integrator") = "vi-maximal", py::arg("keyframe") = "",
         py::arg("limits") = true, py::arg("contacts") = true, py::arg("actuators") = true, py::arg("drop_armature") = false,
-        py::arg("options") = std::map<std::string, double>{}, py::arg("prefix") = "", py::arg("couplings") = true,
+        py::arg("options") = py::dict(), py::arg("prefix") = "", py::arg("couplings") = true,
         "Import an MJCF (MuJoCo XML) model (errors name the file and line), assemble it and compile it\n"
         "(docs/mjcf.md). dt: the file's <option timestep> unless given (else 0.005); keyframe: start from that\n"
         "<key> (name, or '#k'); limits, contacts (geoms against the world's planes), actuators (position and\n"

@@ -114,12 +114,14 @@ std::string layout() {
     OFF(RunStats, steps);
     OFF(RunStats, projection_total);
     OFF(RunStats, floor_steps);
+    OFF(RunStats, factor_total);
     SZ(StepReport);
     OFF(StepReport, status);
     OFF(StepReport, work);
     OFF(StepReport, worst_node);
     OFF(StepReport, redundant_joints);
     OFF(StepReport, at_floor);
+    OFF(StepReport, factorizations);
     SZ(Linearization);
     OFF(Linearization, x);
     OFF(Linearization, x_next);
@@ -163,6 +165,7 @@ std::string layout() {
     OFF(Attempt, residual);
     OFF(Attempt, worst_node);
     OFF(Attempt, at_floor);
+    OFF(Attempt, factorizations);
     SZ(Frame);
     SZ(TreeLink);
     OFF(TreeLink, parent);
@@ -258,12 +261,12 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 #pragma GCC diagnostic pop
 
-// The layout of ABI version 14 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
+// The layout of ABI version 15 (7: the plugin SDK's structs recorded too: Attempt, Frame, TreeLink,
 // TreeView, TreeABI, TreeLDU, LoopClosure, CheckedSolve; 8: contacts and limits; 9: servos;
 // 10: JointInfo::armature; 11: couplings; 12: CouplingInfo::terms; 13: Data::turn_guard;
-// 14: TreeLink's screw transform multiplied out, T0, Tc, Ts, pq, turns)
+// 14: TreeLink's screw transform multiplied out, T0, Tc, Ts, pq, turns; 15: factorisations counted)
 // (g++ 12, libstdc++, x86-64).
-// The digest of virtual_interfaces() for ABI version 14 (unchanged since 13).
+// The digest of virtual_interfaces() for ABI version 15 (unchanged since 13).
 constexpr std::uint64_t kRecordedInterfaces = 1324740257904139699ull;
 
 const char* const kRecorded = R"(noether_plugin_descriptor 40/8
@@ -347,16 +350,18 @@ Model 960/8
   solver 888
   solver_name 896
 StepStats 32/8
-RunStats 88/8
+RunStats 96/8
   steps 0
   projection_total 72
   floor_steps 80
+  factor_total 88
 StepReport 96/8
   status 0
   work 40
   worst_node 68
   redundant_joints 80
   at_floor 88
+  factorizations 8
 Linearization 104/8
   x 8
   x_next 32
@@ -364,7 +369,7 @@ Linearization 104/8
   B 80
 Inputs 24/8
 Monitors 88/8
-Data 992/8
+Data 1008/8
   time 0
   step 8
   pose 16
@@ -383,8 +388,8 @@ Data 992/8
   applied_torque 208
   last 408
   stats 440
-  warnings 528
-  integrator_state 552
+  warnings 536
+  integrator_state 560
 SolverWorkspace 80/8
   redundant_joints 8
   redundant_rows 32
@@ -394,10 +399,11 @@ SolverWorkspace 80/8
 Attempt 32/8
   status 0
   iterations 4
-  halvings 8
+  halvings 12
   residual 16
   worst_node 24
   at_floor 28
+  factorizations 8
 Frame 96/8
 TreeLink 688/8
   parent 0
@@ -459,7 +465,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 14u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 15u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -469,5 +475,6 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // 10: joint armature (JointInfo::armature); 11: couplings (CouplingInfo,
                                       // Model::couplings, Data::coupling_force, Integrator::takes_couplings);
                                       // 12: couplings over up to four coordinates (CouplingInfo::terms);
-                                      // 13: the whip guard (Data::turn_guard); 14: TreeLink::T0, Tc, Ts, pq, turns
+                                      // 13: the whip guard (Data::turn_guard); 14: TreeLink::T0, Tc, Ts, pq, turns;
+                                      // 15: factorisations counted (StepReport, Attempt, RunStats::factor_total)
 }

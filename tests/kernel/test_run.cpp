@@ -75,11 +75,14 @@ TEST_CASE("a C++ host runs a scene to CSV and a summary through noether::Run", "
     CHECK(s.energy_max_abs_dev < 0.37);
     CHECK(s.energy_max_abs_dev > 0.1);  // it did swing
     CHECK(s.max_violation < 1e-12);
-    CHECK(s.newton_max <= 5);
+    CHECK(s.newton_max <= 6);  // chord iterations included (vi-maximal's newton = "chord")
+    CHECK(s.factor_mean >= 1);  // every step factors its Newton matrix at least once
+    CHECK(s.factor_mean < 1.1);  // and, with the chord iterations, about once
     CHECK_FALSE(s.failed);
     const std::string json = s.to_json();
     CHECK_THAT(json, Contains("\"steps\": 200") && Contains("\"integrator\": \"vi-maximal\"") &&
-                         Contains("\"energy_max_rel_dev\": null") && Contains("\"failed\": false"));
+                         Contains("\"energy_max_rel_dev\": null") && Contains("\"failed\": false") &&
+                         Contains("\"factor_mean\": "));
     CHECK_THAT(s.to_text(), Contains("simulated 2 s in 200 steps"));
 }
 

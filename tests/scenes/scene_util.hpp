@@ -21,9 +21,11 @@ inline std::string example(const std::string& name) {
 }
 inline std::string out_path(const std::string& name) { return std::string(NOETHER_BINARY_DIR) + "/tests/out_" + name; }
 
-inline noether::lua::ScriptResult run(const std::string& script, std::map<std::string, std::string> params = {}) {
+inline noether::lua::ScriptResult run(const std::string& script, std::map<std::string, std::string> params = {},
+                                      std::map<std::string, std::string> options = {}) {
     noether::lua::ScriptOptions opt;
     opt.params = std::move(params);
+    opt.integrator_options = std::move(options);  // as `noether run --option name=value`
     opt.lua_path.push_back(std::string(NOETHER_SOURCE_DIR) + "/scripts");
     return noether::lua::run_script(script, opt);
 }

@@ -62,11 +62,12 @@ struct NOETHER_API StepStats {
 //   internal_steps, rejected_steps   adaptive methods: accepted / rejected internal steps
 //   projection_total  projection iterations (projection methods)
 //   floor_steps       steps accepted at Newton's floor above the tolerance (StepReport::at_floor)
+//   factor_total      Newton matrices factored in the accepted solves (StepReport::factorizations)
 #define NOETHER_RUN_STATS(X)                                                                  \
     X(std::int64_t, steps) X(std::int64_t, newton_total) X(int, newton_max)                 \
     X(std::int64_t, newton_work) X(std::int64_t, subdivided_steps) X(std::int64_t, failed_steps) \
     X(int, redundant_rows) X(std::int64_t, internal_steps) X(std::int64_t, rejected_steps)    \
-    X(std::int64_t, projection_total) X(std::int64_t, floor_steps)
+    X(std::int64_t, projection_total) X(std::int64_t, floor_steps) X(std::int64_t, factor_total)
 
 struct NOETHER_API RunStats {
 #define NOETHER_X(type, name) type name = 0;

@@ -69,7 +69,7 @@ struct NOETHER_API OutputSpec {
     X(I, bodies) X(I, joints) X(I, loop_joints) X(I, dof) X(S, integrator) X(S, solver)        \
     X(D, dt) X(I, steps) X(D, sim_time) X(D, wall_s) X(D, us_per_step) X(D, energy_initial)    \
     X(D, energy_final) X(D, energy_max_abs_dev) X(DN, energy_max_rel_dev) X(D, max_violation)  \
-    X(S, worst_joint) X(D, newton_mean) X(I, newton_max) X(I, subdivided_steps)                \
+    X(S, worst_joint) X(D, newton_mean) X(I, newton_max) X(D, factor_mean) X(I, subdivided_steps) \
     X(I, failed_steps) X(I, floor_steps) X(I, internal_steps) X(I, rejected_steps)              \
     X(I, projection_total) X(I, contacts) X(I, limited_joints) X(D, penetration_max)            \
     X(I, contacts_active_max) X(B, failed)

@@ -15,6 +15,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     tree_abi_setup(t, st.T.data(), st.kd.data(), st.abi);
     guess(st, h);
     Attempt out;
+    out.factorizations = 1;  // the impulse ABI of M(q_k) + (h/2)·D above: the quasi-Newton matrix
     const double tol = m.options.tolerance;
     bool exact = st.opt.newton != Newton::riqn, setup = true;
     double prev_rn = INFINITY;
@@ -97,6 +98,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             double left = rn;  // the residual after kChordUpdates more iterations at this rate
             for (int k = 0; k < kChordUpdates; ++k) left *= rn / last_rn;
             if (setup || st.opt.newton == Newton::exact || left > tol) {
+                ++out.factorizations;
                 if (!tree_newton_setup(st, h)) {
                     out.status = StepStatus::singular;
                     return out;
@@ -108,6 +110,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
                 return out;
             }
         } else if (exact) {
+            ++out.factorizations;
             if (!exact_step(st, h)) {
                 out.status = StepStatus::singular;
                 return out;

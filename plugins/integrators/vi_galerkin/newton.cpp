@@ -466,6 +466,7 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
             return out;
         }
         const bool newton_step = refactor || !st.opt.chord;
+        out.factorizations += newton_step;
         if (newton_step && !factor(st, h)) {
             out.status = StepStatus::singular;
             return out;

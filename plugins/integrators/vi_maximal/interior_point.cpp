@@ -40,6 +40,7 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
         }
         assemble(m, d, st, h);
         unit_gaps(m, d, st.pose3.data(), q, true);
+        ++out.factorizations;
         if (!m.solver->factor(g, st.A, *st.ws)) {
             out.status = StepStatus::singular;
             out.worst_node = st.ws->failed_node;

@@ -27,7 +27,7 @@ double contact_tolerance(const Model& m) {
 std::size_t State::saved_size() const {
     return sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
            sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 + SubstepHold::kSavedSize +
-           sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred;
+           sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred + 1;
 }
 
 void State::save(std::string& out) const {
@@ -44,6 +44,7 @@ void State::save(std::string& out) const {
     w.value(static_cast<char>(committed ? 1 : 0));
     w.values(lam_prev);
     w.value(h_pred);
+    w.value(static_cast<char>(floor_hint ? 1 : 0));
 }
 
 bool State::restore(const char*& p, const char* end) {
@@ -58,6 +59,7 @@ bool State::restore(const char*& p, const char* end) {
     committed = *p++ != 0;
     restore_values(p, lam_prev);
     restore_value(p, h_pred);
+    floor_hint = *p++ != 0;
     return true;
 }
 
@@ -71,6 +73,7 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
                        std::string("options: ") + name + " option 'max_turn' (radians per substep) must be in "
                        "[0, " + std::to_string(kBranch).substr(0, 5) + "] (0: off), got " + std::to_string(turn)});
     check_substep_hold_option(m, name, out);
+    check_choice_option(m, name, "newton", {"chord", "exact"}, out);
     const double pred = predictor(m);
     if (pred != 0 && pred != 1) {
         char buf[160];
@@ -113,6 +116,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->v_prev.assign(nb, Twist{});
     st->lam_prev.assign(m.total_rows, 0.0);
     st->predict = predictor(m) != 0;
+    if (const std::string* s = string_option(m, "newton")) st->chord = *s != "exact";
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->implicit.assign(m.njoints(), 0);
     std::vector<int> ja, jb, size;

@@ -15,8 +15,8 @@ public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
 
     std::vector<std::string> option_names() const override {
-        if (midpoint_) return {"max_turn", "substep_hold", "predictor"};
-        return {"max_turn", "substep_hold", "predictor", "contact_tolerance"};
+        if (midpoint_) return {"max_turn", "substep_hold", "predictor", "newton"};
+        return {"max_turn", "substep_hold", "predictor", "newton", "contact_tolerance"};
     }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override { check_options(m, name(), out); }
@@ -90,14 +90,16 @@ private:
             q.inv_rhoT = 1.0 / st.rhoT, q.inv_rhoJ = 1.0 / st.rhoJ, q.inv_rhoZ = 1.0 / st.rhoZ;
             prepare_units(m, d, q, st.first_substep);
             select_units(q, h);
-            int work = 0;
+            int work = 0, factored = 0;
             for (;;) {
                 out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h);
                 if (out.status != StepStatus::ok || !admit_violated(m, st.pose3.data(), q)) break;
                 work += out.iterations;
+                factored += out.factorizations;
                 warm_start(m, d, st, h);
             }
             out.iterations += work;
+            out.factorizations += factored;
         } else {
             out = newton(m, d, st, h);
         }
@@ -158,20 +160,46 @@ private:
     }
 
     // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
-    // st.pose3 its next configuration.
+    // st.pose3 its next configuration. Option newton = "chord" (default): after an iteration
+    // that took the full step and cut ‖f‖ to at most kChordContraction of what it was, the next
+    // iterations keep that factorisation (a chord step: solve, one trial, no assembly, no
+    // factorisation) while each of them cuts ‖f‖ as much; a chord step that does less is taken
+    // if it lowered ‖f‖ at all (else dropped) and the iteration after it assembles and factors
+    // again. "exact": assemble and factor at every iterate.
     Attempt newton(const Model& m, const Data& d, State& st, double h) const {
         const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
         Attempt out;
         double fn = residual(m, d, st, h, st.s, st.f);
         int stalls = 0;
+        bool chord = false;  // this iteration: a chord step with the last factorisation
+        // After a substep accepted at the round-off floor above the tolerance (far from the origin:
+        // vi-midpoint's rows scaled by 1/h), chord steps only confirm: one would stall at the floor
+        // before the Newton step that accepts it.
+        const bool chord_on = st.chord && !st.floor_hint;
+        auto finish = [&](Attempt& o, double f) {
+            st.floor_hint = !(f < eps);
+            return done(o, f);
+        };
         for (int it = 1; it <= m.options.max_iterations; ++it) {
             out.iterations = it;
             if (!std::isfinite(fn)) {
                 out.status = StepStatus::non_finite;
                 break;
             }
+            if (chord) {
+                const ChordStep c = chord_step(m, d, st, h, eps, fn);
+                // Converged as after chord_confirms(): within the tolerance, and the step was small
+                // or no longer halved ‖f‖ (round-off).
+                if (c != ChordStep::dropped && fn < eps && (vnorm(st.dx) < eps || c == ChordStep::slow)) return finish(out, fn);
+                // (A chord step that stalls says nothing about the round-off floor: the Newton step
+                // after it judges that. Accepting at the floor after a stalled chord step failed the
+                // dense-lu four-bar at its folded pose: test_hardening.)
+                chord = chord_on && c == ChordStep::fast;
+                continue;
+            }
             assemble(m, d, st, h);
+            ++out.factorizations;
             if (!m.solver->factor(g, st.A, *st.ws)) {
                 out.status = StepStatus::singular;
                 out.worst_node = st.ws->failed_node;
@@ -185,32 +213,68 @@ private:
                 break;
             }
             const bool stalled = !(fn_try <= 0.5 * fn);
+            chord = chord_on && alpha == 1 && chord_pays(fn, fn_try, eps);
             std::swap(st.s, st.s_try);  // the last evaluated trial is taken even if not accepted
             std::swap(st.f, st.f_try);
             fn = fn_try;
-            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return done(out, fn);
+            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return finish(out, fn);
             // At the round-off floor of large terms: accepted only if the joints themselves meet the
             // tolerance (a stalled step is never committed with its constraints violated).
-            if (stalled && fn < kFloor * round_off_scale(m, d, st, h, st.s) && joints_within(m, st, eps)) return done(out, fn);
+            if (stalled && fn < kFloor * round_off_scale(m, d, st, h, st.s) && joints_within(m, st, eps)) return finish(out, fn);
             if (stalled && fn >= eps && alpha * vnorm(st.dx) <= kStationary * std::max(1.0, vnorm(st.s))) {
                 if (fn < kFloorSlack * eps) {
                     out.at_floor = true;
                     out.worst_node = worst_node(*st.G, st.f);
-                    return done(out, fn);
+                    return finish(out, fn);
                 }
                 break;  // stationary far above the tolerance: more iterations repeat this one
             }
             stalls = stalled && fn >= eps ? stalls + 1 : 0;
             if (stalls >= kMaxStalls) break;
-            if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {
+            if (st.chord) {
+                chord = chord || fn < eps;  // (within the tolerance: the next chord step confirms)
+            } else if (fn < eps && it < m.options.max_iterations && chord_confirms(m, d, st, h, fn)) {
                 out.iterations = it + 1;
-                return done(out, fn);
+                return finish(out, fn);
             }
         }
         out.residual = fn;
         if (out.status == StepStatus::ok) out.status = std::isfinite(fn) ? StepStatus::not_converged : StepStatus::non_finite;
         if (out.worst_node < 0) out.worst_node = worst_node(*st.G, st.f);
         return out;
+    }
+
+    // Stage: one chord step (the last factorisation, the full step, no line search). Taken if it
+    // lowers ‖f‖ or ends within the tolerance (s, f, fn updated; fast if ‖f‖ fell to
+    // kChordContraction of what it was or less: the next iteration is a chord step too); otherwise
+    // dropped: the current iterate is evaluated again (pose3, J3: the next iteration assembles
+    // there).
+    enum class ChordStep { dropped, slow, fast };
+    // An iteration took ‖f‖ from before to after: is a chord step next worth it? When ‖f‖ fell to
+    // kChordContraction of what it was or less and kChordSteps more steps at that rate would reach
+    // the tolerance.
+    static bool chord_pays(double before, double after, double eps) {
+        const double rate = after / before;
+        if (!(rate <= kChordContraction)) return false;
+        double left = after;
+        for (int k = 0; k < kChordSteps; ++k) left *= rate;
+        return left < eps;
+    }
+    ChordStep chord_step(const Model& m, const Data& d, State& st, double h, double eps, double& fn) const {
+        const BlockGraph& g = *st.G;
+        st.dx = st.f;
+        m.solver->solve(g, *st.ws, st.dx.data());
+        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
+        const double fc = within_guard(m, st.s_try, kBranch / h) ? residual(m, d, st, h, st.s_try, st.f_try) : INFINITY;
+        if (!(fc < fn || fc < eps)) {
+            if (fc != INFINITY) residual(m, d, st, h, st.s, st.f);
+            return ChordStep::dropped;
+        }
+        std::swap(st.s, st.s_try);
+        std::swap(st.f, st.f_try);
+        const bool fast = chord_pays(fn, fc, eps);
+        fn = fc;
+        return fast ? ChordStep::fast : ChordStep::slow;
     }
 
     // Every constraint row of the last evaluated residual within eps (in units of g), or within the

@@ -34,6 +34,8 @@ namespace noether {
 struct NOETHER_API StepReport {
     StepStatus status = StepStatus::ok;
     int iterations = 0;        // Newton iterations of the accepted solve (summed over substeps)
+    int factorizations = 0;    // of those, the ones that factored a Newton matrix (chord and
+                               // quasi-Newton iterations reuse a factorisation)
     int projections = 0;       // projection iterations (projection methods)
     double residual = 0;       // final residual norm (implicit methods)
     int halvings = 0;          // line-search halvings
@@ -90,6 +92,7 @@ auto with_state_kept(IntegratorState& st, F&& f) {
 struct Attempt {
     StepStatus status = StepStatus::ok;
     int iterations = 0;     // Newton (or quasi-Newton) iterations
+    int factorizations = 0;  // matrices factored for them (a chord step reuses the last one)
     int halvings = 0;       // line-search halvings
     double residual = 0;    // final residual norm
     int worst_node = -1;    // block-graph node (or tree link) with the largest residual
@@ -271,6 +274,7 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
             report.work += a.iterations;
             total.status = a.status;
             total.iterations += a.iterations;
+            total.factorizations += a.factorizations;
             total.halvings += a.halvings;
             total.residual = a.residual;
             total.worst_node = a.worst_node;
@@ -284,6 +288,7 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
     }
     report.status = total.status;
     report.iterations = total.iterations;
+    report.factorizations = total.factorizations;
     report.halvings = total.halvings;
     report.residual = total.residual;
     report.worst_node = total.worst_node;
