@@ -161,11 +161,11 @@ private:
 
     // Stage: Newton on f(s) = 0 from the warm start. On success st.s is the solution and
     // st.pose3 its next configuration. Option newton = "chord" (default): after an iteration
-    // that took the full step and cut ‖f‖ to at most kChordContraction of what it was, the next
-    // iterations keep that factorisation (a chord step: solve, one trial, no assembly, no
-    // factorisation) while each of them cuts ‖f‖ as much; a chord step that does less is taken
-    // if it lowered ‖f‖ at all (else dropped) and the iteration after it assembles and factors
-    // again. "exact": assemble and factor at every iterate.
+    // that took the full step and cut ‖f‖ fast enough (chord_pays), the next iterations keep
+    // that factorisation (chord_step: a solve and one trial, no assembly, no factorisation) while
+    // each of them does as well; a chord step that does less is taken if it lowered ‖f‖ at all
+    // (else dropped) and the iteration after it assembles and factors again. "exact": assemble
+    // and factor at every iterate, the confirming step excepted (chord_confirms).
     Attempt newton(const Model& m, const Data& d, State& st, double h) const {
         const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
@@ -244,12 +244,6 @@ private:
         return out;
     }
 
-    // Stage: one chord step (the last factorisation, the full step, no line search). Taken if it
-    // lowers ‖f‖ or ends within the tolerance (s, f, fn updated; fast if ‖f‖ fell to
-    // kChordContraction of what it was or less: the next iteration is a chord step too); otherwise
-    // dropped: the current iterate is evaluated again (pose3, J3: the next iteration assembles
-    // there).
-    enum class ChordStep { dropped, slow, fast };
     // An iteration took ‖f‖ from before to after: is a chord step next worth it? When ‖f‖ fell to
     // kChordContraction of what it was or less and kChordSteps more steps at that rate would reach
     // the tolerance.
@@ -260,6 +254,12 @@ private:
         for (int k = 0; k < kChordSteps; ++k) left *= rate;
         return left < eps;
     }
+
+    // Stage: one chord step (the last factorisation, the full step, no line search). Taken if it
+    // lowers ‖f‖ or ends within the tolerance (s, f, fn updated; fast if chord_pays: the next
+    // iteration is a chord step too); otherwise dropped: the current iterate is evaluated again
+    // (pose3, J3: the next iteration assembles there).
+    enum class ChordStep { dropped, slow, fast };
     ChordStep chord_step(const Model& m, const Data& d, State& st, double h, double eps, double& fn) const {
         const BlockGraph& g = *st.G;
         st.dx = st.f;
