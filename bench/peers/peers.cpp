@@ -37,7 +37,6 @@
 // by name.
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -179,7 +179,8 @@ private:
         const bool chord_on = st.chord && !st.floor_hint;
         auto finish = [&](Attempt& o, double f) {
             st.floor_hint = !(f < eps);
-            return done(o, f);
+            o.residual = f;
+            return o;
         };
         for (int it = 1; it <= m.options.max_iterations; ++it) {
             out.iterations = it;
@@ -255,19 +256,29 @@ private:
         return left < eps;
     }
 
+    // The correction with the current factorisation into dx and s_try = s − dx; its residual into
+    // f_try and fc (and pose3 its configuration), unless s_try breaks the rotation guard: false,
+    // nothing evaluated.
+    bool chord_trial(const Model& m, const Data& d, State& st, double h, double& fc) const {
+        const BlockGraph& g = *st.G;
+        st.dx = st.f;
+        m.solver->solve(g, *st.ws, st.dx.data());
+        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
+        if (!within_guard(m, st.s_try, kBranch / h)) return false;
+        fc = residual(m, d, st, h, st.s_try, st.f_try);
+        return true;
+    }
+
     // Stage: one chord step (the last factorisation, the full step, no line search). Taken if it
     // lowers ‖f‖ or ends within the tolerance (s, f, fn updated; fast if chord_pays: the next
     // iteration is a chord step too); otherwise dropped: the current iterate is evaluated again
     // (pose3, J3: the next iteration assembles there).
     enum class ChordStep { dropped, slow, fast };
     ChordStep chord_step(const Model& m, const Data& d, State& st, double h, double eps, double& fn) const {
-        const BlockGraph& g = *st.G;
-        st.dx = st.f;
-        m.solver->solve(g, *st.ws, st.dx.data());
-        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
-        const double fc = within_guard(m, st.s_try, kBranch / h) ? residual(m, d, st, h, st.s_try, st.f_try) : INFINITY;
+        double fc = INFINITY;
+        const bool evaluated = chord_trial(m, d, st, h, fc);
         if (!(fc < fn || fc < eps)) {
-            if (fc != INFINITY) residual(m, d, st, h, st.s, st.f);
+            if (evaluated) residual(m, d, st, h, st.s, st.f);
             return ChordStep::dropped;
         }
         std::swap(st.s, st.s_try);
@@ -290,11 +301,6 @@ private:
                 if (!(std::fabs(fj[r]) < lim)) return false;
         }
         return true;
-    }
-
-    static Attempt done(Attempt out, double fn) {
-        out.residual = fn;
-        return out;
     }
 
     // Stage: backtracking line search on ‖f‖ along −dx; trials that break the rotation guard
@@ -321,13 +327,9 @@ private:
     // (no assembly, no factorisation). True (and s, f, fn updated) if it confirms; otherwise
     // the current iterate is evaluated again (pose3, J3) and Newton goes on as usual.
     bool chord_confirms(const Model& m, const Data& d, State& st, double h, double& fn) const {
-        const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
-        st.dx = st.f;
-        m.solver->solve(g, *st.ws, st.dx.data());
-        for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
-        if (!within_guard(m, st.s_try, kBranch / h)) return false;
-        const double fc = residual(m, d, st, h, st.s_try, st.f_try);
+        double fc = INFINITY;
+        if (!chord_trial(m, d, st, h, fc)) return false;
         if (fc < eps && (vnorm(st.dx) < eps || !(fc <= 0.5 * fn))) {
             std::swap(st.s, st.s_try);
             std::swap(st.f, st.f_try);
