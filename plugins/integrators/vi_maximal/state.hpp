@@ -94,7 +94,9 @@ constexpr double kFloorSlack = 10;
 // and 0.9 as 0.5): double pendulum −8 / −11 / −11 / −11 %, 16-link chain −1 / −9 / −14 / −18 %,
 // Atlas (fixed base) −1 / −11 / −18 / −22 %. Then the count at 0.5 (2 / 3 / 4 / 6): within 1 %
 // there; the UR5 at dt 0.05 (1 s, a swing beyond the step) 5.05 / 5.50 / 7.00 / 7.45 iterations a
-// step against the exact Newton's 4.15 (a rate of 0.5 with no count: 9.05, up to 25).
+// step against the exact Newton's 4.15 (a rate of 0.5 with no count: 9.05, up to 25). The
+// interior-point iteration keeps the tree's factorisation on the rate alone (its tree rows, no
+// count): its iterations are paced by the complementarity (interior_point.cpp).
 constexpr double kChordContraction = 0.5;
 constexpr int kChordSteps = 3;
 
