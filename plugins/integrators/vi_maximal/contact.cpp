@@ -661,11 +661,13 @@ bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
     return true;
 }
 
-void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
-                 const double* fY, double* dT, double* dY) {
+void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT) {
     const std::size_t nt = static_cast<std::size_t>(g.total_size);
     std::copy(fT, fT + nt, q.t1.begin());
     m.solver->solve(g, ws, q.t1.data());  // y1 = F⁻¹ fT
+}
+
+void schur_solve(const BlockGraph& g, Inequalities& q, const double* fY, double* dT, double* dY) {
     std::copy(fY, fY + q.m, dY);
     for (int i : q.set) {
         const Unit& u = q.units[i];  // fY − R y1

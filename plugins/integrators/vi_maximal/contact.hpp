@@ -156,9 +156,12 @@ void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt);
 void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h);
 // Its Schur complement S = D − R Z, factored (the cone rows plain or NT-scaled); false if singular.
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt);
-// Solve F [dT; dY] = [fT; fY] with the tree's factors and schur_complement's.
-void schur_solve(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT,
-                 const double* fY, double* dT, double* dY);
+// The tree part of the right-hand side, y1 = F⁻¹ fT into q.t1 (one tree solve): the same for every
+// direction of an iteration (predictor, corrector, and again with the NT-scaled rows).
+void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT);
+// Solve F [dT; dY] = [fT; fY] with the tree's factors and schur_complement's, fT given as
+// schur_tree_rhs's y1 (q.t1, only read).
+void schur_solve(const BlockGraph& g, Inequalities& q, const double* fY, double* dT, double* dY);
 // Largest α <= 1 with y − α Δ strictly inside the orthants and cones, times τ.
 double step_to_boundary(const Inequalities& q, const double* y, const double* delta, double tau);
 // Mean complementarity of y − α Δ (Δ may be null: of y).

@@ -29,7 +29,7 @@ void VIMaximal::ip_residual(const Model& m, const Data& d, State& st, double h, 
 // the units' blocks and the Schur complement are formed anew at the iterate (the set of units
 // does not change within this loop). The iterations are paced by the complementarity, not by the
 // tree rows, so a linearisation a few iterates old serves: atlas_fall 10.7 → 1.5 matrices a step,
-// iterations 10.83 → 10.90, instructions a step 4.49M → 2.04M. A chord iteration that finds no
+// iterations 10.83 → 10.90, instructions a step 4.23M → 1.78M. A chord iteration that finds no
 // admissible trial is taken again freshly linearised; one that stalls says nothing of the floor
 // (the next, freshly linearised, judges it). "exact": assemble, factor and solve for the columns
 // at every iteration.
@@ -61,6 +61,7 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
             }
             schur_columns(m, g, *st.ws, q, st.s.data(), h);
         }
+        schur_tree_rhs(m, g, *st.ws, q, st.f.data());
         const double worst = std::max(rvio, bvio);
         const double tau = std::max(0.95, 1 - worst * worst);
         const double nu = mean_complementarity(q, q.y.data(), nullptr, 0);
@@ -75,14 +76,14 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
             double* dy = alpha < 0 ? q.dy.data() : q.y_try.data();
             // Predictor: the affine direction (κ = 0) and the centring it calls for.
             newton_rows(q, q.fy.data(), nullptr, 0.0, q.fc.data(), nt);
-            schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), dx, q.dya.data());
+            schur_solve(g, q, q.fc.data(), dx, q.dya.data());
             const double alpha_a = step_to_boundary(q, q.y.data(), q.dya.data(), 0.95);
             const double nu_a = mean_complementarity(q, q.y.data(), q.dya.data(), alpha_a);
             const double ratio = nu > 0 ? std::min(1.0, std::max(0.0, nu_a / nu)) : 0.0;
             const double kappa = nu * ratio * ratio * ratio;
             // Corrector.
             newton_rows(q, q.fy.data(), q.dya.data(), kappa, q.fc.data(), nt);
-            schur_solve(m, g, *st.ws, q, st.f.data(), q.fc.data(), dx, dy);
+            schur_solve(g, q, q.fc.data(), dx, dy);
             const double a = step_to_boundary(q, q.y.data(), dy, tau);
             if (alpha < 0) {
                 alpha = a;
