@@ -294,8 +294,10 @@ public:
 
     static bool any_body_forcing(const Model& m, const Data& d);
 
-    // Returns max |r| (or +inf / NaN when the state is not finite).
-    static double evaluate(const Model& m, const Data& d, State& st, double h, int* worst);
+    // Returns max |r| (or +inf / NaN when the state is not finite). With jacobian false the forces'
+    // ξ-derivative blocks (KA, KB, Fs: read only by factor() and linearize()) are left as they are:
+    // a chord iteration's residual, which no factorisation follows.
+    static double evaluate(const Model& m, const Data& d, State& st, double h, int* worst, bool jacobian = true);
 
     // The Model's forces and the inputs' body forces and torques at node j (as body_wrenches()
     // defines them), onto the links' impulses E (world wrench about the origin, times w_j h) and
@@ -304,8 +306,8 @@ public:
     //   [[f]×[y]× − [y]×[f]×·(f turns with the body) − [τ]×·(τ turns with the body), −[f]×;
     //    −[f]×·(f turns with the body), 0] ξ.
     static void add_force(State& st, std::size_t ji, double wdt, const Vec3& f, const Vec3& y, bool f_turns,
-                          const Vec3& tau, bool tau_turns);
-    static void add_body_forcing(const Model& m, const Data& d, State& st, int j, double wdt);
+                          const Vec3& tau, bool tau_turns, bool jacobian);
+    static void add_body_forcing(const Model& m, const Data& d, State& st, int j, double wdt, bool jacobian);
 
     // ---- loop closures as holonomic constraints (§7) ------------------------------------------
 

@@ -451,7 +451,8 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
     double prev_step = INFINITY;
     bool refactor = true;  // chord: the factor of this step's first iterate until corrections stop shrinking
     for (int it = 0;; ++it) {
-        const double rn = evaluate(m, d, st, h, &out.worst_node);
+        const bool newton_step = refactor || !st.opt.chord;  // (a factorisation follows the residual)
+        const double rn = evaluate(m, d, st, h, &out.worst_node, newton_step);
         out.residual = rn;
         if (!std::isfinite(rn)) {
             out.status = StepStatus::non_finite;
@@ -465,7 +466,6 @@ Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) co
             out.status = far > 3 ? StepStatus::diverged : StepStatus::not_converged;
             return out;
         }
-        const bool newton_step = refactor || !st.opt.chord;
         out.factorizations += newton_step;
         if (newton_step && !factor(st, h)) {
             out.status = StepStatus::singular;

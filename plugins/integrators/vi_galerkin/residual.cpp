@@ -5,7 +5,7 @@
 namespace noether {
 namespace galerkin_vi {
 
-double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, int* worst) {
+double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, int* worst, bool jacobian) {
     const TreeView& t = st.tree;
     const Lobatto& L = st.lob;
     const int n = st.n, s = L.s, nn = st.nn;
@@ -58,12 +58,13 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
             // Gravity impulse w h [x × f; f] and its ξ-derivative block [f]×[x]×.
             const Vec3 f = l.mass * m.gravity;
             set6(&st.E[6 * ji], wdt * cross(g.p, f), wdt * f);
+            if (!jacobian) continue;
             const Mat3 KA = skew(f) * X;
             for (int a = 0; a < 3; ++a)
                 for (int b = 0; b < 3; ++b) st.KA[9 * ji + 3 * a + b] = KA(a, b), st.KB[9 * ji + 3 * a + b] = 0;
             st.Fs[3 * ji] = f.x, st.Fs[3 * ji + 1] = f.y, st.Fs[3 * ji + 2] = f.z;
         }
-        if (body_forcing) add_body_forcing(m, d, st, j, wdt);
+        if (body_forcing) add_body_forcing(m, d, st, j, wdt, jacobian);
         if (!st.loops.empty()) add_loops(m, d, st, j, wdt);
     }
     if (!keep0) {
@@ -125,11 +126,12 @@ double Galerkin::evaluate(const Model& m, const Data& d, State& st, double h, in
 }
 
 void Galerkin::add_force(State& st, std::size_t ji, double wdt, const Vec3& f, const Vec3& y, bool f_turns,
-                         const Vec3& tau, bool tau_turns) {
+                         const Vec3& tau, bool tau_turns, bool jacobian) {
     double* E = &st.E[6 * ji];
     const Vec3 n0 = cross(y, f) + tau;
     E[0] += wdt * n0.x, E[1] += wdt * n0.y, E[2] += wdt * n0.z;
     E[3] += wdt * f.x, E[4] += wdt * f.y, E[5] += wdt * f.z;
+    if (!jacobian) return;
     const Mat3 F = skew(f), Y = skew(y);
     Mat3 A = F * Y;
     if (f_turns) A = A - Y * F;
@@ -142,7 +144,7 @@ void Galerkin::add_force(State& st, std::size_t ji, double wdt, const Vec3& f, c
     st.Fs[3 * ji] += f.x, st.Fs[3 * ji + 1] += f.y, st.Fs[3 * ji + 2] += f.z;
 }
 
-void Galerkin::add_body_forcing(const Model& m, const Data& d, State& st, int j, double wdt) {
+void Galerkin::add_body_forcing(const Model& m, const Data& d, State& st, int j, double wdt, bool jacobian) {
     const TreeView& t = st.tree;
     const int n = st.n;
     tree_body_poses(t, &st.g[static_cast<std::size_t>(j) * n], nullptr, st.bp.data());
@@ -151,7 +153,7 @@ void Galerkin::add_body_forcing(const Model& m, const Data& d, State& st, int j,
         const Vec3& f = d.applied_force[b];
         const Vec3& tq = d.applied_torque[b];
         if (t.body_link[b] < 0 || (f.x == 0 && f.y == 0 && f.z == 0 && tq.x == 0 && tq.y == 0 && tq.z == 0)) continue;
-        add_force(st, at(b), wdt, f, st.bp[b].x, false, tq, false);
+        add_force(st, at(b), wdt, f, st.bp[b].x, false, tq, false, jacobian);
     }
     for (const ForceInfo& fi : m.forces) {
         if (t.body_link[fi.body] < 0) continue;
@@ -159,7 +161,7 @@ void Galerkin::add_body_forcing(const Model& m, const Data& d, State& st, int j,
         const Vec3 f = fi.body_frame ? R * fi.force : fi.force;
         const Vec3 tq = fi.body_frame ? R * fi.torque : fi.torque;
         const Vec3 y = st.bp[fi.body].x + (fi.has_point ? R * fi.point : Vec3{});
-        add_force(st, at(fi.body), wdt, f, y, fi.body_frame, tq, fi.body_frame);
+        add_force(st, at(fi.body), wdt, f, y, fi.body_frame, tq, fi.body_frame, jacobian);
     }
 }
 
