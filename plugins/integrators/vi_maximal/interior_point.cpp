@@ -29,10 +29,10 @@ void VIMaximal::ip_residual(const Model& m, const Data& d, State& st, double h, 
 // the units' blocks and the Schur complement are formed anew at the iterate (the set of units
 // does not change within this loop). The iterations are paced by the complementarity, not by the
 // tree rows, so a linearisation a few iterates old serves: atlas_fall 10.7 → 1.5 matrices a step,
-// iterations 10.83 → 10.90, instructions a step 4.23M → 1.78M. A chord iteration that finds no
-// admissible trial is taken again freshly linearised; one that stalls says nothing of the floor
-// (the next, freshly linearised, judges it). "exact": assemble, factor and solve for the columns
-// at every iteration.
+// iterations 10.83 → 10.90, instructions a step 4.23M → 1.78M. A chord iteration whose Schur
+// complement is singular or that finds no admissible trial is taken again freshly linearised; one
+// that stalls says nothing of the floor (the next, freshly linearised, judges it). "exact":
+// assemble, factor and solve for the columns at every iteration.
 Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, double h) const {
     const BlockGraph& g = *st.G;
     Inequalities& q = st.ineq;
@@ -93,7 +93,11 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
                 std::swap(q.dy, q.y_try);
             }
         }
-        if (alpha < 0) {
+        if (alpha < 0) {  // no Schur complement could be factored
+            if (chord) {  // (of a kept linearisation: again freshly linearised)
+                chord = false;
+                continue;
+            }
             out.status = StepStatus::singular;
             break;
         }
