@@ -33,7 +33,7 @@ void VIMaximal::ip_residual(const Model& m, const Data& d, State& st, double h, 
 // complement is singular or that finds no admissible trial is taken again freshly linearised; one
 // that stalls says nothing of the floor (the next, freshly linearised, judges it). "exact":
 // assemble, factor and solve for the columns at every iteration.
-Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, double h) const {
+Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on) const {
     const BlockGraph& g = *st.G;
     Inequalities& q = st.ineq;
     const double tol = st.contact_tolerance, limit = kBranch / h;
@@ -126,7 +126,7 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
             break;
         }
         const bool was_chord = chord;
-        chord = st.chord && (r_try <= kChordContraction * rvio || r_try <= tol) && std::max(r_try, b_try) <= worst;
+        chord = chord_on && (r_try <= kChordContraction * rvio || r_try <= tol) && std::max(r_try, b_try) <= worst;
         std::swap(st.s, st.s_try);
         std::swap(st.f, st.f_try);
         std::swap(q.y, q.y_try);

@@ -92,7 +92,16 @@ private:
             select_units(q, h);
             int work = 0, factored = 0;
             for (;;) {
-                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h);
+                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h, st.chord);
+                if (out.status != StepStatus::ok && !q.set.empty() && st.chord) {
+                    // The chord iterations did not finish: the same solve with exact iterations
+                    // before the step is subdivided (a stale linearisation can lead the iterates
+                    // where the exact one would not go).
+                    work += out.iterations;
+                    factored += out.factorizations;
+                    warm_start(m, d, st, h);
+                    out = interior_point(m, d, st, h, false);
+                }
                 if (out.status != StepStatus::ok || !admit_violated(m, st.pose3.data(), q)) break;
                 work += out.iterations;
                 factored += out.factorizations;
@@ -115,8 +124,9 @@ private:
     void ip_residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
                      const std::vector<double>& y, std::vector<double>& fT, std::vector<double>& fy, double& rvio,
                      double& bvio, double& ovio) const;
-    // Stage, with contacts or limits: the interior-point iteration (interior_point.cpp).
-    Attempt interior_point(const Model& m, const Data& d, State& st, double h) const;
+    // Stage, with contacts or limits: the interior-point iteration (interior_point.cpp); chord_on:
+    // with chord iterations (option newton = "chord").
+    Attempt interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on) const;
 
     // Does Data still hold the velocities of the last commit? Within a step after its first
     // substep always; at its start unless a host changed the state (the kernel's test); before
