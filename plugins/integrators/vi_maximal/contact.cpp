@@ -256,7 +256,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     layout(q);
     q.any = !q.units.empty();
     const std::size_t mm = static_cast<std::size_t>(q.m), nt = static_cast<std::size_t>(g.total_size);
-    for (auto* v : {&q.y, &q.y_try, &q.fy, &q.fy_try, &q.dy, &q.dya, &q.fc}) v->assign(mm, 0.0);
+    for (auto* v : {&q.y, &q.y_try, &q.fy, &q.fy_try, &q.dy, &q.dya, &q.fc, &q.ry1}) v->assign(mm, 0.0);
     std::size_t zsize = 0;  // every unit in the set: the most Z can hold
     for (const Unit& u : q.units) zsize += static_cast<std::size_t>(u.friction ? 3 : 1) * (q.g_off[u.comp + 1] - q.g_off[u.comp]);
     q.Z.assign(zsize, 0.0);
@@ -665,12 +665,8 @@ void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, In
     const std::size_t nt = static_cast<std::size_t>(g.total_size);
     std::copy(fT, fT + nt, q.t1.begin());
     m.solver->solve(g, ws, q.t1.data());  // y1 = F⁻¹ fT
-}
-
-void schur_solve(const BlockGraph& g, Inequalities& q, const double* fY, double* dT, double* dY) {
-    std::copy(fY, fY + q.m, dY);
     for (int i : q.set) {
-        const Unit& u = q.units[i];  // fY − R y1
+        const Unit& u = q.units[i];  // R y1
         const int rows = u.friction ? 3 : 1;
         for (int r = 0; r < rows; ++r) {
             const int row = r == 0 ? u.off : u.off + 1 + r;
@@ -682,10 +678,23 @@ void schur_solve(const BlockGraph& g, Inequalities& q, const double* fY, double*
                 if (r == 0) acc += dot6(u.Rphi[side], yb);
                 else acc -= dot6(u.Jt[side][r - 1], yb) / u.V;
             }
-            dY[row] -= acc;
+            q.ry1[row] = acc;
+        }
+    }
+}
+
+void schur_solve(Inequalities& q, const double* fY, double* dT, double* dY) {
+    std::copy(fY, fY + q.m, dY);
+    for (int i : q.set) {
+        const Unit& u = q.units[i];  // fY − R y1
+        const int rows = u.friction ? 3 : 1;
+        for (int r = 0; r < rows; ++r) {
+            const int row = r == 0 ? u.off : u.off + 1 + r;
+            dY[row] -= q.ry1[row];
         }
     }
     for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.n, &q.S[blk.s_off], &q.piv[blk.off], dY + blk.off);
+    if (!dT) return;
     std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
     for (int i : q.set) {
         const Unit& u = q.units[i];

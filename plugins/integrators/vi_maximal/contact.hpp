@@ -94,6 +94,7 @@ struct Inequalities {
     };
     std::vector<Block> blocks;
     std::vector<double> y, y_try, fy, fy_try, dy, dya, fc;  // unknowns, rows, directions (m)
+    std::vector<double> ry1;  // (m) R F⁻¹ f_T of the iteration, at the rows R touches (schur_tree_rhs)
     // Z = F⁻¹ C, column by column, each column only on the tree entries of its group (the bodies and
     // joints that the column's unit can move: the tree solve is zero elsewhere): column c at z_off[c],
     // group g's entries listed in g_idx[g_off[g] .. g_off[g + 1]) (a body's six first, in order),
@@ -156,12 +157,14 @@ void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt);
 void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h);
 // Its Schur complement S = D − R Z, factored (the cone rows plain or NT-scaled); false if singular.
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt);
-// The tree part of the right-hand side, y1 = F⁻¹ fT into q.t1 (one tree solve): the same for every
-// direction of an iteration (predictor, corrector, and again with the NT-scaled rows).
+// The tree part of the right-hand side, y1 = F⁻¹ fT into q.t1 (one tree solve) and R y1 into
+// q.ry1: the same for every direction of an iteration (predictor, corrector, and again with the
+// NT-scaled rows).
 void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* fT);
-// Solve F [dT; dY] = [fT; fY] with the tree's factors and schur_complement's, fT given as
-// schur_tree_rhs's y1 (q.t1, only read).
-void schur_solve(const BlockGraph& g, Inequalities& q, const double* fY, double* dT, double* dY);
+// Solve F [dT; dY] = [fT; fY] with the tree's factors and schur_complement's, fT given by
+// schur_tree_rhs (q.t1, q.ry1, only read). dT null: dY only (the predictor's affine direction,
+// whose dT is never read).
+void schur_solve(Inequalities& q, const double* fY, double* dT, double* dY);
 // Largest α <= 1 with y − α Δ strictly inside the orthants and cones, times τ.
 double step_to_boundary(const Inequalities& q, const double* y, const double* delta, double tau);
 // Mean complementarity of y − α Δ (Δ may be null: of y).

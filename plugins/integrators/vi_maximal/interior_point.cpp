@@ -29,7 +29,7 @@ void VIMaximal::ip_residual(const Model& m, const Data& d, State& st, double h, 
 // the units' blocks and the Schur complement are formed anew at the iterate (the set of units
 // does not change within this loop). The iterations are paced by the complementarity, not by the
 // tree rows, so a linearisation a few iterates old serves: atlas_fall 10.7 → 1.5 matrices a step,
-// iterations 10.83 → 10.90, instructions a step 4.23M → 1.78M. A chord iteration whose Schur
+// iterations 10.83 → 10.90, instructions a step 4.16M → 1.71M. A chord iteration whose Schur
 // complement is singular or that finds no admissible trial is taken again freshly linearised; one
 // that stalls says nothing of the floor (the next, freshly linearised, judges it). "exact":
 // assemble, factor and solve for the columns at every iteration.
@@ -74,16 +74,17 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
             if (!schur_complement(g, q, nt)) continue;
             double* dx = alpha < 0 ? st.dx.data() : st.s_try.data();
             double* dy = alpha < 0 ? q.dy.data() : q.y_try.data();
-            // Predictor: the affine direction (κ = 0) and the centring it calls for.
+            // Predictor: the affine direction (κ = 0) and the centring it calls for (its unit
+            // part only: the tree part is the corrector's).
             newton_rows(q, q.fy.data(), nullptr, 0.0, q.fc.data(), nt);
-            schur_solve(g, q, q.fc.data(), dx, q.dya.data());
+            schur_solve(q, q.fc.data(), nullptr, q.dya.data());
             const double alpha_a = step_to_boundary(q, q.y.data(), q.dya.data(), 0.95);
             const double nu_a = mean_complementarity(q, q.y.data(), q.dya.data(), alpha_a);
             const double ratio = nu > 0 ? std::min(1.0, std::max(0.0, nu_a / nu)) : 0.0;
             const double kappa = nu * ratio * ratio * ratio;
             // Corrector.
             newton_rows(q, q.fy.data(), q.dya.data(), kappa, q.fc.data(), nt);
-            schur_solve(g, q, q.fc.data(), dx, dy);
+            schur_solve(q, q.fc.data(), dx, dy);
             const double a = step_to_boundary(q, q.y.data(), dy, tau);
             if (alpha < 0) {
                 alpha = a;
