@@ -33,7 +33,8 @@ void VIMaximal::ip_residual(const Model& m, const Data& d, State& st, double h, 
 // complement is singular or that finds no admissible trial is taken again freshly linearised; one
 // that stalls says nothing of the floor (the next, freshly linearised, judges it). "exact":
 // assemble, factor and solve for the columns at every iteration.
-Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on) const {
+Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on,
+                                  bool* reused) const {
     const BlockGraph& g = *st.G;
     Inequalities& q = st.ineq;
     const double tol = st.contact_tolerance, limit = kBranch / h;
@@ -50,9 +51,10 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
             out.status = StepStatus::non_finite;
             break;
         }
-        if (!chord) assemble(m, d, st, h);
         unit_gaps(m, d, st.pose3.data(), q, true);
+        if (chord && reused) *reused = true;
         if (!chord) {
+            assemble(m, d, st, h);
             ++out.factorizations;
             if (!m.solver->factor(g, st.A, *st.ws)) {
                 out.status = StepStatus::singular;

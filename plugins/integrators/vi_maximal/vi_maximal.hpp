@@ -92,11 +92,13 @@ private:
             select_units(q, h);
             int work = 0, factored = 0;
             for (;;) {
-                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h, st.chord);
-                if (out.status != StepStatus::ok && !q.set.empty() && st.chord) {
+                bool reused = false;
+                out = q.set.empty() ? newton(m, d, st, h) : interior_point(m, d, st, h, st.chord, &reused);
+                if (out.status != StepStatus::ok && reused) {
                     // The chord iterations did not finish: the same solve with exact iterations
                     // before the step is subdivided (a stale linearisation can lead the iterates
-                    // where the exact one would not go).
+                    // where the exact one would not go). Not when every iteration was freshly
+                    // linearised: the exact solve would repeat this one.
                     work += out.iterations;
                     factored += out.factorizations;
                     warm_start(m, d, st, h);
@@ -125,8 +127,10 @@ private:
                      const std::vector<double>& y, std::vector<double>& fT, std::vector<double>& fy, double& rvio,
                      double& bvio, double& ovio) const;
     // Stage, with contacts or limits: the interior-point iteration (interior_point.cpp); chord_on:
-    // with chord iterations (option newton = "chord").
-    Attempt interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on) const;
+    // with chord iterations (option newton = "chord"); *reused (if given) set true when an
+    // iteration kept the last linearisation.
+    Attempt interior_point(const Model& m, const Data& d, State& st, double h, bool chord_on,
+                           bool* reused = nullptr) const;
 
     // Does Data still hold the velocities of the last commit? Within a step after its first
     // substep always; at its start unless a host changed the state (the kernel's test); before
