@@ -328,3 +328,90 @@ TEST_CASE("contact units: the NT scaling maps the cone pair to one point, and it
     CHECK(worst_map < 1e-9);
     CHECK(worst_block < 1e-6);
 }
+
+// The interior point's Newton solve (schur_complement, schur_solve): each unit's local rows are
+// eliminated before the dense complement is formed (the slack and cone radius always, the slip cone
+// when the friction pair is well inside its cone and the rows are plain). Against the system solved
+// whole: (D − R Z) dY = fY − R y1 over every unit unknown, D the units' blocks (unit_block), R the
+// rows that the bodies enter (r_φ by Rphi, r_σ by −Jt / V), Z the force columns through the tree
+// (here arbitrary), and dT = y1 − Z dY.
+TEST_CASE("contact units: the Schur solve with each unit's own rows eliminated first equals the whole system's solve",
+          "[contact][jacobian]") {
+    enum Case { inside, boundary, nt_rows };
+    for (Case which : {inside, boundary, nt_rows}) {
+        Fixture f;
+        Inequalities& q = f.q;
+        const BlockGraph& g = f.m->graph;
+        testutil::Rng r(17 + which);
+        for (double& v : q.y) v = r.uniform(0.2, 1.5);
+        int sticking = 0, sliding = 0;
+        for (Unit& u : q.units) {
+            for (int side = 0; side < u.sides; ++side)
+                for (int k = 0; k < 6; ++k) {
+                    u.Rphi[side][k] = r.uniform();
+                    if (u.friction) u.Jt[side][0][k] = r.uniform(), u.Jt[side][1][k] = r.uniform();
+                }
+            if (!u.friction) continue;
+            double* y = &q.y[u.off];
+            y[2] = r.uniform(-0.5, 0.5), y[3] = r.uniform(-0.5, 0.5);
+            // (ψ, β) well inside (its slip cone eliminated with the unit) or 1e-9 from the boundary.
+            y[1] = std::hypot(y[2], y[3]) * (which == inside ? 2.0 : 1.0) + (which == inside ? 0.1 : 1e-9);
+            y[6] = r.uniform(-1, 1), y[7] = r.uniform(-1, 1), y[5] = std::hypot(y[6], y[7]) + 0.3;
+            (which == inside ? sticking : sliding) += 1;
+        }
+        REQUIRE(sticking + sliding >= 4);
+        if (which == nt_rows) nt_scaling(q);
+        for (double& v : q.Z) v = r.uniform();
+        for (double& v : q.t1) v = r.uniform();
+        for (double& v : q.ry1) v = r.uniform();
+        std::vector<double> fY(q.m), dY(q.m), dT(g.total_size);
+        for (double& v : fY) v = r.uniform();
+        REQUIRE(schur_complement(g, q, which == nt_rows));
+        schur_solve(q, fY.data(), dT.data(), dY.data());
+        // The whole system, dense.
+        const int M = q.m;
+        std::vector<double> A(static_cast<std::size_t>(M) * M, 0.0), b(fY);
+        std::vector<int> piv(M);
+        for (const Unit& u : q.units) {
+            unit_block(u, &q.y[u.off], &A[static_cast<std::size_t>(u.off) * M + u.off], M, which == nt_rows);
+            for (int rr = 0; rr < (u.friction ? 3 : 1); ++rr) {
+                const int row = rr == 0 ? u.off : u.off + 1 + rr;
+                b[row] -= q.ry1[row];
+                for (const Unit& uc : q.units)  // the columns of the units on the same group of bodies
+                    for (int c = uc.col; c < uc.col + (uc.friction ? 3 : 1) && uc.comp == u.comp; ++c) {
+                    const double* z = &q.Z[q.z_off[c]];
+                    double acc = 0;
+                    for (int side = 0; side < u.sides; ++side) {
+                        const int bd = u.body[side];
+                        if (bd < 0) continue;
+                        const double* zb = z + q.b_pos[bd];
+                        if (rr == 0) acc += dot6(u.Rphi[side], zb);
+                        else acc -= dot6(u.Jt[side][rr - 1], zb) / u.V;
+                    }
+                    A[static_cast<std::size_t>(row) * M + q.col_var[c]] -= acc;
+                    }
+            }
+        }
+        REQUIRE(dense::lu_factor(M, A.data(), piv.data()));
+        dense::lu_solve(M, A.data(), piv.data(), b.data());
+        double worst = 0, scale = 0;
+        for (int i = 0; i < M; ++i) worst = std::max(worst, std::fabs(dY[i] - b[i])), scale = std::max(scale, std::fabs(b[i]));
+        CAPTURE(which, scale);
+        CHECK(worst <= 1e-9 * scale);
+        // dT = y1 − Z dY on each column's group.
+        std::vector<double> t(q.t1);
+        for (const Unit& u : q.units) {
+            const int* idx = &q.g_idx[q.g_off[u.comp]];
+            const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
+            for (int c = u.col; c < u.col + (u.friction ? 3 : 1); ++c)
+                for (int e = 0; e < len; ++e) t[idx[e]] -= b[q.col_var[c]] * q.Z[q.z_off[c] + e];
+        }
+        double worst_t = 0, scale_t = 0;
+        for (int i = 0; i < g.total_size; ++i) worst_t = std::max(worst_t, std::fabs(dT[i] - t[i])), scale_t = std::max(scale_t, std::fabs(t[i]));
+        CHECK(worst_t <= 1e-9 * scale_t);
+        // Which units kept their slip cone in the complement: the sliding ones and every one with NT rows.
+        int kept_cones = 0;
+        for (const Unit& u : q.units) kept_cones += u.friction && !u.cone_local;
+        CHECK(kept_cones == (which == inside ? 0 : sliding));
+    }
+}

@@ -262,8 +262,10 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     q.Z.assign(zsize, 0.0);
     q.z_off.assign(q.ncols + 1, 0);
     layout(q);  // again, now with Z's offsets
-    q.S.assign(mm * mm, 0.0);
-    q.piv.assign(mm, 0);
+    const std::size_t mr = static_cast<std::size_t>(q.mr);
+    q.S.assign(mr * mr, 0.0);
+    q.piv.assign(mr, 0);
+    q.rr.assign(mr, 0.0);
     for (auto* v : {&q.t1, &q.t2, &q.t3}) v->assign(nt, 0.0);
     q.wT.assign(nb, 1.0);
     q.wR.assign(nb, 1.0);
@@ -283,8 +285,9 @@ void layout(Inequalities& q) {
             if (x.comp < y.comp || (x.comp == y.comp && q.set[b - 1] < q.set[b])) break;
             std::swap(q.set[b - 1], q.set[b]);
         }
-    q.m = q.ncols = q.pairs = 0;
+    q.m = q.ncols = q.pairs = q.mr = 0;
     q.col_var.clear();
+    q.col_red.clear();
     q.blocks.clear();
     std::size_t s_off = 0;
     for (std::size_t k = 0; k < q.set.size(); ++k) {
@@ -292,22 +295,31 @@ void layout(Inequalities& q) {
         if (k == 0 || u.comp != q.units[q.set[k - 1]].comp) {
             if (!q.blocks.empty()) {
                 Inequalities::Block& last = q.blocks.back();
-                last.n = q.m - last.off, last.col_end = q.ncols;
-                s_off += static_cast<std::size_t>(last.n) * last.n;
+                last.n = q.m - last.off, last.col_end = q.ncols, last.rn = q.mr - last.roff;
+                s_off += static_cast<std::size_t>(last.rn) * last.rn;
             }
             Inequalities::Block b;
-            b.off = q.m, b.col_begin = q.ncols, b.s_off = s_off;
+            b.off = q.m, b.col_begin = q.ncols, b.roff = q.mr, b.s_off = s_off;
             q.blocks.push_back(b);
         }
         u.off = q.m;
         u.col = q.ncols;
+        u.roff = q.mr;
         q.m += u.n;
+        q.mr += u.equality ? 1 : u.friction ? 6 : 1;
         q.col_var.push_back(u.off);  // γ
-        if (u.friction) q.col_var.push_back(u.off + 2), q.col_var.push_back(u.off + 3);  // β1, β2
+        q.col_red.push_back(u.roff);
+        if (u.friction) {  // β1, β2
+            q.col_var.push_back(u.off + 2), q.col_var.push_back(u.off + 3);
+            q.col_red.push_back(u.roff + 1), q.col_red.push_back(u.roff + 2);
+        }
         q.ncols = static_cast<int>(q.col_var.size());
         q.pairs += u.equality ? 0 : u.friction ? 2 : 1;
     }
-    if (!q.blocks.empty()) q.blocks.back().n = q.m - q.blocks.back().off, q.blocks.back().col_end = q.ncols;
+    if (!q.blocks.empty()) {
+        Inequalities::Block& last = q.blocks.back();
+        last.n = q.m - last.off, last.col_end = q.ncols, last.rn = q.mr - last.roff;
+    }
     // Z's columns, each the length of its group's entries.
     if (q.z_off.size() < static_cast<std::size_t>(q.ncols) + 1) return;  // during setup: sized after
     std::size_t z = 0;
@@ -625,23 +637,104 @@ void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Ine
     }
 }
 
+namespace {
+
+// The slip cone is eliminated with the unit when the friction pair is this far inside its cone:
+// ψ − ‖β‖ >= kConeInside ψ (Arw(ψ, β) conditioned within 2 / kConeInside).
+constexpr double kConeInside = 1e-2;
+
+// The unit's block (unit_block, y its unknowns) with its local rows eliminated (contact.hpp, Unit),
+// added into the complement at Sk (row stride ld): for a friction point over (γ, β1, β2, η, σ1, σ2)
+// with rows (r_φ, r_σ1, r_σ2, cone rows), or (γ, β1, β2) and (r_φ, r_σ1, r_σ2) with the slip cone
+// eliminated; without friction γ and r_φ. False if what is eliminated is singular.
+bool eliminate_local(Unit& u, const double* y, bool nt_rows, double* Sk, int ld) {
+    if (u.equality) return true;  // r_φ does not depend on λ
+    if (!(std::fabs(y[0]) > 0) || !std::isfinite(y[0])) return false;
+    const int o4 = u.friction ? 4 : 1;  // s
+    u.gamma = y[0];
+    u.sg = y[o4] / y[0];  // s by r_sγ = s γ − κ: ∂/∂γ = s, ∂/∂s = γ; r_φ's ∂/∂s = 1
+    auto S = [&](int r, int c) -> double& { return Sk[static_cast<std::size_t>(r) * ld + c]; };
+    S(0, 0) += 0.0 - u.sg;
+    if (!u.friction) return true;
+    double D[64] = {};
+    unit_block(u, y, D, 8, nt_rows);
+    // ψ by r_ψ = ψ − μ γ (∂/∂ψ = 1, ∂/∂γ = −μ): the cone rows' γ column gains μ times their ψ column.
+    for (int r = 0; r < 3; ++r) u.cpsi[r] = D[8 * (5 + r) + 1];
+    // The kept rows: r_σ over σ (1), the cone rows over γ, β (1, 2 of the kept) and η, σ (3 .. 5).
+    double Pab[9] = {}, Pba[9] = {};  // (r_φ, r_σ) × (η, σ); cone rows × (γ, β)
+    Pab[4] = D[8 * 2 + 6], Pab[8] = D[8 * 3 + 7];
+    for (int r = 0; r < 3; ++r) {
+        Pba[3 * r] = D[8 * (5 + r)] + u.mu * u.cpsi[r];
+        Pba[3 * r + 1] = D[8 * (5 + r) + 2], Pba[3 * r + 2] = D[8 * (5 + r) + 3];
+        for (int c = 0; c < 3; ++c) u.Ab[3 * r + c] = D[8 * (5 + r) + 5 + c];
+    }
+    u.cone_local = u.nk == 3;
+    if (!u.cone_local) {
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) {
+                S(r, 3 + c) += Pab[3 * r + c];
+                S(3 + r, c) += Pba[3 * r + c];
+                S(3 + r, 3 + c) += u.Ab[3 * r + c];
+            }
+        return true;
+    }
+    // (η, σ) by the cone rows: Y = A⁻¹ Pba, and (γ, β) − Pab Y.
+    if (!dense::lu_factor(3, u.Ab, u.Ap)) return false;
+    std::copy(Pba, Pba + 9, u.Y);
+    dense::lu_solve_matrix(3, 3, u.Ab, u.Ap, u.Y);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            double a = 0;
+            for (int k = 0; k < 3; ++k) a += Pab[3 * r + k] * u.Y[3 * k + c];
+            S(r, c) -= a;
+        }
+    return true;
+}
+
+// The complement's layout at the current unknowns: which friction units keep their slip cone, each
+// unit's kept unknowns (roff, nk), each block's (roff, rn, s_off), the force columns' (col_red).
+void reduced_layout(Inequalities& q, bool nt_rows) {
+    q.mr = 0;
+    std::size_t next = 0, s_off = 0;
+    for (Inequalities::Block& blk : q.blocks) {
+        blk.roff = q.mr;
+        blk.s_off = s_off;
+        for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {
+            Unit& u = q.units[q.set[next]];
+            if (u.friction) {
+                const double* y = &q.y[u.off];
+                u.nk = !nt_rows && y[1] - std::hypot(y[2], y[3]) >= kConeInside * y[1] ? 3 : 6;
+            } else {
+                u.nk = 1;
+            }
+            u.roff = q.mr;
+            for (int c = 0; c < (u.friction ? 3 : 1); ++c) q.col_red[u.col + c] = u.roff + c;
+            q.mr += u.nk;
+        }
+        blk.rn = q.mr - blk.roff;
+        s_off += static_cast<std::size_t>(blk.rn) * blk.rn;
+    }
+}
+
+}  // namespace
+
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
     (void)g;
-    // S = D − R Z, block by block (units of different groups do not couple).
+    // S = D_KK − D_KL D_LL⁻¹ D_LK − R Z over the units' kept unknowns, block by block (units of
+    // different groups do not couple).
+    reduced_layout(q, nt_rows);
     std::size_t next = 0;  // position in the set
     for (const Inequalities::Block& blk : q.blocks) {
-        const int M = blk.n;
+        const int M = blk.rn;
         double* Sb = &q.S[blk.s_off];
         std::fill(Sb, Sb + static_cast<std::size_t>(M) * M, 0.0);
-        auto S = [&](int r, int c) -> double& { return Sb[static_cast<std::size_t>(r - blk.off) * M + (c - blk.off)]; };
+        auto S = [&](int r, int c) -> double& { return Sb[static_cast<std::size_t>(r - blk.roff) * M + (c - blk.roff)]; };
         for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {
-            const Unit& u = q.units[q.set[next]];
-            const int o = u.off;
-            unit_block(u, &q.y[o], &S(o, o), M, nt_rows);
-            // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction.
+            Unit& u = q.units[q.set[next]];
+            if (!eliminate_local(u, &q.y[u.off], nt_rows, &S(u.roff, u.roff), M)) return false;
+            // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction (the first kept rows).
             const int rows = u.friction ? 3 : 1;
-            for (int r = 0; r < rows; ++r) {
-                const int row = r == 0 ? o : o + 1 + r;  // r_φ, r_σ1 (o + 2), r_σ2 (o + 3)
+            for (int r = 0; r < rows; ++r)
                 for (int c = blk.col_begin; c < blk.col_end; ++c) {
                     const double* z = &q.Z[q.z_off[c]];
                     double acc = 0;
@@ -652,11 +745,10 @@ bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
                         if (r == 0) acc += dot6(u.Rphi[side], zb);
                         else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
                     }
-                    S(row, q.col_var[c]) -= acc;
+                    S(u.roff + r, q.col_red[c]) -= acc;
                 }
-            }
         }
-        if (!dense::lu_factor(M, Sb, &q.piv[blk.off])) return false;
+        if (!dense::lu_factor(M, Sb, &q.piv[blk.roff])) return false;
     }
     return true;
 }
@@ -684,28 +776,76 @@ void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, In
 }
 
 void schur_solve(Inequalities& q, const double* fY, double* dT, double* dY) {
-    std::copy(fY, fY + q.m, dY);
-    for (int i : q.set) {
-        const Unit& u = q.units[i];  // fY − R y1
-        const int rows = u.friction ? 3 : 1;
-        for (int r = 0; r < rows; ++r) {
-            const int row = r == 0 ? u.off : u.off + 1 + r;
-            dY[row] -= q.ry1[row];
-        }
-    }
-    for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.n, &q.S[blk.s_off], &q.piv[blk.off], dY + blk.off);
-    if (!dT) return;
-    std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
+    // Each unit's local rows first (schur_complement, eliminate_local): the complement's right-hand
+    // side f_K − R y1 with the local unknowns' parts taken out; then the kept unknowns from the
+    // complement, and the local ones from them.
     for (int i : q.set) {
         const Unit& u = q.units[i];
-        const int* idx = &q.g_idx[q.g_off[u.comp]];
-        const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
-        for (int c = u.col; c < u.col + (u.friction ? 3 : 1); ++c) {
+        const double* f = fY + u.off;
+        double* b = &q.rr[u.roff];
+        b[0] = f[0] - q.ry1[u.off];
+        if (u.equality) continue;
+        const double gamma = u.gamma;
+        if (!u.friction) {
+            b[0] -= f[1] / gamma;  // s = f_sγ / γ (then less s/γ · γ's correction)
+            continue;
+        }
+        const double wpsi = f[1], ws = f[4] / gamma;
+        b[0] -= ws;
+        b[1] = f[2] - q.ry1[u.off + 2];
+        b[2] = f[3] - q.ry1[u.off + 3];
+        double c[3];
+        for (int r = 0; r < 3; ++r) c[r] = f[5 + r] - u.cpsi[r] * wpsi;
+        if (!u.cone_local) {
+            for (int r = 0; r < 3; ++r) b[3 + r] = c[r];
+            continue;
+        }
+        dense::lu_solve(3, u.Ab, u.Ap, c);  // (η, σ) without (γ, β)'s part, kept in dY meanwhile
+        b[1] -= c[1], b[2] -= c[2];         // r_σ over σ: coefficient 1 (unit_block)
+        for (int r = 0; r < 3; ++r) dY[u.off + 5 + r] = c[r];
+    }
+    for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.rn, &q.S[blk.s_off], &q.piv[blk.roff], &q.rr[blk.roff]);
+    for (int i : q.set) {
+        const Unit& u = q.units[i];
+        const double* f = fY + u.off;
+        const double* x = &q.rr[u.roff];
+        double* d = dY + u.off;
+        d[0] = x[0];
+        if (u.equality) continue;
+        const double gamma = u.gamma;
+        if (!u.friction) {
+            d[1] = f[1] / gamma - u.sg * x[0];
+            continue;
+        }
+        d[2] = x[1], d[3] = x[2];
+        if (u.cone_local) {
+            for (int r = 0; r < 3; ++r) d[5 + r] -= u.Y[3 * r] * x[0] + u.Y[3 * r + 1] * x[1] + u.Y[3 * r + 2] * x[2];
+        } else {
+            for (int r = 0; r < 3; ++r) d[5 + r] = x[3 + r];
+        }
+        d[1] = f[1] + u.mu * x[0];        // ψ = f_ψ − (−μ) γ
+        d[4] = f[4] / gamma - u.sg * x[0];  // s
+    }
+    if (!dT) return;
+    std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY
+    // Group by group: its entries of dT gathered, less each of its columns' part in column order,
+    // scattered back (the same operations as entry by entry in dT, on contiguous memory).
+    double* t = q.t3.data();
+    std::size_t next = 0;  // position in the set
+    for (const Inequalities::Block& blk : q.blocks) {
+        if (next >= q.set.size()) break;
+        const int comp = q.units[q.set[next]].comp;
+        for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {}
+        const int* idx = &q.g_idx[q.g_off[comp]];
+        const int len = q.g_off[comp + 1] - q.g_off[comp];
+        for (int e = 0; e < len; ++e) t[e] = dT[idx[e]];
+        for (int c = blk.col_begin; c < blk.col_end; ++c) {
             const double a = dY[q.col_var[c]];
             if (a == 0) continue;
             const double* z = &q.Z[q.z_off[c]];
-            for (int e = 0; e < len; ++e) dT[idx[e]] -= a * z[e];
+            for (int e = 0; e < len; ++e) t[e] -= a * z[e];
         }
+        for (int e = 0; e < len; ++e) dT[idx[e]] = t[e];
     }
 }
 

@@ -25,7 +25,9 @@
 // Linear algebra (CIP §4.4, "variant B"): the tree of bodies and joints is factored by the Model's
 // solver as without inequalities; the unit rows form one dense block Λ eliminated by its Schur
 // complement, S = D − R F⁻¹ C, with one tree solve per force column of C (γ, and β1, β2 with
-// friction). Cost per iteration: O(n · columns + m_Λ³).
+// friction). Each unit's slack rows are eliminated first (Unit::roff), so S has 3 rows per sticking
+// friction point (6 per sliding one) and 1 per limit side or frictionless point. Cost per
+// iteration: O(n · columns + mr³).
 #pragma once
 
 #include <vector>
@@ -68,6 +70,18 @@ struct Unit {
     // Friction: the Nesterov–Todd scaling of the cone pair at the current iterate (nt_scaling):
     // W (η, σ) = W⁻¹ (ψ, β) = λ, 3×3 row-major.
     double W[9] = {}, Wi[9] = {}, lam[3] = {};
+    // Its local rows eliminated first (schur_complement): the slack s by r_sγ (∂/∂s = γ) and with
+    // friction the cone radius ψ by r_ψ (∂/∂ψ = 1): what stays of a friction point is γ, β, η, σ
+    // and the rows r_φ, r_σ and the cone rows. When the cone rows are plain and the friction pair
+    // (ψ, β) is well inside its cone, the slip cone (η, σ) is eliminated too, by the cone rows
+    // (∂/∂(η, σ) = Arw(ψ, β), conditioned as (ψ + ‖β‖) / (ψ − ‖β‖): a sliding contact's pair nears
+    // the boundary, where that would not be stable). The unit's kept unknowns (γ, β first) are the
+    // complement's from roff, nk of them. Kept for the solves: γ, s / γ, the cone rows' ψ column cpsi,
+    // and for the slip cone the LU of Arw(ψ, β) and Y = Arw(ψ, β)⁻¹ (its rows' γ, β columns).
+    int roff = 0, nk = 1;
+    bool cone_local = false;
+    double gamma = 1, sg = 0, cpsi[3] = {}, Ab[9] = {}, Y[9] = {};
+    int Ap[3] = {};
 };
 
 // The working set: a step solves for the units it may reach — those whose gap is within kNear of
@@ -84,12 +98,16 @@ struct Inequalities {
     int m = 0;       // unit unknowns
     int ncols = 0;   // force columns (tree solves per iteration)
     int pairs = 0;   // complementarity pairs (orthant and cone)
+    int mr = 0;      // the complement's unknowns (the units' kept parts; layout(): the most)
     std::vector<int> col_var;  // per force column: its unknown in the unit vector
+    std::vector<int> col_red;  // per force column: its unknown in the complement
     // The Schur complement is block-diagonal: units on bodies no joint or contact connects do not
     // couple. One block per group, its units contiguous (layout() orders the set by group), its
-    // columns [col_begin, col_end), its factors at s_off in S (row-major n × n).
+    // unknowns [off, off + n), its force columns [col_begin, col_end); the complement is formed
+    // over the units' kept unknowns only (Unit::roff; each unit's local part eliminated first),
+    // [roff, roff + rn), its factors at s_off in S (row-major rn × rn).
     struct Block {
-        int off = 0, n = 0, col_begin = 0, col_end = 0;
+        int off = 0, n = 0, col_begin = 0, col_end = 0, roff = 0, rn = 0;
         std::size_t s_off = 0;
     };
     std::vector<Block> blocks;
@@ -102,8 +120,9 @@ struct Inequalities {
     std::vector<double> Z;
     std::vector<std::size_t> z_off;
     std::vector<int> g_idx, g_off, b_pos;
-    std::vector<double> S;                // m × m Schur complement, LU in place
-    std::vector<int> piv;
+    std::vector<double> S;                // the Schur complement over the kept unknowns, LU in place
+    std::vector<int> piv;                 // its pivots (mr)
+    std::vector<double> rr;               // (mr) the complement's right-hand side and solution
     std::vector<double> t1, t2, t3;       // tree-size scratch
     std::vector<double> wT, wR;           // per body: 1/(m g), 1/(m g L) (violation scaling)
     std::vector<double> c2;               // per DOF: limit or coupling coordinate at configuration 2 (with offset)
@@ -155,7 +174,8 @@ void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt);
 // The full system at the current iterate, the tree already factored: the gap rows' Jacobians and
 // the force columns through the tree (Z).
 void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h);
-// Its Schur complement S = D − R Z, factored (the cone rows plain or NT-scaled); false if singular.
+// Its Schur complement over the kept unknowns, S = D_KK − D_KL D_LL⁻¹ D_LK − R Z, factored (the cone
+// rows plain or NT-scaled); false if singular.
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt);
 // The tree part of the right-hand side, y1 = F⁻¹ fT into q.t1 (one tree solve) and R y1 into
 // q.ry1: the same for every direction of an iteration (predictor, corrector, and again with the
