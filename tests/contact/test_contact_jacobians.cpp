@@ -366,6 +366,7 @@ TEST_CASE("contact units: the Schur solve with each unit's own rows eliminated f
         for (double& v : q.ry1) v = r.uniform();
         std::vector<double> fY(q.m), dY(q.m), dT(g.total_size);
         for (double& v : fY) v = r.uniform();
+        schur_products(q);
         REQUIRE(schur_complement(g, q, which == nt_rows));
         schur_solve(q, fY.data(), dT.data(), dY.data());
         // The whole system, dense.

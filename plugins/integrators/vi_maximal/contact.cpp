@@ -262,6 +262,7 @@ void setup_inequalities(const Model& m, const BlockGraph& g, Inequalities& q) {
     q.Z.assign(zsize, 0.0);
     q.z_off.assign(q.ncols + 1, 0);
     layout(q);  // again, now with Z's offsets
+    q.RZ.assign(static_cast<std::size_t>(q.ncols) * q.ncols, 0.0);
     const std::size_t mr = static_cast<std::size_t>(q.mr);
     q.S.assign(mr * mr, 0.0);
     q.piv.assign(mr, 0);
@@ -289,7 +290,7 @@ void layout(Inequalities& q) {
     q.col_var.clear();
     q.col_red.clear();
     q.blocks.clear();
-    std::size_t s_off = 0;
+    std::size_t s_off = 0, rz_off = 0;
     for (std::size_t k = 0; k < q.set.size(); ++k) {
         Unit& u = q.units[q.set[k]];
         if (k == 0 || u.comp != q.units[q.set[k - 1]].comp) {
@@ -297,9 +298,10 @@ void layout(Inequalities& q) {
                 Inequalities::Block& last = q.blocks.back();
                 last.n = q.m - last.off, last.col_end = q.ncols, last.rn = q.mr - last.roff;
                 s_off += static_cast<std::size_t>(last.rn) * last.rn;
+                rz_off += static_cast<std::size_t>(last.col_end - last.col_begin) * (last.col_end - last.col_begin);
             }
             Inequalities::Block b;
-            b.off = q.m, b.col_begin = q.ncols, b.roff = q.mr, b.s_off = s_off;
+            b.off = q.m, b.col_begin = q.ncols, b.roff = q.mr, b.s_off = s_off, b.rz_off = rz_off;
             q.blocks.push_back(b);
         }
         u.off = q.m;
@@ -635,6 +637,33 @@ void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Ine
             for (int e = 0; e < len; ++e) z[e] = t[idx[e]];
         }
     }
+    schur_products(q);
+}
+
+void schur_products(Inequalities& q) {
+    // R Z, block by block: the rows r_φ (and r_σ with friction) of each unit by the block's columns.
+    std::size_t next = 0;  // position in the set
+    for (const Inequalities::Block& blk : q.blocks) {
+        const int nb = blk.col_end - blk.col_begin;
+        for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {
+            const Unit& u = q.units[q.set[next]];
+            for (int r = 0; r < (u.friction ? 3 : 1); ++r) {
+                double* rz = &q.RZ[blk.rz_off + static_cast<std::size_t>(u.col + r - blk.col_begin) * nb];
+                for (int c = blk.col_begin; c < blk.col_end; ++c) {
+                    const double* z = &q.Z[q.z_off[c]];
+                    double acc = 0;
+                    for (int side = 0; side < u.sides; ++side) {
+                        const int b = u.body[side];
+                        if (b < 0) continue;
+                        const double* zb = z + q.b_pos[b];
+                        if (r == 0) acc += dot6(u.Rphi[side], zb);
+                        else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
+                    }
+                    rz[c - blk.col_begin] = acc;
+                }
+            }
+        }
+    }
 }
 
 namespace {
@@ -732,21 +761,13 @@ bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt_rows) {
         for (; next < q.set.size() && q.units[q.set[next]].off < blk.off + blk.n; ++next) {
             Unit& u = q.units[q.set[next]];
             if (!eliminate_local(u, &q.y[u.off], nt_rows, &S(u.roff, u.roff), M)) return false;
-            // −R Z on the rows coupled to the bodies: r_φ, and r_σ with friction (the first kept rows).
-            const int rows = u.friction ? 3 : 1;
-            for (int r = 0; r < rows; ++r)
-                for (int c = blk.col_begin; c < blk.col_end; ++c) {
-                    const double* z = &q.Z[q.z_off[c]];
-                    double acc = 0;
-                    for (int side = 0; side < u.sides; ++side) {
-                        const int b = u.body[side];
-                        if (b < 0) continue;
-                        const double* zb = z + q.b_pos[b];
-                        if (r == 0) acc += dot6(u.Rphi[side], zb);
-                        else acc -= dot6(u.Jt[side][r - 1], zb) / u.V;
-                    }
-                    S(u.roff + r, q.col_red[c]) -= acc;
-                }
+            // −R Z (schur_columns) on the rows coupled to the bodies: r_φ, and r_σ with friction
+            // (the first kept rows).
+            const int nb = blk.col_end - blk.col_begin;
+            for (int r = 0; r < (u.friction ? 3 : 1); ++r) {
+                const double* rz = &q.RZ[blk.rz_off + static_cast<std::size_t>(u.col + r - blk.col_begin) * nb];
+                for (int c = blk.col_begin; c < blk.col_end; ++c) S(u.roff + r, q.col_red[c]) -= rz[c - blk.col_begin];
+            }
         }
         if (!dense::lu_factor(M, Sb, &q.piv[blk.roff])) return false;
     }

@@ -108,7 +108,7 @@ struct Inequalities {
     // [roff, roff + rn), its factors at s_off in S (row-major rn × rn).
     struct Block {
         int off = 0, n = 0, col_begin = 0, col_end = 0, roff = 0, rn = 0;
-        std::size_t s_off = 0;
+        std::size_t s_off = 0, rz_off = 0;
     };
     std::vector<Block> blocks;
     std::vector<double> y, y_try, fy, fy_try, dy, dya, fc;  // unknowns, rows, directions (m)
@@ -120,6 +120,9 @@ struct Inequalities {
     std::vector<double> Z;
     std::vector<std::size_t> z_off;
     std::vector<int> g_idx, g_off, b_pos;
+    // R Z of the linearisation (schur_columns): per block, its rows that bodies act on (one per force
+    // column, in the columns' order) by its force columns, at rz_off (row-major).
+    std::vector<double> RZ;
     std::vector<double> S;                // the Schur complement over the kept unknowns, LU in place
     std::vector<int> piv;                 // its pivots (mr)
     std::vector<double> rr;               // (mr) the complement's right-hand side and solution
@@ -171,9 +174,11 @@ void gap_jacobians(const BlockGraph& g, Inequalities& q, const double* s, double
 // The unit's rows differentiated by its own unknowns y (u.n × u.n, row stride ld, into D; only the
 // nonzero entries are written); with nt, the cone rows in their NT-scaled form (nt_scaling).
 void unit_block(const Unit& u, const double* y, double* D, int ld, bool nt);
-// The full system at the current iterate, the tree already factored: the gap rows' Jacobians and
-// the force columns through the tree (Z).
+// The full system at the current iterate, the tree already factored: the gap rows' Jacobians, the
+// force columns through the tree (Z) and their product R Z.
 void schur_columns(const Model& m, const BlockGraph& g, SolverWorkspace& ws, Inequalities& q, const double* s, double h);
+// R Z from the units' Rphi and Jt and the columns Z (Inequalities::RZ; the last step of schur_columns).
+void schur_products(Inequalities& q);
 // Its Schur complement over the kept unknowns, S = D_KK − D_KL D_LL⁻¹ D_LK − R Z, factored (the cone
 // rows plain or NT-scaled); false if singular.
 bool schur_complement(const BlockGraph& g, Inequalities& q, bool nt);
