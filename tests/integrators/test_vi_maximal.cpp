@@ -567,6 +567,9 @@ TEST_CASE("vi-maximal's chord iterations take the exact Newton's steps to tolera
         CHECK(vmax[1] < 1e-10);
         CHECK(factor[1] < 1.1);
         CHECK(factor[0] > 1.5);   // (the exact Newton factors at ~2 iterates a step here)
+        // The contraction's stopping rule saves the confirming chord step where the corrections
+        // shrink fast (before it: 3.89 chord iterations a step here against the exact 3.03).
+        if (std::string(c.what) == "double pendulum") CHECK(iter[1] < iter[0] + 0.1);
     }
     Spec bad = testutil::double_pendulum_spec();
     bad.options.extra_lists["newton"] = {"quasi"};

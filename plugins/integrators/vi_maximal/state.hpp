@@ -98,6 +98,13 @@ constexpr double kFloorSlack = 10;
 // interior-point iteration keeps the tree's factorisation on the rate alone (its tree rows, no
 // count): its iterations are paced by the complementarity (interior_point.cpp).
 constexpr double kChordContraction = 0.5;
+// A chord step's iterate is accepted without the confirming step when ‖f‖ is this far below the
+// step's first residual and the contraction says the next correction would be within the tolerance
+// (newton()): the confirming step of the double pendulum at dt 0.01, 3.93 → 3.04 iterations a step.
+// Relative, so that a step keeps its residual at the round-off of its own terms (the armature
+// pendulum's angular momentum over 500 steps moves 1.5e-14 either way; an absolute 1e-13 let it
+// move 3.6e-13).
+constexpr double kChordResidual = 1e-12;
 constexpr int kChordSteps = 3;
 
 struct State final : IntegratorState {

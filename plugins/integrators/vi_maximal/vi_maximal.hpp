@@ -187,6 +187,8 @@ private:
         double fn = residual(m, d, st, h, st.s, st.f);
         int stalls = 0;
         bool chord = false;  // this iteration: a chord step with the last factorisation
+        double last_step = INFINITY;  // the norm of the last correction taken in full
+        const double fn_first = fn;
         // After a substep accepted at the round-off floor above the tolerance (far from the origin:
         // vi-midpoint's rows scaled by 1/h), chord steps only confirm: one would stall at the floor
         // before the Newton step that accepts it.
@@ -205,8 +207,17 @@ private:
             if (chord) {
                 const ChordStep c = chord_step(m, d, st, h, eps, fn);
                 // Converged as after chord_confirms(): within the tolerance, and the step was small
-                // or no longer halved ‖f‖ (round-off).
-                if (c != ChordStep::dropped && fn < eps && (vnorm(st.dx) < eps || c == ChordStep::slow)) return finish(out, fn);
+                // or no longer halved ‖f‖ (round-off); or ‖f‖ is down to kChordResidual of the
+                // step's first and the corrections contract at a rate θ <= kChordContraction for
+                // which θ / (1 − θ) ‖dx‖ < eps: the corrections still to come would add up to less
+                // than the tolerance (the simplified Newton's stopping rule of Hairer & Wanner,
+                // Solving ODEs II, IV.8), so the confirming step that would find so is not taken.
+                const double step = vnorm(st.dx), theta = step / last_step;
+                if (c != ChordStep::dropped) last_step = step;
+                if (c != ChordStep::dropped && fn < eps &&
+                    (step < eps || c == ChordStep::slow ||
+                     (fn < kChordResidual * fn_first && theta <= kChordContraction && theta / (1 - theta) * step < eps)))
+                    return finish(out, fn);
                 // (A chord step that stalls says nothing about the round-off floor: the Newton step
                 // after it judges that. Accepting at the floor after a stalled chord step failed the
                 // dense-lu four-bar at its folded pose: test_hardening.)
@@ -232,6 +243,7 @@ private:
             std::swap(st.s, st.s_try);  // the last evaluated trial is taken even if not accepted
             std::swap(st.f, st.f_try);
             fn = fn_try;
+            last_step = alpha == 1 ? vnorm(st.dx) : INFINITY;
             if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return finish(out, fn);
             // At the round-off floor of large terms: accepted only if the joints themselves meet the
             // tolerance (a stalled step is never committed with its constraints violated).
