@@ -369,30 +369,35 @@ TEST_CASE("contact units: the Schur solve with each unit's own rows eliminated f
         schur_products(q);
         REQUIRE(schur_complement(g, q, which == nt_rows));
         schur_solve(q, fY.data(), dT.data(), dY.data());
-        // The whole system, dense.
-        const int M = q.m;
+        // The whole system, dense: D block by block, R (rows r_φ, r_σ by the tree's entries) and Z
+        // (the tree's entries by the force columns) as full matrices, D − R Z.
+        const int M = q.m, T = g.total_size;
         std::vector<double> A(static_cast<std::size_t>(M) * M, 0.0), b(fY);
+        std::vector<double> Rm(static_cast<std::size_t>(M) * T, 0.0), Zm(static_cast<std::size_t>(T) * M, 0.0);
         std::vector<int> piv(M);
         for (const Unit& u : q.units) {
             unit_block(u, &q.y[u.off], &A[static_cast<std::size_t>(u.off) * M + u.off], M, which == nt_rows);
-            for (int rr = 0; rr < (u.friction ? 3 : 1); ++rr) {
-                const int row = rr == 0 ? u.off : u.off + 1 + rr;
-                b[row] -= q.ry1[row];
-                for (const Unit& uc : q.units)  // the columns of the units on the same group of bodies
-                    for (int c = uc.col; c < uc.col + (uc.friction ? 3 : 1) && uc.comp == u.comp; ++c) {
-                    const double* z = &q.Z[q.z_off[c]];
-                    double acc = 0;
-                    for (int side = 0; side < u.sides; ++side) {
-                        const int bd = u.body[side];
-                        if (bd < 0) continue;
-                        const double* zb = z + q.b_pos[bd];
-                        if (rr == 0) acc += dot6(u.Rphi[side], zb);
-                        else acc -= dot6(u.Jt[side][rr - 1], zb) / u.V;
-                    }
-                    A[static_cast<std::size_t>(row) * M + q.col_var[c]] -= acc;
-                    }
+            for (int side = 0; side < u.sides; ++side) {
+                if (u.body[side] < 0) continue;
+                const int o = g.node_offset[u.body[side]];
+                for (int k = 0; k < 6; ++k) {
+                    Rm[static_cast<std::size_t>(u.off) * T + o + k] += u.Rphi[side][k];
+                    if (u.friction)
+                        for (int t = 0; t < 2; ++t) Rm[static_cast<std::size_t>(u.off + 2 + t) * T + o + k] -= u.Jt[side][t][k] / u.V;
+                }
             }
+            for (int rr = 0; rr < (u.friction ? 3 : 1); ++rr) b[rr == 0 ? u.off : u.off + 1 + rr] -= q.ry1[rr == 0 ? u.off : u.off + 1 + rr];
+            const int* idx = &q.g_idx[q.g_off[u.comp]];
+            const int len = q.g_off[u.comp + 1] - q.g_off[u.comp];
+            for (int c = u.col; c < u.col + (u.friction ? 3 : 1); ++c)
+                for (int e = 0; e < len; ++e) Zm[static_cast<std::size_t>(idx[e]) * M + q.col_var[c]] = q.Z[q.z_off[c] + e];
         }
+        for (int r = 0; r < M; ++r)
+            for (int c = 0; c < M; ++c) {
+                double acc = 0;
+                for (int e = 0; e < T; ++e) acc += Rm[static_cast<std::size_t>(r) * T + e] * Zm[static_cast<std::size_t>(e) * M + c];
+                A[static_cast<std::size_t>(r) * M + c] -= acc;
+            }
         REQUIRE(dense::lu_factor(M, A.data(), piv.data()));
         dense::lu_solve(M, A.data(), piv.data(), b.data());
         double worst = 0, scale = 0;
