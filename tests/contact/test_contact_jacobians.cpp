@@ -417,7 +417,7 @@ TEST_CASE("contact units: the Schur solve with each unit's own rows eliminated f
         CHECK(worst_t <= 1e-9 * scale_t);
         // Which units kept their slip cone in the complement: the sliding ones and every one with NT rows.
         int kept_cones = 0;
-        for (const Unit& u : q.units) kept_cones += u.friction && !u.cone_local;
+        for (const Unit& u : q.units) kept_cones += u.friction && !u.cone_local();
         CHECK(kept_cones == (which == inside ? 0 : sliding));
     }
 }

@@ -697,8 +697,7 @@ bool eliminate_local(Unit& u, const double* y, bool nt_rows, double* Sk, int ld)
         Pba[3 * r + 1] = D[8 * (5 + r) + 2], Pba[3 * r + 2] = D[8 * (5 + r) + 3];
         for (int c = 0; c < 3; ++c) u.Ab[3 * r + c] = D[8 * (5 + r) + 5 + c];
     }
-    u.cone_local = u.nk == 3;
-    if (!u.cone_local) {
+    if (!u.cone_local()) {
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) {
                 S(r, 3 + c) += Pab[3 * r + c];
@@ -797,55 +796,55 @@ void schur_tree_rhs(const Model& m, const BlockGraph& g, SolverWorkspace& ws, In
 }
 
 void schur_solve(Inequalities& q, const double* fY, double* dT, double* dY) {
-    // Each unit's local rows first (schur_complement, eliminate_local): the complement's right-hand
-    // side f_K − R y1 with the local unknowns' parts taken out; then the kept unknowns from the
-    // complement, and the local ones from them.
+    // Each unit's local rows first (schur_complement, eliminate_local): the local unknowns without
+    // the kept ones' part into dY, the complement's right-hand side f_K − R y1 with their part taken
+    // out; then the kept unknowns from the complement, and their part taken from the local ones.
     for (int i : q.set) {
         const Unit& u = q.units[i];
         const double* f = fY + u.off;
+        double* w = dY + u.off;
         double* b = &q.rr[u.roff];
         b[0] = f[0] - q.ry1[u.off];
         if (u.equality) continue;
-        const double gamma = u.gamma;
         if (!u.friction) {
-            b[0] -= f[1] / gamma;  // s = f_sγ / γ (then less s/γ · γ's correction)
+            w[1] = f[1] / u.gamma;  // s = f_sγ / γ, less s/γ times γ's correction
+            b[0] -= w[1];
             continue;
         }
-        const double wpsi = f[1], ws = f[4] / gamma;
-        b[0] -= ws;
+        w[1] = f[1];  // ψ = f_ψ + μ γ's correction
+        w[4] = f[4] / u.gamma;
+        b[0] -= w[4];
         b[1] = f[2] - q.ry1[u.off + 2];
         b[2] = f[3] - q.ry1[u.off + 3];
         double c[3];
-        for (int r = 0; r < 3; ++r) c[r] = f[5 + r] - u.cpsi[r] * wpsi;
-        if (!u.cone_local) {
+        for (int r = 0; r < 3; ++r) c[r] = f[5 + r] - u.cpsi[r] * w[1];
+        if (!u.cone_local()) {
             for (int r = 0; r < 3; ++r) b[3 + r] = c[r];
             continue;
         }
-        dense::lu_solve(3, u.Ab, u.Ap, c);  // (η, σ) without (γ, β)'s part, kept in dY meanwhile
+        dense::lu_solve(3, u.Ab, u.Ap, c);  // (η, σ) without (γ, β)'s part
         b[1] -= c[1], b[2] -= c[2];         // r_σ over σ: coefficient 1 (unit_block)
-        for (int r = 0; r < 3; ++r) dY[u.off + 5 + r] = c[r];
+        for (int r = 0; r < 3; ++r) w[5 + r] = c[r];
     }
     for (const Inequalities::Block& blk : q.blocks) dense::lu_solve(blk.rn, &q.S[blk.s_off], &q.piv[blk.roff], &q.rr[blk.roff]);
     for (int i : q.set) {
         const Unit& u = q.units[i];
-        const double* f = fY + u.off;
         const double* x = &q.rr[u.roff];
         double* d = dY + u.off;
         d[0] = x[0];
         if (u.equality) continue;
-        const double gamma = u.gamma;
         if (!u.friction) {
-            d[1] = f[1] / gamma - u.sg * x[0];
+            d[1] -= u.sg * x[0];
             continue;
         }
         d[2] = x[1], d[3] = x[2];
-        if (u.cone_local) {
+        if (u.cone_local()) {
             for (int r = 0; r < 3; ++r) d[5 + r] -= u.Y[3 * r] * x[0] + u.Y[3 * r + 1] * x[1] + u.Y[3 * r + 2] * x[2];
         } else {
             for (int r = 0; r < 3; ++r) d[5 + r] = x[3 + r];
         }
-        d[1] = f[1] + u.mu * x[0];        // ψ = f_ψ − (−μ) γ
-        d[4] = f[4] / gamma - u.sg * x[0];  // s
+        d[1] += u.mu * x[0];
+        d[4] -= u.sg * x[0];
     }
     if (!dT) return;
     std::copy(q.t1.begin(), q.t1.end(), dT);  // y1 − Z dY

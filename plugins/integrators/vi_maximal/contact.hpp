@@ -79,7 +79,7 @@ struct Unit {
     // complement's from roff, nk of them. Kept for the solves: γ, s / γ, the cone rows' ψ column cpsi,
     // and for the slip cone the LU of Arw(ψ, β) and Y = Arw(ψ, β)⁻¹ (its rows' γ, β columns).
     int roff = 0, nk = 1;
-    bool cone_local = false;
+    bool cone_local() const { return friction && nk == 3; }  // its slip cone eliminated too
     double gamma = 1, sg = 0, cpsi[3] = {}, Ab[9] = {}, Y[9] = {};
     int Ap[3] = {};
 };

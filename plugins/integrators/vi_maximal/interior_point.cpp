@@ -54,13 +54,7 @@ Attempt VIMaximal::interior_point(const Model& m, const Data& d, State& st, doub
         unit_gaps(m, d, st.pose3.data(), q, true);
         if (chord && reused) *reused = true;
         if (!chord) {
-            assemble(m, d, st, h);
-            ++out.factorizations;
-            if (!m.solver->factor(g, st.A, *st.ws)) {
-                out.status = StepStatus::singular;
-                out.worst_node = st.ws->failed_node;
-                break;
-            }
+            if (!assemble_and_factor(m, d, st, h, out)) break;
             schur_columns(m, g, *st.ws, q, st.s.data(), h);
         }
         schur_tree_rhs(m, g, *st.ws, q, st.f.data());

@@ -224,13 +224,7 @@ private:
                 chord = chord_on && c == ChordStep::fast;
                 continue;
             }
-            assemble(m, d, st, h);
-            ++out.factorizations;
-            if (!m.solver->factor(g, st.A, *st.ws)) {
-                out.status = StepStatus::singular;
-                out.worst_node = st.ws->failed_node;
-                break;
-            }
+            if (!assemble_and_factor(m, d, st, h, out)) break;
             st.dx = st.f;
             m.solver->solve(g, *st.ws, st.dx.data());
             double alpha = 1, fn_try = fn;
@@ -665,6 +659,18 @@ private:
             case 6: return add_block_times_n(6, B, lam, fb);
             default: return add_block_times_n(nj, B, lam, fb);
         }
+    }
+
+    // A fresh linearisation for Newton and the interior point: the Newton matrix at the current s
+    // (assemble), factored by the Model's solver and counted in out; false if singular (out.status,
+    // out.worst_node the failed node).
+    bool assemble_and_factor(const Model& m, const Data& d, State& st, double h, Attempt& out) const {
+        assemble(m, d, st, h);
+        ++out.factorizations;
+        if (m.solver->factor(*st.G, st.A, *st.ws)) return true;
+        out.status = StepStatus::singular;
+        out.worst_node = st.ws->failed_node;
+        return false;
     }
 
     // Newton matrix at the current s (whose next configuration is in st.pose3).
