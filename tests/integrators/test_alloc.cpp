@@ -135,6 +135,20 @@ TEST_CASE("no heap allocation while stepping with riqn (every Newton variant, th
     }
 }
 
+TEST_CASE("no heap allocation while stepping with rk4-joint and dp45-joint (springs, dampers, body forces)", "[alloc]") {
+    for (const char* integ : {"rk4-joint", "dp45-joint"}) {
+        Spec s = testutil::chain_spec(16, "revolute", integ);
+        s.joints[3].stiffness = {2.0};
+        s.joints[3].damping = {0.1};
+        ForceSpec f;
+        f.body = "link16";
+        f.force = {0.1, 0.2, 0.3};
+        s.forces.push_back(f);
+        INFO(integ);
+        CHECK(allocations_in_steps(s, 100) == 0);
+    }
+}
+
 TEST_CASE("no heap allocation while stepping with vi-galerkin (s = 1, 2, 3, forces, subdivision)", "[alloc][galerkin]") {
     for (double points : {1.0, 2.0, 3.0}) {
         Spec s = testutil::chain_spec(16, "revolute", "vi-galerkin");

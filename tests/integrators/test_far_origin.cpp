@@ -150,7 +150,7 @@ TEST_CASE("1000 km from the origin joints close to the resolution of the positio
     // failed at step 76, vi-midpoint at 64 and dp45-projection at 12 ("not converged"). The rows are
     // now closed to the larger of the tolerance and their resolution (row_resolution: 9e-10 here).
     const Vec3 off{-6e5, 8e5, 0};
-    for (const char* integrator : {"vi-maximal", "vi-midpoint", "dp45-projection", "riqn", "vi-galerkin"}) {
+    for (const char* integrator : {"vi-maximal", "vi-midpoint", "dp45-projection", "riqn", "vi-galerkin", "rk4-joint", "dp45-joint"}) {
         INFO(integrator);
         const Pair p = side_by_side(testutil::chain_spec(2), integrator, off, 100);
         std::printf("1000 km, %s: coordinate gap %.3g, violation %.3g, Newton %lld / %lld\n", integrator, p.gap,

@@ -1,0 +1,429 @@
+// Explicit Runge–Kutta in joint coordinates, for trees of screw joints (revolute, prismatic,
+// helical): two configured instances of one class, exported by this one library:
+//   rk4-joint   classical Runge–Kutta (order 4), one step of dt (MuJoCo's "RK4" in kind)
+//   dp45-joint  Dormand–Prince 5(4) with step-size control (FSAL within a step), internal steps of
+//               at most dt, the last one ending on the step's end
+// The state is y = (q, q̇) of the kernel's tree view (noether/sdk/tree.hpp); each stage is one
+// forward dynamics q̈ = M(q)⁻¹ (τ − C(q, q̇) q̇ + forces) by the articulated-body algorithm in O(n):
+//   forward    link transforms T_i(q_i), world poses g_i (gravity's direction), link twists V_i
+//              and the velocity-product accelerations c_i = V_i × S_i q̇_i
+//   setup      articulated inertias IA_i, U_i = IA_i S_i, D_i = S_iᵀ U_i (tree_abi_setup)
+//   backward   bias wrenches p_i = V_i ×* I_i V_i − F_i, u_i = τ_i − S_iᵀ p_i^A, p_parent^A +=
+//              X_iᵀ (p_i^A + IA_i c_i + U_i (u_i − U_iᵀ c_i) / D_i)
+//   forward    a_i = X_i a_parent + c_i, q̈_i = (u_i − U_iᵀ a_i) / D_i, a_i += S_i q̈_i
+// Forces: gravity, the Model's body forces and the inputs of Data (applied force and torque,
+// actuation), joint springs and dampers, servos (docs/servos.md) — all explicit: a stiff spring,
+// damper or servo needs a step below its time scale, as in any explicit method.
+// Not variational: the energy drifts (slowly, at the order of the method); the variational
+// integrators (vi-maximal, riqn, vi-galerkin) keep it bounded over long runs. Ball joints, free
+// roots, loops, couplings, contacts, limits and armature are refused at compile time, naming the
+// integrators that take them.
+// dp45-joint's error test: per component |e_i| ≤ atol + rtol·s_i, with s_i the larger of |y_i| at
+// the two ends of the step for a rate or a prismatic position, and 1 for an angle (an angle's size
+// says nothing about the precision it needs: a joint wound up many turns is not integrated more
+// loosely); the step is accepted when the root mean square of e_i / (atol + rtol·s_i) is ≤ 1.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "noether/data.hpp"
+#include "noether/model.hpp"
+#include "noether/sdk/integrator.hpp"
+#include "noether/sdk/plugin.hpp"
+#include "noether/sdk/spatial.hpp"
+#include "noether/sdk/tree.hpp"
+
+namespace {
+
+using namespace noether;
+
+enum class Method { rk4, dp45 };
+
+const char* method_name(Method m) { return m == Method::rk4 ? "rk4-joint" : "dp45-joint"; }
+
+struct Dp45Options {
+    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0;
+};
+
+Dp45Options dp45_options(const Model& m) {
+    Dp45Options o;
+    auto get = [&](const char* k, double& v) {
+        auto it = m.options.extra.find(k);
+        if (it != m.options.extra.end()) v = it->second;
+    };
+    get("atol", o.atol);
+    get("rtol", o.rtol);
+    get("fac_max", o.fac_max);
+    get("initial_step", o.initial_step);
+    return o;
+}
+
+struct State final : IntegratorState {
+    // Carried between steps (saved): q (raw joint coordinates, TreeView order) and q̇, and the
+    // step size dp45-joint proposes next.
+    bool started = false;
+    double h_next = 0;
+    std::vector<double> q, v;
+    // Setup and workspaces (sized once).
+    TreeView tree;  // moved to origin.c when far from the world's origin (tree_rebase_far)
+    TreeOrigin origin;
+    bool any_forcing = false;  // body forces of the Model (inputs are checked per step)
+    std::vector<Frame> T, g;
+    TreeABI abi;
+    std::vector<double> V, c, pA, dV, F, tau, fdu;  // 6 per link (V, c, pA, dV, F), 1 per link
+    std::vector<ServoTerms> servo;
+    bool any_servo = false;
+    std::vector<Pose> bp;
+    std::vector<Wrench> bw;
+    // Runge–Kutta: the step's start, a stage's state, stage derivatives (q̇ and q̈ per stage).
+    std::vector<double> q0, v0, qs, vs, kq[7], kv[7];
+
+    std::size_t saved_size() const { return 1 + sizeof h_next + sizeof(double) * (q.size() + v.size()); }
+    void save(std::string& out) const override {
+        StateWriter w(out, saved_size());
+        w.value(static_cast<char>(started ? 1 : 0));
+        w.value(h_next);
+        w.values(q);
+        w.values(v);
+    }
+    bool restore(const char*& p, const char* end) override {
+        if (static_cast<std::size_t>(end - p) < saved_size()) return false;
+        started = *p++ != 0;
+        restore_value(p, h_next);
+        restore_values(p, q);
+        restore_values(p, v);
+        return true;
+    }
+};
+
+bool any_input(const Model& m, const Data& d) {
+    for (int b = 0; b < m.nbodies(); ++b) {
+        const Vec3& f = d.applied_force[b];
+        const Vec3& tq = d.applied_torque[b];
+        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
+    }
+    return false;
+}
+
+class JointRK final : public Integrator {
+public:
+    explicit JointRK(Method method) : kMethod(method) {}
+    Scheme scheme() const override { return kMethod == Method::dp45 ? Scheme::adaptive : Scheme::explicit_fixed; }
+    std::vector<std::string> option_names() const override {
+        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step"};
+        return {};
+    }
+
+    void check(const Model& m, std::vector<Diagnostic>& out) const override {
+        const char* name = method_name(kMethod);
+        refuse_armature(m, name, out);
+        TreeView t;
+        if (build_tree_view(m, name, t, out))
+            for (const TreeLink& l : t.links) {
+                if (l.type == TreeJoint::screw) continue;
+                const bool free = l.type == TreeJoint::free;
+                const std::string what = free ? "body '" + m.bodies[l.body].name + "' is a free root"
+                                              : "joint '" + m.joints[l.joint].name + "' is a ball joint";
+                out.push_back({Severity::error, free ? m.bodies[l.body].origin : m.joints[l.joint].origin,
+                               std::string(name) + ": " + what + "; " + name +
+                                   " takes trees of screw joints (revolute, prismatic, helical); riqn, vi-galerkin, "
+                                   "vi-maximal, vi-midpoint and dp45-projection take ball joints and free bodies"});
+                break;
+            }
+        for (const JointInfo& j : m.joints) {
+            if (j.servo == ServoSpec::Kind::none) continue;
+            out.push_back({Severity::warning, j.origin,
+                           "joint '" + j.name + "': " + name +
+                               " applies servos explicitly, stable only while their time scales (I/kv, sqrt(I/kp) for the "
+                               "inertia I the joint moves) are resolved by the step; vi-maximal, vi-midpoint, riqn and "
+                               "vi-galerkin integrate servos inside the step at any gains"});
+            break;
+        }
+        if (kMethod != Method::dp45) return;
+        for (const char* o : {"atol", "rtol", "fac_max", "initial_step"})
+            if (m.options.extra_lists.count(o))
+                out.push_back({Severity::error, m.origin, std::string("options: dp45-joint option '") + o + "' must be a number"});
+        const Dp45Options o = dp45_options(m);
+        check_positive_option(m, name, "atol", o.atol, out);
+        check_positive_option(m, name, "rtol", o.rtol, out);
+        if (!(o.fac_max > 1) || !std::isfinite(o.fac_max)) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "options: dp45-joint option 'fac_max' must be greater than 1, got %g", o.fac_max);
+            out.push_back({Severity::error, m.origin, buf});
+        }
+        if (m.options.extra.count("initial_step")) check_positive_option(m, name, "initial_step", o.initial_step, out);
+    }
+
+    std::unique_ptr<IntegratorState> create_state(const Model& m) const override {
+        auto st = std::make_unique<State>();
+        std::vector<Diagnostic> errors;
+        if (!build_tree_view(m, method_name(kMethod), st->tree, errors)) throw ModelError(errors);
+        st->origin = tree_rebase_far(m, st->tree);
+        const std::size_t n = static_cast<std::size_t>(st->tree.size());
+        for (auto* v : {&st->q, &st->v, &st->tau, &st->fdu, &st->q0, &st->v0, &st->qs, &st->vs}) v->assign(n, 0.0);
+        for (int s = 0; s < 7; ++s) st->kq[s].assign(n, 0.0), st->kv[s].assign(n, 0.0);
+        for (auto* v : {&st->V, &st->c, &st->pA, &st->dV, &st->F}) v->assign(6 * n, 0.0);
+        st->T.assign(n, Frame{});
+        st->g.assign(n, Frame{});
+        st->servo.assign(n, ServoTerms{});
+        st->any_servo = m.servos > 0;
+        st->any_forcing = !m.forces.empty();
+        st->bp.assign(m.nbodies(), Pose{});
+        st->bw.assign(m.nbodies(), Wrench{});
+        return st;
+    }
+
+    StepReport advance(const Model& m, Data& d) const override {
+        State& st = static_cast<State&>(*d.integrator_state);
+        const double dt = m.options.dt;
+        if (!st.started || d.host_changed()) start(m, d, st);
+        inputs(m, d, st);
+        StepReport r;
+        r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
+        if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
+        if (r.status == StepStatus::ok) write_back(m, d, st);
+        return r;
+    }
+
+private:
+    // The tree's coordinates from Data: angles from the body poses, unwrapped against Data::coord;
+    // rates from Data::rate.
+    static void start(const Model& m, const Data& d, State& st) {
+        const TreeView& t = st.tree;
+        std::vector<double>& prev = st.qs;  // scratch
+        for (const TreeLink& l : t.links) prev[l.iq] = d.coord[l.dof] - tree_link_offset(m, l);
+        tree_coordinates(t, st.origin.view_poses(d.pose, st.bp), prev.data(), st.q.data());  // (st.bp: scratch)
+        for (const TreeLink& l : t.links) st.v[l.iv] = d.rate[l.dof];
+        st.started = true;
+    }
+
+    // Joint inputs of the step (constant over it): actuation and servos in raw coordinates.
+    static void inputs(const Model& m, const Data& d, State& st) {
+        for (const TreeLink& l : st.tree.links) {
+            st.tau[l.iv] = d.actuation[l.dof];
+            if (!st.any_servo) continue;
+            ServoTerms s = servo_terms(m, d, l.joint);
+            s.target -= tree_link_offset(m, l);
+            st.servo[l.iv] = s;
+        }
+    }
+
+    // q̈ at (q, qd) into qdd; false if it is not finite.
+    static bool forward_dynamics(const Model& m, const Data& d, State& st, const double* q, const double* qd,
+                                 double* qdd) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            st.T[i] = link_transform(l, q[i]);
+            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+            double* Vi = &st.V[6 * i];
+            if (l.parent >= 0) twist_to_child(st.T[i], &st.V[6 * l.parent], Vi);
+            else std::fill(Vi, Vi + 6, 0.0);
+            const Vec3 wp = top(Vi), vp = bot(Vi);  // the part carried from the parent
+            double Sq[6];
+            for (int k = 0; k < 6; ++k) Sq[k] = l.S[k] * qd[i];
+            for (int k = 0; k < 6; ++k) Vi[k] += Sq[k];
+            // c_i = V_i × S_i q̇_i (= the carried part's, since V × V = 0)
+            const Vec3 sw = top(Sq), sv = bot(Sq);
+            set6(&st.c[6 * i], cross(wp, sw), cross(vp, sw) + cross(wp, sv));
+            set6(&st.F[6 * i], Vec3{}, l.mass * (transpose(st.g[i].R) * m.gravity));
+        }
+        if (st.any_forcing || any_input(m, d)) {
+            tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+            st.origin.to_world(st.bp);
+            body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
+            for (int b = 0; b < m.nbodies(); ++b) {
+                const int L = t.body_link[b];
+                if (L < 0) continue;
+                const Frame& o = t.body_offset[b];
+                const Vec3 f = transpose(st.g[L].R) * st.bw[b].force;
+                const Vec3 tq = o.R * st.bw[b].torque + cross(o.p, f);
+                double* F = &st.F[6 * L];
+                F[0] += tq.x, F[1] += tq.y, F[2] += tq.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
+            }
+        }
+        for (int i = 0; i < n; ++i) {  // bias wrenches V ×* I V − F
+            const TreeLink& l = t.links[i];
+            const double* Vi = &st.V[6 * i];
+            const Vec3 w = top(Vi), vl = bot(Vi);
+            const Vec3 Jw = l.inertia * w, mv = l.mass * vl;
+            double* p = &st.pA[6 * i];
+            set6(p, cross(w, Jw) + cross(vl, mv), cross(w, mv));
+            for (int k = 0; k < 6; ++k) p[k] -= st.F[6 * i + k];
+        }
+        tree_abi_setup(t, st.T.data(), nullptr, st.abi);
+        for (int i = n - 1; i >= 0; --i) {
+            const TreeLink& l = t.links[i];
+            const double* U = &st.abi.U[6 * i];
+            const double* IA = &st.abi.IA[36 * i];
+            const double* c = &st.c[6 * i];
+            double tau = st.tau[i] - l.stiffness * (q[i] - l.rest) - l.damping * qd[i];
+            if (st.any_servo) {
+                const ServoTerms& s = st.servo[i];
+                tau += s.force - s.kp * (q[i] - s.target) - s.kv * qd[i];
+            }
+            const double ui = tau - dot6(l.S, &st.pA[6 * i]);
+            st.fdu[i] = ui;
+            if (l.parent < 0) continue;
+            const double Di = st.abi.D[l.id], Uc = dot6(U, c);
+            double pa[6], o[6];
+            for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c) + U[k] * (ui - Uc) / Di;
+            wrench_to_parent(st.T[i], pa, o);
+            for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
+        }
+        bool finite = true;
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            double* a = &st.dV[6 * i];
+            if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
+            else std::fill(a, a + 6, 0.0);
+            for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
+            const double x = (st.fdu[i] - dot6(&st.abi.U[6 * i], a)) / st.abi.D[l.id];
+            qdd[i] = x;
+            finite = finite && std::isfinite(x);
+            for (int k = 0; k < 6; ++k) a[k] += l.S[k] * x;
+        }
+        return finite;
+    }
+
+    // Stage s's derivative at (qs, vs): kq[s] = vs, kv[s] = q̈.
+    static bool stage(const Model& m, const Data& d, State& st, int s, const double* q, const double* qd) {
+        std::copy(qd, qd + st.tree.size(), st.kq[s].begin());
+        return forward_dynamics(m, d, st, q, qd, st.kv[s].data());
+    }
+
+    // The stage state y0 + h Σ_r a_r k_r (r < s) into qs, vs.
+    static void combine(State& st, int s, const double* a, double h) {
+        const int n = st.tree.size();
+        for (int i = 0; i < n; ++i) {
+            double aq = 0, av = 0;
+            for (int r = 0; r < s; ++r) aq += a[r] * st.kq[r][i], av += a[r] * st.kv[r][i];
+            st.qs[i] = st.q0[i] + h * aq;
+            st.vs[i] = st.v0[i] + h * av;
+        }
+    }
+
+    StepStatus rk4(const Model& m, const Data& d, State& st, double h) const {
+        static const double a[4][3] = {{0, 0, 0}, {0.5, 0, 0}, {0, 0.5, 0}, {0, 0, 1}};
+        static const double b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+        st.q0 = st.q;
+        st.v0 = st.v;
+        if (!stage(m, d, st, 0, st.q0.data(), st.v0.data())) return StepStatus::non_finite;
+        for (int s = 1; s < 4; ++s) {
+            combine(st, s, a[s], h);
+            if (!stage(m, d, st, s, st.qs.data(), st.vs.data())) return StepStatus::non_finite;
+        }
+        combine(st, 4, b, h);
+        for (int i = 0; i < st.tree.size(); ++i)
+            if (!std::isfinite(st.qs[i]) || !std::isfinite(st.vs[i])) return StepStatus::non_finite;
+        st.q = st.qs;
+        st.v = st.vs;
+        return StepStatus::ok;
+    }
+
+    StepStatus dp45(const Model& m, const Data& d, State& st, double dt, StepReport& r) const {
+        static const double a[7][6] = {{0, 0, 0, 0, 0, 0},
+                                       {1.0 / 5, 0, 0, 0, 0, 0},
+                                       {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
+                                       {44.0 / 45, -56.0 / 15, 32.0 / 9, 0, 0, 0},
+                                       {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729, 0, 0},
+                                       {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
+                                       {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+        static const double e[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+        const Dp45Options o = dp45_options(m);
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        if (!(st.h_next > 0)) st.h_next = o.initial_step > 0 ? std::min(o.initial_step, dt) : dt;
+        double left = dt;  // time still to go in this step
+        // Stage 0 of an internal step: after an accepted one its stage 6 (FSAL), after a rejected
+        // one the same as before (the inputs are constant over the step).
+        bool have0 = false;
+        while (left > 1e-14 * dt) {
+            double h = std::min(st.h_next, left);
+            const bool last = h >= left;
+            if (h < 1e-12 * dt) return StepStatus::not_converged;
+            if (!have0) {
+                st.q0 = st.q;
+                st.v0 = st.v;
+                if (!stage(m, d, st, 0, st.q0.data(), st.v0.data())) return StepStatus::non_finite;
+                have0 = true;
+            }
+            bool finite = true;
+            for (int s = 1; s < 7 && finite; ++s) {
+                combine(st, s, a[s], h);
+                finite = stage(m, d, st, s, st.qs.data(), st.vs.data());
+            }
+            // (qs, vs): the fifth-order solution, at which stage 6 was evaluated.
+            double err2 = 0;
+            for (int i = 0; i < n && finite; ++i) {
+                double eq = 0, ev = 0;
+                for (int s = 0; s < 7; ++s) eq += e[s] * st.kq[s][i], ev += e[s] * st.kv[s][i];
+                const double sq = t.links[i].turns ? 1.0 : std::max(std::fabs(st.q0[i]), std::fabs(st.qs[i]));
+                const double sv = std::max(std::fabs(st.v0[i]), std::fabs(st.vs[i]));
+                const double rq = std::min(std::fabs(h * eq / (o.atol + o.rtol * sq)), 1e100);
+                const double rv = std::min(std::fabs(h * ev / (o.atol + o.rtol * sv)), 1e100);
+                err2 += rq * rq + rv * rv;
+            }
+            const double err = n > 0 ? std::sqrt(err2 / (2.0 * n)) : 0.0;
+            if (!finite || !std::isfinite(err)) {  // too long a step can leave the finite range: shorter
+                ++r.rejected_steps;
+                st.h_next = 0.2 * h;
+                continue;
+            }
+            const double fac = err > 0 ? 0.9 * std::pow(err, -0.2) : o.fac_max;
+            if (err <= 1) {
+                ++r.internal_steps;
+                st.q.swap(st.qs);
+                st.v.swap(st.vs);
+                st.q0 = st.q;
+                st.v0 = st.v;
+                st.kq[0].swap(st.kq[6]);
+                st.kv[0].swap(st.kv[6]);
+                left = last ? 0.0 : left - h;
+                const double h_new = h * std::min(o.fac_max, std::max(0.2, fac));
+                // A last step cut short to end on the step's end does not shrink the proposal.
+                st.h_next = last ? std::max(st.h_next, h_new) : h_new;
+            } else {
+                ++r.rejected_steps;
+                st.h_next = h * std::max(0.2, fac);
+            }
+        }
+        return StepStatus::ok;
+    }
+
+    // Body poses and continuous twists of the new state into Data.
+    static void write_back(const Model& m, Data& d, State& st) {
+        const TreeView& t = st.tree;
+        const int n = t.size();
+        for (int i = 0; i < n; ++i) {
+            const TreeLink& l = t.links[i];
+            st.T[i] = link_transform(l, st.q[i]);
+            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+        }
+        tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
+        st.origin.to_world(st.bp);
+        tree_link_twists(t, st.q.data(), st.v.data(), reinterpret_cast<double(*)[6]>(st.V.data()));
+        for (int b = 0; b < m.nbodies(); ++b) {
+            d.pose[b] = st.bp[b];
+            const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.V.data()), b);
+            d.twist[b] = tw;
+            d.twist_guess[b] = tw;
+        }
+    }
+
+    Method kMethod;
+};
+
+}  // namespace
+
+NOETHER_PLUGIN_LIST(
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "rk4-joint",
+                         "classical Runge-Kutta (order 4) in joint coordinates, trees of screw joints, articulated-body "
+                         "forward dynamics",
+                         JointRK, Method::rk4),
+    NOETHER_PLUGIN_ENTRY(NOETHER_PLUGIN_INTEGRATOR, "dp45-joint",
+                         "Dormand-Prince 5(4) with step-size control in joint coordinates, trees of screw joints",
+                         JointRK, Method::dp45))

@@ -1,0 +1,269 @@
+// rk4-joint and dp45-joint: explicit Runge–Kutta in joint coordinates (plugins/integrators/joint_rk.cpp).
+// Their forward dynamics against the maximal-coordinate dp45-projection (another formulation, another
+// linear system) on a branched tree with every kind of force; the orders of convergence; the error
+// control; what they refuse; snapshots.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+
+#include "noether/noether.hpp"
+#include "../tree_util.hpp"
+#include "../util.hpp"
+
+using namespace noether;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A branched tree of screw joints: A on a hinge to the world, B hinged on A (another axis), C on a
+// slider from A with a spring and a damper, a plate welded to C, D hinged on B about a skew axis
+// with a damper; random full inertias, initial velocities, an actuated hinge, a constant body force
+// of the Model and a force and torque a host applies (Data inputs, set by `inputs`).
+Spec tree_spec(const char* integrator, double dt) {
+    testutil::Rng r(7);
+    Spec s;
+    s.options.integrator = integrator;
+    s.options.dt = dt;
+    const char* names[5] = {"A", "B", "C", "plate", "D"};
+    const Vec3 at[5] = {{0.5, 0, 0}, {1.2, 0.2, -0.3}, {0.8, -0.3, 0.2}, {0.9, -0.5, 0.3}, {1.6, 0.5, -0.6}};
+    for (int i = 0; i < 5; ++i) {
+        BodySpec& b = s.add_body(names[i]);
+        b.mass = r.uniform(0.5, 2);
+        const Mat3 R = rotation(r.quat());
+        b.inertia = R * testutil::box_inertia(b.mass, r.uniform(0.2, 0.6), r.uniform(0.2, 0.6), r.uniform(0.2, 0.6)) * transpose(R);
+        b.position = at[i];
+        b.orientation = r.quat();
+    }
+    JointSpec& a = s.add_joint("hA", "revolute", "world", "A");
+    a.anchor = Vec3{0, 0, 0};
+    a.axis = Vec3{0, 1, 0};
+    JointSpec& b = s.add_joint("hB", "revolute", "A", "B");
+    b.anchor = Vec3{0.9, 0.1, -0.1};
+    b.axis = Vec3{1, 0, 0};
+    JointSpec& c = s.add_joint("sC", "prismatic", "A", "C");
+    c.anchor = Vec3{0.7, -0.2, 0.1};
+    c.axis = normalized(Vec3{0.2, -0.3, 1});
+    c.stiffness = {40};
+    c.damping = {0.5};
+    c.rest = {0.05};
+    s.add_joint("weld", "fixed", "C", "plate").anchor = Vec3{0.85, -0.4, 0.25};
+    JointSpec& dj = s.add_joint("hD", "revolute", "B", "D");
+    dj.anchor = Vec3{1.4, 0.35, -0.45};
+    dj.axis = r.unit();
+    dj.damping = {0.2};
+    ForceSpec f;
+    f.body = "D";
+    f.force = {0.3, -0.2, 0.5};
+    f.torque = {0.1, 0, -0.05};
+    f.body_frame = true;
+    s.forces.push_back(f);
+    return s;
+}
+
+int dof(const Model& m, const char* joint) {
+    for (const JointInfo& j : m.joints)
+        if (j.name == joint) return j.dof_offset;
+    FAIL("no joint " << joint);
+    return -1;
+}
+
+// Rates at the start (the coordinates as built), and the inputs a host sets each step.
+void start_moving(const Model& m, Data& d) {
+    std::vector<double> rate(m.total_dofs, 0.0);
+    const double rates[4] = {0.8, -1.5, 0.3, 2.0};
+    for (int i = 0; i < m.total_dofs; ++i) rate[i] = rates[i % 4];
+    set_joint_state(m, d, d.coord.data(), rate.data());
+}
+// The inputs change every 0.01 s (held between): the same forcing for runs of any step up to that.
+void inputs(const Model& m, Data& d) {
+    const double t = 0.01 * std::floor(d.time / 0.01 + 1e-6);
+    d.actuation[dof(m, "hB")] = 0.4 * std::sin(3 * t);
+    const int b = m.body_index("B");
+    d.applied_force[b] = {0, 0.2, 0.1 * std::cos(2 * t)};
+    d.applied_torque[b] = {0.05, 0, 0};
+}
+
+struct Outcome {
+    std::vector<double> coord, rate;
+    double energy_drift = 0;  // largest |E − E0| (continuous energy), for conservative runs
+    long long internal = 0;
+};
+
+Outcome simulate(Spec s, double T, bool forced) {
+    auto m = compile(s);
+    Data d(m);
+    start_moving(*m, d);
+    const double e0 = monitors(*m, d).total;
+    Outcome out;
+    const int n = static_cast<int>(std::lround(T / m->options.dt));
+    for (int i = 0; i < n; ++i) {
+        if (forced) inputs(*m, d);
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        out.energy_drift = std::max(out.energy_drift, std::fabs(monitors(*m, d).total - e0));
+    }
+    out.coord = d.coord;
+    out.rate = d.rate;
+    out.internal = d.stats.internal_steps;
+    return out;
+}
+
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+    double e = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, std::fabs(a[i] - b[i]));
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("rk4-joint and dp45-joint follow dp45-projection (maximal coordinates) on a forced branched tree", "[joint-rk]") {
+    // The same motion from two formulations: joint coordinates with articulated-body forward dynamics,
+    // and body poses with the constrained [M −Gᵀ; G 0] system. Springs, dampers, actuation, a Model
+    // body force in the body frame, host forces and torques, gravity, a welded plate.
+    Spec ref = tree_spec("dp45-projection", 0.01);
+    ref.options.extra = {{"atol", 1e-11}, {"rtol", 1e-11}};
+    ref.options.tolerance = 1e-13;
+    const Outcome r = simulate(ref, 1.0, true);
+    Spec dp = tree_spec("dp45-joint", 0.01);
+    dp.options.extra = {{"atol", 1e-11}, {"rtol", 1e-11}};
+    const Outcome a = simulate(dp, 1.0, true);
+    const Outcome b = simulate(tree_spec("rk4-joint", 5e-4), 1.0, true);
+    INFO("dp45-joint: coordinates " << max_diff(a.coord, r.coord) << ", rates " << max_diff(a.rate, r.rate));
+    INFO("rk4-joint at dt 5e-4: coordinates " << max_diff(b.coord, r.coord) << ", rates " << max_diff(b.rate, r.rate));
+    CHECK(max_diff(a.coord, r.coord) < 1e-8);
+    CHECK(max_diff(a.rate, r.rate) < 1e-7);
+    CHECK(max_diff(b.coord, r.coord) < 1e-8);  // (rk4's error at dt 5e-4: ~1e-10)
+    CHECK(max_diff(b.rate, r.rate) < 1e-7);
+    // The forces matter: without the host's inputs the motion is another one.
+    const Outcome u = simulate(dp, 1.0, false);
+    CHECK(max_diff(u.coord, a.coord) > 1e-3);
+}
+
+TEST_CASE("rk4-joint converges at order 4 and its energy error falls as dt^4", "[joint-rk]") {
+    Spec ref = tree_spec("dp45-joint", 0.01);
+    ref.forces.clear();
+    ref.joints[2].damping.clear();
+    ref.joints[4].damping.clear();  // conservative: gravity and the slider's spring
+    Spec tight = ref;
+    tight.options.extra = {{"atol", 1e-12}, {"rtol", 1e-12}};
+    const Outcome r = simulate(tight, 2.0, false);
+    const std::vector<double> hs = {0.01, 0.005, 0.0025};
+    std::vector<double> err, drift;
+    for (double h : hs) {
+        Spec s = ref;
+        s.options.integrator = "rk4-joint";
+        s.options.dt = h;
+        const Outcome x = simulate(s, 2.0, false);
+        err.push_back(max_diff(x.coord, r.coord));
+        drift.push_back(x.energy_drift);
+    }
+    const double order = std::log(err[0] / err[2]) / std::log(hs[0] / hs[2]);
+    const double eorder = std::log(drift[0] / drift[2]) / std::log(hs[0] / hs[2]);
+    INFO("errors " << err[0] << " " << err[1] << " " << err[2] << ": order " << order);
+    INFO("energy drift " << drift[0] << " " << drift[1] << " " << drift[2] << ": order " << eorder);
+    CHECK(order == Approx(4.0).margin(0.3));
+    CHECK(eorder == Approx(4.0).margin(0.5));
+    CHECK(drift[0] > 1e-9);  // not conserved: explicit Runge–Kutta drifts (here ~1e-6 J at dt 0.01)
+    CHECK(r.energy_drift < 1e-9);  // the tight reference conserves it to its tolerance
+}
+
+TEST_CASE("dp45-joint: fifth-order local error, and the error and the work follow the tolerance", "[joint-rk]") {
+    // One internal step of h (atol = rtol = 1: accepted as proposed) against a tight run: O(h^6),
+    // on the double pendulum (as dp45-projection's test in test_explicit.cpp).
+    Spec s = testutil::chain_spec(2, "revolute", "dp45-joint");
+    std::vector<double> hs = {0.08, 0.04, 0.02}, err;
+    Spec tight = s;
+    tight.options.extra = {{"atol", 1e-13}, {"rtol", 1e-13}};
+    for (double h : hs) {
+        Spec one = s;
+        one.options.dt = h;
+        one.options.extra = {{"atol", 1.0}, {"rtol", 1.0}, {"initial_step", h}};
+        Spec t = tight;
+        t.options.dt = h;
+        const Outcome a = simulate(one, h, false), b = simulate(t, h, false);
+        REQUIRE(a.internal == 1);
+        err.push_back(std::max(max_diff(a.rate, b.rate), max_diff(a.coord, b.coord)));
+    }
+    const double order = std::log(err[0] / err[2]) / std::log(hs[0] / hs[2]);
+    INFO("local errors " << err[0] << " " << err[1] << " " << err[2] << ": slope " << order);
+    CHECK(order == Approx(6.0).margin(0.5));
+    // Over 2 s of the forced tree in steps of dt = 0.1 (the longest internal step): the error against
+    // a tight run shrinks with the tolerance, the internal steps grow about as tol^(−1/5).
+    s = tree_spec("dp45-joint", 0.1);
+    s.forces.clear();
+    tight = s;
+    tight.options.extra = {{"atol", 1e-13}, {"rtol", 1e-13}};
+    const Outcome r = simulate(tight, 2.0, false);
+    std::vector<double> e;
+    std::vector<long long> steps;
+    for (double tol : {1e-5, 1e-7, 1e-9}) {
+        Spec x = s;
+        x.options.extra = {{"atol", tol}, {"rtol", tol}};
+        const Outcome a = simulate(x, 2.0, false);
+        e.push_back(max_diff(a.coord, r.coord));
+        steps.push_back(a.internal);
+    }
+    INFO("errors " << e[0] << " " << e[1] << " " << e[2] << ", internal steps " << steps[0] << " " << steps[1] << " "
+                   << steps[2]);
+    CHECK(e[0] > 10 * e[1]);
+    CHECK(e[1] > 10 * e[2]);
+    CHECK(e[2] < 1e-7);
+    CHECK(steps[1] > steps[0]);
+    CHECK(steps[2] > 2 * steps[1]);  // (10^(2/5) = 2.5)
+    CHECK(steps[0] >= 20);           // at most dt per internal step
+}
+
+TEST_CASE("rk4-joint and dp45-joint: what they refuse, with the element and the way out", "[joint-rk]") {
+    for (const char* integ : {"rk4-joint", "dp45-joint"}) {
+        Spec ball = testutil::chain_spec(2, "spherical", integ);
+        CHECK_THAT(testutil::error_of([&] { compile(ball); }),
+                   Contains(std::string(integ) + ": joint 'j1' is a ball joint") && Contains("riqn, vi-galerkin"));
+        Spec fl = testutil::floating_tree_spec(12, integ);
+        CHECK_THAT(testutil::error_of([&] { compile(fl); }), Contains("is a free root") || Contains("is a ball joint"));
+        Spec loop = testutil::closed_loop_spec("revolute");
+        loop.options.integrator = integ;
+        CHECK_THAT(testutil::error_of([&] { compile(loop); }), Contains("closure") && Contains(integ));
+        Spec arm = testutil::chain_spec(2, "revolute", integ);
+        arm.joints[1].armature = {0.1};
+        CHECK_THAT(testutil::error_of([&] { compile(arm); }), Contains("armature") && Contains(integ));
+        Spec servo = testutil::chain_spec(1, "revolute", integ);
+        servo.joints[0].servo.kind = ServoSpec::Kind::position;
+        servo.joints[0].servo.kp = 5;
+        servo.joints[0].servo.kv = 1;
+        auto m = compile(servo);
+        bool warned = false;
+        for (const Diagnostic& w : m->warnings) warned = warned || w.message.find("applies servos explicitly") != std::string::npos;
+        CHECK(warned);
+    }
+    Spec bad = testutil::chain_spec(2, "revolute", "dp45-joint");
+    bad.options.extra = {{"rtol", -1}};
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("dp45-joint") && Contains("'rtol'") && Contains("-1"));
+    bad.options.extra = {{"fac_max", 1}};
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("'fac_max' must be greater than 1, got 1"));
+    bad.options.extra = {{"points", 2}};
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("points"));
+    Spec rk = testutil::chain_spec(2, "revolute", "rk4-joint");
+    rk.options.extra = {{"atol", 1e-6}};
+    CHECK_THAT(testutil::error_of([&] { compile(rk); }), Contains("atol"));
+}
+
+TEST_CASE("rk4-joint and dp45-joint: a restored step repeats bit for bit, a host's edit restarts from Data", "[joint-rk]") {
+    for (const char* integ : {"rk4-joint", "dp45-joint"}) {
+        Spec s = tree_spec(integ, 0.01);
+        auto m = compile(s);
+        Data d(m);
+        start_moving(*m, d);
+        for (int i = 0; i < 30; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        CHECK(testutil::restore_replays(*m, d, 20));
+        // The host sets the joint state: the next step starts there, as a fresh Data would.
+        std::vector<double> q = d.coord, v = d.rate;
+        q[dof(*m, "hA")] = 0.3;
+        v[dof(*m, "hA")] = 0.0;
+        set_joint_state(*m, d, q.data(), v.data());
+        Data fresh(m);
+        set_joint_state(*m, fresh, q.data(), v.data());
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        REQUIRE(step(*m, fresh) == StepStatus::ok);
+        INFO(integ);
+        CHECK(max_diff(d.coord, fresh.coord) < 1e-12);
+    }
+}
