@@ -31,7 +31,7 @@
 //                met it (dt within 4 %); every run tried is a "wp_point" line, then one "wp" line per
 //                target: the cheapest run of the search that met it ("met": false when none did).
 // Engines/integrators: noether vi-maximal, vi-midpoint, riqn, vi-galerkin:s (s = 1, 2, 3 control
-// points; fixed dt), dp45-projection
+// points), rk4-joint (fixed dt), dp45-projection and dp45-joint
 // (tolerance); MuJoCo Euler and RK4 (fixed dt); DART's default (semi-implicit Euler, fixed dt);
 // Simbody RK3 with a fixed step and RK-Merson error-controlled. --engines and --integrators filter
 // by name.
@@ -392,7 +392,7 @@ public:
         s.options.integrator = integrator.substr(0, colon);
         if (colon != std::string::npos) s.options.extra["points"] = std::atof(integrator.c_str() + colon + 1);
         s.options.dt = dt;
-        if (integrator == "dp45-projection") {
+        if (integrator == "dp45-projection" || integrator == "dp45-joint") {
             s.options.extra["atol"] = tol;
             s.options.extra["rtol"] = tol;
         }
@@ -546,12 +546,23 @@ public:
         mj_deleteModel(m_);
     }
     void advance() override { mj_step(m_, d_); }
+    // mj_energyPos/Vel read the body positions and the mass matrix of mjData, which mj_step leaves
+    // as its last evaluation computed them: at the start of the step (Euler) or at RK4's fourth
+    // stage, not at the new qpos. They are recomputed here (kinematics, centres of mass, mass
+    // matrix only: nothing the next mj_step reads before recomputing it itself).
+    void at_state() {
+        mj_kinematics(m_, d_);
+        mj_comPos(m_, d_);
+        mj_crb(m_, d_);
+    }
     double energy() override {
+        at_state();
         mj_energyPos(m_, d_);
         mj_energyVel(m_, d_);
         return d_->energy[0] + d_->energy[1];
     }
     double kinetic() override {
+        at_state();
         mj_energyVel(m_, d_);
         return d_->energy[1];
     }
@@ -806,7 +817,8 @@ std::unique_ptr<Sim> make(const Setting& s, int n, double dt, double tol, bool p
 std::vector<Setting> settings() {
     std::vector<Setting> out = {{"noether", "vi-maximal"},    {"noether", "vi-midpoint"},   {"noether", "riqn"},
                                 {"noether", "vi-galerkin:1"}, {"noether", "vi-galerkin:2"}, {"noether", "vi-galerkin:3"},
-                                {"noether", "dp45-projection", true}};
+                                {"noether", "dp45-projection", true}, {"noether", "rk4-joint"},
+                                {"noether", "dp45-joint", true}};
 #ifdef NOETHER_PEER_MUJOCO
     out.push_back({"mujoco", "euler"});
     out.push_back({"mujoco", "rk4"});
