@@ -7,10 +7,12 @@
 // forward dynamics q̈ = M(q)⁻¹ (τ − C(q, q̇) q̇ + forces) by the articulated-body algorithm in O(n):
 //   forward    link transforms T_i(q_i), world poses g_i (gravity's direction), link twists V_i
 //              and the velocity-product accelerations c_i = V_i × S_i q̇_i
-//   setup      articulated inertias IA_i, U_i = IA_i S_i, D_i = S_iᵀ U_i (tree_abi_setup)
-//   backward   bias wrenches p_i = V_i ×* I_i V_i − F_i, u_i = τ_i − S_iᵀ p_i^A, p_parent^A +=
-//              X_iᵀ (p_i^A + IA_i c_i + U_i (u_i − U_iᵀ c_i) / D_i)
+//   backward   articulated inertias and bias wrenches together: U_i = IA_i S_i, D_i = S_iᵀ U_i,
+//              u_i = τ_i − S_iᵀ p_i^A, Ia_i = IA_i − U_i U_iᵀ / D_i; IA_parent += X_iᵀ Ia_i X_i,
+//              p_parent^A += X_iᵀ (p_i^A + Ia_i c_i + U_i u_i / D_i) (IA_i from the link's spatial
+//              inertia, p_i = V_i ×* I_i V_i − F_i)
 //   forward    a_i = X_i a_parent + c_i, q̈_i = (u_i − U_iᵀ a_i) / D_i, a_i += S_i q̈_i
+// (X_i = Ad_{T_i⁻¹}: the child's twist from the parent's.)
 // Forces: gravity, the Model's body forces and the inputs of Data (applied force and torque,
 // actuation), joint springs and dampers, servos (docs/servos.md) — all explicit: a stiff spring,
 // damper or servo needs a step below its time scale, as in any explicit method.
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -71,7 +74,7 @@ struct State final : IntegratorState {
     TreeOrigin origin;
     bool any_forcing = false;  // body forces of the Model (inputs are checked per step)
     std::vector<Frame> T, g;
-    TreeABI abi;
+    std::vector<double> I0, IA, U, D;  // per link: spatial inertia (constant), articulated inertia (36), U (6), D
     std::vector<double> V, c, pA, dV, F, tau, fdu;  // 6 per link (V, c, pA, dV, F), 1 per link
     std::vector<ServoTerms> servo;
     bool any_servo = false;
@@ -79,6 +82,11 @@ struct State final : IntegratorState {
     std::vector<Wrench> bw;
     // Runge–Kutta: the step's start, a stage's state, stage derivatives (q̇ and q̈ per stage).
     std::vector<double> q0, v0, qs, vs, kq[7], kv[7];
+    // dp45-joint: stage 0 (kq[0], kv[0]) is already evaluated at (q, v) for the inputs in_* (the last
+    // step's seventh stage; not saved: a restored state evaluates it again, to the same bits).
+    bool fsal = false;
+    std::vector<double> in_act;
+    std::vector<Vec3> in_force, in_torque;
 
     std::size_t saved_size() const { return 1 + sizeof h_next + sizeof(double) * (q.size() + v.size()); }
     void save(std::string& out) const override {
@@ -91,6 +99,7 @@ struct State final : IntegratorState {
     bool restore(const char*& p, const char* end) override {
         if (static_cast<std::size_t>(end - p) < saved_size()) return false;
         started = *p++ != 0;
+        fsal = false;
         restore_value(p, h_next);
         restore_values(p, q);
         restore_values(p, v);
@@ -164,7 +173,18 @@ public:
         const std::size_t n = static_cast<std::size_t>(st->tree.size());
         for (auto* v : {&st->q, &st->v, &st->tau, &st->fdu, &st->q0, &st->v0, &st->qs, &st->vs}) v->assign(n, 0.0);
         for (int s = 0; s < 7; ++s) st->kq[s].assign(n, 0.0), st->kv[s].assign(n, 0.0);
-        for (auto* v : {&st->V, &st->c, &st->pA, &st->dV, &st->F}) v->assign(6 * n, 0.0);
+        for (auto* v : {&st->V, &st->c, &st->pA, &st->dV, &st->F, &st->U}) v->assign(6 * n, 0.0);
+        st->IA.assign(36 * n, 0.0);
+        st->D.assign(n, 0.0);
+        st->I0.assign(36 * n, 0.0);
+        for (std::size_t i = 0; i < n; ++i) {  // [J, 0; 0, m I] about the link's centre of mass
+            const TreeLink& l = st->tree.links[i];
+            double* G = &st->I0[36 * i];
+            for (int a = 0; a < 3; ++a) {
+                for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
+                G[6 * (a + 3) + a + 3] = l.mass;
+            }
+        }
         st->T.assign(n, Frame{});
         st->g.assign(n, Frame{});
         st->servo.assign(n, ServoTerms{});
@@ -172,13 +192,16 @@ public:
         st->any_forcing = !m.forces.empty();
         st->bp.assign(m.nbodies(), Pose{});
         st->bw.assign(m.nbodies(), Wrench{});
+        st->in_act.assign(m.total_dofs, 0.0);
+        st->in_force.assign(m.nbodies(), Vec3{});
+        st->in_torque.assign(m.nbodies(), Vec3{});
         return st;
     }
 
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
-        if (!st.started || d.host_changed()) start(m, d, st);
+        if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
         inputs(m, d, st);
         StepReport r;
         r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
@@ -245,7 +268,7 @@ private:
                 F[0] += tq.x, F[1] += tq.y, F[2] += tq.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
             }
         }
-        for (int i = 0; i < n; ++i) {  // bias wrenches V ×* I V − F
+        for (int i = 0; i < n; ++i) {  // bias wrenches V ×* I V − F, articulated inertias from the links'
             const TreeLink& l = t.links[i];
             const double* Vi = &st.V[6 * i];
             const Vec3 w = top(Vi), vl = bot(Vi);
@@ -253,13 +276,16 @@ private:
             double* p = &st.pA[6 * i];
             set6(p, cross(w, Jw) + cross(vl, mv), cross(w, mv));
             for (int k = 0; k < 6; ++k) p[k] -= st.F[6 * i + k];
+            std::copy_n(&st.I0[36 * i], 36, &st.IA[36 * i]);
         }
-        tree_abi_setup(t, st.T.data(), nullptr, st.abi);
         for (int i = n - 1; i >= 0; --i) {
             const TreeLink& l = t.links[i];
-            const double* U = &st.abi.U[6 * i];
-            const double* IA = &st.abi.IA[36 * i];
+            double* U = &st.U[6 * i];
+            const double* IA = &st.IA[36 * i];
             const double* c = &st.c[6 * i];
+            for (int k = 0; k < 6; ++k) U[k] = dot6(&IA[6 * k], l.S);
+            const double Di = dot6(l.S, U);
+            st.D[i] = Di;
             double tau = st.tau[i] - l.stiffness * (q[i] - l.rest) - l.damping * qd[i];
             if (st.any_servo) {
                 const ServoTerms& s = st.servo[i];
@@ -268,9 +294,13 @@ private:
             const double ui = tau - dot6(l.S, &st.pA[6 * i]);
             st.fdu[i] = ui;
             if (l.parent < 0) continue;
-            const double Di = st.abi.D[l.id], Uc = dot6(U, c);
-            double pa[6], o[6];
-            for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&IA[6 * k], c) + U[k] * (ui - Uc) / Di;
+            double Ia[36], pa[6], o[6], Ud[6];
+            const double inv = 1.0 / Di;
+            for (int k = 0; k < 6; ++k) Ud[k] = U[k] * inv;
+            for (int a = 0; a < 6; ++a)
+                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - Ud[a] * U[b];
+            for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&Ia[6 * k], c) + Ud[k] * ui;
+            add_to_parent(st.T[i], Ia, &st.IA[36 * l.parent]);
             wrench_to_parent(st.T[i], pa, o);
             for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
         }
@@ -281,12 +311,37 @@ private:
             if (l.parent >= 0) twist_to_child(st.T[i], &st.dV[6 * l.parent], a);
             else std::fill(a, a + 6, 0.0);
             for (int k = 0; k < 6; ++k) a[k] += st.c[6 * i + k];
-            const double x = (st.fdu[i] - dot6(&st.abi.U[6 * i], a)) / st.abi.D[l.id];
+            const double x = (st.fdu[i] - dot6(&st.U[6 * i], a)) / st.D[i];
             qdd[i] = x;
             finite = finite && std::isfinite(x);
             for (int k = 0; k < 6; ++k) a[k] += l.S[k] * x;
         }
         return finite;
+    }
+
+    // P += Xᵀ I X, X = Ad_{T⁻¹} = diag(Rᵀ, Rᵀ) [[1, 0], [−[p]×, 1]], for a symmetric I = [[A, B], [Bᵀ, C]]:
+    // with A', B', C' = R A Rᵀ, R B Rᵀ, R C Rᵀ and P = [p]×, the blocks
+    // [[A' + P B'ᵀ + (P B'ᵀ)ᵀ − P C' P, B' + P C'], [(B' + P C')ᵀ, C']].
+    static void add_to_parent(const Frame& T, const double* I, double* P) {
+        Mat3 A, B, C;
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                A.m[a][b] = I[6 * a + b];
+                B.m[a][b] = I[6 * a + b + 3];
+                C.m[a][b] = I[6 * (a + 3) + b + 3];
+            }
+        const Mat3& R = T.R;
+        const Mat3 Rt = transpose(R), Px = skew(T.p);
+        const Mat3 Ar = R * (A * Rt), Br = R * (B * Rt), Cr = R * (C * Rt);
+        const Mat3 PBt = Px * transpose(Br), PC = Px * Cr;
+        const Mat3 TL = Ar + PBt + transpose(PBt) - PC * Px, TR = Br + PC;
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                P[6 * a + b] += TL.m[a][b];
+                P[6 * a + b + 3] += TR.m[a][b];
+                P[6 * (a + 3) + b] += TR.m[b][a];
+                P[6 * (a + 3) + b + 3] += Cr.m[a][b];
+            }
     }
 
     // Stage s's derivative at (qs, vs): kq[s] = vs, kv[s] = q̈.
@@ -339,8 +394,12 @@ private:
         if (!(st.h_next > 0)) st.h_next = o.initial_step > 0 ? std::min(o.initial_step, dt) : dt;
         double left = dt;  // time still to go in this step
         // Stage 0 of an internal step: after an accepted one its stage 6 (FSAL), after a rejected
-        // one the same as before (the inputs are constant over the step).
-        bool have0 = false;
+        // one the same as before (the inputs are constant over the step); at the step's start the
+        // last step's stage 6 when the inputs it was evaluated with are those of this step (no
+        // servo: their terms follow the state of Data).
+        bool have0 = st.fsal && !st.any_servo && same_inputs(m, d, st);
+        if (have0) st.q0 = st.q, st.v0 = st.v;
+        st.fsal = false;
         while (left > 1e-14 * dt) {
             double h = std::min(st.h_next, left);
             const bool last = h >= left;
@@ -391,7 +450,19 @@ private:
                 st.h_next = h * std::max(0.2, fac);
             }
         }
+        st.fsal = have0;  // (kq[0], kv[0]: at the new (q, v))
+        std::copy(d.actuation.begin(), d.actuation.end(), st.in_act.begin());
+        std::copy(d.applied_force.begin(), d.applied_force.end(), st.in_force.begin());
+        std::copy(d.applied_torque.begin(), d.applied_torque.end(), st.in_torque.begin());
         return StepStatus::ok;
+    }
+
+    // Whether Data's inputs are, bit for bit, those the last step ended with.
+    static bool same_inputs(const Model& m, const Data& d, const State& st) {
+        const std::size_t nb = sizeof(Vec3) * static_cast<std::size_t>(m.nbodies());
+        return std::memcmp(d.actuation.data(), st.in_act.data(), sizeof(double) * d.actuation.size()) == 0 &&
+               std::memcmp(d.applied_force.data(), st.in_force.data(), nb) == 0 &&
+               std::memcmp(d.applied_torque.data(), st.in_torque.data(), nb) == 0;
     }
 
     // Body poses and continuous twists of the new state into Data.
