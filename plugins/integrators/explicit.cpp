@@ -30,6 +30,7 @@
 #include "noether/data.hpp"
 #include "noether/model.hpp"
 #include "noether/sdk/dense.hpp"
+#include "noether/sdk/dormand_prince.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/solver.hpp"
@@ -84,8 +85,7 @@ struct State final : IntegratorState {
 };
 
 // Options of dp45-projection (Options::extra / extra_lists).
-struct Dp45Options {
-    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0;
+struct Dp45Options : dp45::Options {
     bool energy = false;
 };
 
@@ -97,14 +97,7 @@ std::string g_str(double v) {
 
 Dp45Options dp45_options(const Model& m) {
     Dp45Options o;
-    auto get = [&](const char* k, double& v) {
-        auto it = m.options.extra.find(k);
-        if (it != m.options.extra.end()) v = it->second;
-    };
-    get("atol", o.atol);
-    get("rtol", o.rtol);
-    get("fac_max", o.fac_max);
-    get("initial_step", o.initial_step);
+    static_cast<dp45::Options&>(o) = dp45::options(m);
     auto inv = m.options.extra_lists.find("invariants");
     if (inv != m.options.extra_lists.end())
         for (const std::string& s : inv->second) o.energy |= s == "energy";
@@ -585,14 +578,8 @@ private:
     }
 
     StepStatus dp45(const Model& m, Data& d, State& st, double dt, StepReport& r) const {
-        static const double a[7][6] = {{0, 0, 0, 0, 0, 0},
-                                       {1.0 / 5, 0, 0, 0, 0, 0},
-                                       {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
-                                       {44.0 / 45, -56.0 / 15, 32.0 / 9, 0, 0, 0},
-                                       {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729, 0, 0},
-                                       {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
-                                       {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
-        static const double e[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+        const auto& a = dp45::kA;
+        const auto& e = dp45::kE;
         const Dp45Options o = dp45_options(m);
         if (!st.started) {
             st.started = true;
@@ -632,7 +619,7 @@ private:
             }
             const double err = std::sqrt(err2 / static_cast<double>(n));
             if (!std::isfinite(err)) return StepStatus::non_finite;
-            const double fac = err > 0 ? 0.9 * std::pow(err, -0.2) : o.fac_max;
+            const double fac = dp45::factor(err, o.fac_max);
             if (err <= 1) {
                 ++r.internal_steps;
                 y = st.ytmp;

@@ -33,6 +33,7 @@
 
 #include "noether/data.hpp"
 #include "noether/model.hpp"
+#include "noether/sdk/dormand_prince.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/spatial.hpp"
@@ -45,23 +46,6 @@ using namespace noether;
 enum class Method { rk4, dp45 };
 
 const char* method_name(Method m) { return m == Method::rk4 ? "rk4-joint" : "dp45-joint"; }
-
-struct Dp45Options {
-    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0;
-};
-
-Dp45Options dp45_options(const Model& m) {
-    Dp45Options o;
-    auto get = [&](const char* k, double& v) {
-        auto it = m.options.extra.find(k);
-        if (it != m.options.extra.end()) v = it->second;
-    };
-    get("atol", o.atol);
-    get("rtol", o.rtol);
-    get("fac_max", o.fac_max);
-    get("initial_step", o.initial_step);
-    return o;
-}
 
 struct State final : IntegratorState {
     // Carried between steps (saved): q (raw joint coordinates, TreeView order) and q̇, and the
@@ -154,7 +138,7 @@ public:
         for (const char* o : {"atol", "rtol", "fac_max", "initial_step"})
             if (m.options.extra_lists.count(o))
                 out.push_back({Severity::error, m.origin, std::string("options: dp45-joint option '") + o + "' must be a number"});
-        const Dp45Options o = dp45_options(m);
+        const dp45::Options o = dp45::options(m);
         check_positive_option(m, name, "atol", o.atol, out);
         check_positive_option(m, name, "rtol", o.rtol, out);
         if (!(o.fac_max > 1) || !std::isfinite(o.fac_max)) {
@@ -258,15 +242,7 @@ private:
             tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
             st.origin.to_world(st.bp);
             body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
-            for (int b = 0; b < m.nbodies(); ++b) {
-                const int L = t.body_link[b];
-                if (L < 0) continue;
-                const Frame& o = t.body_offset[b];
-                const Vec3 f = transpose(st.g[L].R) * st.bw[b].force;
-                const Vec3 tq = o.R * st.bw[b].torque + cross(o.p, f);
-                double* F = &st.F[6 * L];
-                F[0] += tq.x, F[1] += tq.y, F[2] += tq.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
-            }
+            tree_add_body_wrenches(t, st.g.data(), st.bw.data(), st.F.data());
         }
         for (int i = 0; i < n; ++i) {  // bias wrenches V ×* I V − F, articulated inertias from the links'
             const TreeLink& l = t.links[i];
@@ -380,15 +356,9 @@ private:
     }
 
     StepStatus dp45(const Model& m, const Data& d, State& st, double dt, StepReport& r) const {
-        static const double a[7][6] = {{0, 0, 0, 0, 0, 0},
-                                       {1.0 / 5, 0, 0, 0, 0, 0},
-                                       {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
-                                       {44.0 / 45, -56.0 / 15, 32.0 / 9, 0, 0, 0},
-                                       {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729, 0, 0},
-                                       {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
-                                       {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
-        static const double e[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
-        const Dp45Options o = dp45_options(m);
+        const auto& a = dp45::kA;
+        const auto& e = dp45::kE;
+        const dp45::Options o = dp45::options(m);
         const TreeView& t = st.tree;
         const int n = t.size();
         if (!(st.h_next > 0)) st.h_next = o.initial_step > 0 ? std::min(o.initial_step, dt) : dt;
@@ -432,7 +402,7 @@ private:
                 st.h_next = 0.2 * h;
                 continue;
             }
-            const double fac = err > 0 ? 0.9 * std::pow(err, -0.2) : o.fac_max;
+            const double fac = dp45::factor(err, o.fac_max);
             if (err <= 1) {
                 ++r.internal_steps;
                 st.q.swap(st.qs);

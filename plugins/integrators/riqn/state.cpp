@@ -40,15 +40,7 @@ void Riqn::forces(const Model& m, const Data& d, State& st) {
     if (ball_forcing)
         for (const TreeLink& l : t.links)
             if (l.type == TreeJoint::ball) add_joint_wrenches(m, d, d.inputs(), st.bp.data(), l.joint, st.bw.data());
-    for (int b = 0; b < m.nbodies(); ++b) {
-        const int L = t.body_link[b];
-        if (L < 0) continue;
-        const Frame& o = t.body_offset[b];
-        const Vec3 f = transpose(st.g[L].R) * st.bw[b].force;
-        const Vec3 n_ = o.R * st.bw[b].torque + cross(o.p, f);
-        double* F = &st.F[6 * L];
-        F[0] += n_.x, F[1] += n_.y, F[2] += n_.z, F[3] += f.x, F[4] += f.y, F[5] += f.z;
-    }
+    tree_add_body_wrenches(t, st.g.data(), st.bw.data(), st.F.data());
 }
 
 bool Riqn::any_input(const Model& m, const Data& d) {

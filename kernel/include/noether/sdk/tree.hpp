@@ -167,6 +167,21 @@ NOETHER_API void tree_link_twists(const TreeView& t, const double* q, const doub
 // the link poses and link twists V (tree_link_twists); zero for a body welded to the world.
 NOETHER_API Twist tree_body_twist(const TreeView& t, const Frame* link_g, const double (*V)[6], int b);
 
+// Adds the wrenches of the Model's bodies (Wrench: force in the world, torque in the body frame,
+// about the body's centre of mass; body_wrenches()) to their links' F (6 per link, link frame, about
+// the link's centre of mass) at link poses g. Bodies welded to the world are skipped.
+inline void tree_add_body_wrenches(const TreeView& t, const Frame* g, const Wrench* w, double* F) {
+    for (std::size_t b = 0; b < t.body_link.size(); ++b) {
+        const int L = t.body_link[b];
+        if (L < 0) continue;
+        const Frame& o = t.body_offset[b];
+        const Vec3 f = transpose(g[L].R) * w[b].force;
+        const Vec3 n = o.R * w[b].torque + cross(o.p, f);
+        double* Fl = &F[6 * L];
+        Fl[0] += n.x, Fl[1] += n.y, Fl[2] += n.z, Fl[3] += f.x, Fl[4] += f.y, Fl[5] += f.z;
+    }
+}
+
 // ---- articulated-body passes (riqn.md §5.2) ---------------------------------------------------
 // At fixed link transforms T (T[i] = link_transform(link i, q_i)), with an optional diagonal k
 // (nv) added to the joint-space mass matrix: setup builds the articulated inertias of

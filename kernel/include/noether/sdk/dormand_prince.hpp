@@ -1,0 +1,48 @@
+// noether/sdk/dormand_prince.hpp — the Dormand–Prince 5(4) pair and the step-size control shared by
+// the error-controlled integrators (dp45-projection, dp45-joint): Hairer, Nørsett & Wanner, Solving
+// Ordinary Differential Equations I, §II.5 (Table 5.2) and §II.4 (the step-size factor).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "noether/model.hpp"
+
+namespace noether {
+namespace dp45 {
+
+// Stage s evaluates at y + h Σ_{r<s} kA[s][r] k_r; row 6 holds the fifth-order weights (the
+// solution, where stage 6 is evaluated: first same as last). kE: fifth- less fourth-order weights,
+// the error estimate h Σ kE[s] k_s.
+inline constexpr double kA[7][6] = {{0, 0, 0, 0, 0, 0},
+                                    {1.0 / 5, 0, 0, 0, 0, 0},
+                                    {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
+                                    {44.0 / 45, -56.0 / 15, 32.0 / 9, 0, 0, 0},
+                                    {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729, 0, 0},
+                                    {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
+                                    {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+inline constexpr double kE[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+
+// Options::extra "atol", "rtol", "fac_max", "initial_step" (0: the step's dt).
+struct Options {
+    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0;
+};
+inline Options options(const Model& m) {
+    Options o;
+    auto get = [&](const char* k, double& v) {
+        auto it = m.options.extra.find(k);
+        if (it != m.options.extra.end()) v = it->second;
+    };
+    get("atol", o.atol);
+    get("rtol", o.rtol);
+    get("fac_max", o.fac_max);
+    get("initial_step", o.initial_step);
+    return o;
+}
+
+// The factor on the step size after a step whose scaled error norm is err (accepted when ≤ 1):
+// 0.9 err^(−1/5), at least 0.2 and, after an accepted step, at most fac_max.
+inline double factor(double err, double fac_max) { return err > 0 ? 0.9 * std::pow(err, -0.2) : fac_max; }
+
+}  // namespace dp45
+}  // namespace noether
