@@ -479,38 +479,6 @@ void tree_link_twists(const TreeView& t, const double* q, const double* qdot, do
 
 namespace {
 
-void spatial_inertia(const TreeLink& l, double* G) {
-    for (int k = 0; k < 36; ++k) G[k] = 0;
-    for (int a = 0; a < 3; ++a) {
-        for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
-        G[6 * (a + 3) + a + 3] = l.mass;
-    }
-}
-// P += Xᵀ I X for X = Ad_{T⁻¹} = [[Rᵀ, 0], [B, Rᵀ]] (B = −Rᵀ p^), I symmetric 6×6: by 3×3 blocks.
-void add_congruence_ad(const Frame& T, const double* I, double* P) {
-    Mat3 A, Bm, C;
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-            A.m[a][b] = I[6 * a + b];
-            Bm.m[a][b] = I[6 * a + b + 3];
-            C.m[a][b] = I[6 * (a + 3) + b + 3];
-        }
-    const Mat3& R = T.R;
-    const Mat3 Rt = transpose(R), Bk = -1.0 * (Rt * skew(T.p)), Bkt = transpose(Bk);
-    const Mat3 BtRt_CBk = transpose(Bm) * Rt + C * Bk;  // lower-left block of I X
-    const Mat3 P11 = R * (A * Rt + Bm * Bk) + Bkt * BtRt_CBk;
-    const Mat3 CRt = C * Rt;
-    const Mat3 P12 = R * (Bm * Rt) + Bkt * CRt;
-    const Mat3 P22 = R * CRt;
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-            P[6 * a + b] += P11.m[a][b];
-            P[6 * a + b + 3] += P12.m[a][b];
-            P[6 * (a + 3) + b] += P12.m[b][a];
-            P[6 * (a + 3) + b + 3] += P22.m[a][b];
-        }
-}
-
 // Inverse of a symmetric positive definite n×n matrix (n ≤ 6) by Cholesky; NaN if it is not.
 void spd_inverse(int n, const double* A, double* out) {
     double L[36] = {}, Li[36] = {};

@@ -1,8 +1,9 @@
 // Explicit Runge–Kutta in joint coordinates, for trees of screw joints (revolute, prismatic,
 // helical): two configured instances of one class, exported by this one library:
 //   rk4-joint   classical Runge–Kutta (order 4), one step of dt (MuJoCo's "RK4" in kind)
-//   dp45-joint  Dormand–Prince 5(4) with step-size control (FSAL within a step), internal steps of
-//               at most dt, the last one ending on the step's end
+//   dp45-joint  Dormand–Prince 5(4) with step-size control (FSAL within a step, and across steps
+//               while the inputs are unchanged), internal steps of at most dt, the last one ending
+//               on the step's end
 // The state is y = (q, q̇) of the kernel's tree view (noether/sdk/tree.hpp); each stage is one
 // forward dynamics q̈ = M(q)⁻¹ (τ − C(q, q̇) q̇ + forces) by the articulated-body algorithm in O(n):
 //   forward    link transforms T_i(q_i), world poses g_i (gravity's direction), link twists V_i
@@ -91,15 +92,6 @@ struct State final : IntegratorState {
     }
 };
 
-bool any_input(const Model& m, const Data& d) {
-    for (int b = 0; b < m.nbodies(); ++b) {
-        const Vec3& f = d.applied_force[b];
-        const Vec3& tq = d.applied_torque[b];
-        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
-    }
-    return false;
-}
-
 class JointRK final : public Integrator {
 public:
     explicit JointRK(Method method) : kMethod(method) {}
@@ -161,14 +153,7 @@ public:
         st->IA.assign(36 * n, 0.0);
         st->D.assign(n, 0.0);
         st->I0.assign(36 * n, 0.0);
-        for (std::size_t i = 0; i < n; ++i) {  // [J, 0; 0, m I] about the link's centre of mass
-            const TreeLink& l = st->tree.links[i];
-            double* G = &st->I0[36 * i];
-            for (int a = 0; a < 3; ++a) {
-                for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
-                G[6 * (a + 3) + a + 3] = l.mass;
-            }
-        }
+        for (std::size_t i = 0; i < n; ++i) spatial_inertia(st->tree.links[i], &st->I0[36 * i]);
         st->T.assign(n, Frame{});
         st->g.assign(n, Frame{});
         st->servo.assign(n, ServoTerms{});
@@ -190,7 +175,9 @@ public:
         StepReport r;
         r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
         if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
-        if (r.status == StepStatus::ok) write_back(m, d, st);
+        // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
+        // transforms, poses and twists are those to write.)
+        if (r.status == StepStatus::ok) write_back(m, d, st, kMethod == Method::dp45);
         return r;
     }
 
@@ -238,7 +225,7 @@ private:
             set6(&st.c[6 * i], cross(wp, sw), cross(vp, sw) + cross(wp, sv));
             set6(&st.F[6 * i], Vec3{}, l.mass * (transpose(st.g[i].R) * m.gravity));
         }
-        if (st.any_forcing || any_input(m, d)) {
+        if (st.any_forcing || d.any_applied_wrench()) {
             tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
             st.origin.to_world(st.bp);
             body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
@@ -276,7 +263,7 @@ private:
             for (int a = 0; a < 6; ++a)
                 for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - Ud[a] * U[b];
             for (int k = 0; k < 6; ++k) pa[k] = st.pA[6 * i + k] + dot6(&Ia[6 * k], c) + Ud[k] * ui;
-            add_to_parent(st.T[i], Ia, &st.IA[36 * l.parent]);
+            add_congruence_ad(st.T[i], Ia, &st.IA[36 * l.parent]);
             wrench_to_parent(st.T[i], pa, o);
             for (int k = 0; k < 6; ++k) st.pA[6 * l.parent + k] += o[k];
         }
@@ -293,31 +280,6 @@ private:
             for (int k = 0; k < 6; ++k) a[k] += l.S[k] * x;
         }
         return finite;
-    }
-
-    // P += Xᵀ I X, X = Ad_{T⁻¹} = diag(Rᵀ, Rᵀ) [[1, 0], [−[p]×, 1]], for a symmetric I = [[A, B], [Bᵀ, C]]:
-    // with A', B', C' = R A Rᵀ, R B Rᵀ, R C Rᵀ and P = [p]×, the blocks
-    // [[A' + P B'ᵀ + (P B'ᵀ)ᵀ − P C' P, B' + P C'], [(B' + P C')ᵀ, C']].
-    static void add_to_parent(const Frame& T, const double* I, double* P) {
-        Mat3 A, B, C;
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) {
-                A.m[a][b] = I[6 * a + b];
-                B.m[a][b] = I[6 * a + b + 3];
-                C.m[a][b] = I[6 * (a + 3) + b + 3];
-            }
-        const Mat3& R = T.R;
-        const Mat3 Rt = transpose(R), Px = skew(T.p);
-        const Mat3 Ar = R * (A * Rt), Br = R * (B * Rt), Cr = R * (C * Rt);
-        const Mat3 PBt = Px * transpose(Br), PC = Px * Cr;
-        const Mat3 TL = Ar + PBt + transpose(PBt) - PC * Px, TR = Br + PC;
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) {
-                P[6 * a + b] += TL.m[a][b];
-                P[6 * a + b + 3] += TR.m[a][b];
-                P[6 * (a + 3) + b] += TR.m[b][a];
-                P[6 * (a + 3) + b + 3] += Cr.m[a][b];
-            }
     }
 
     // Stage s's derivative at (qs, vs): kq[s] = vs, kv[s] = q̈.
@@ -436,17 +398,20 @@ private:
     }
 
     // Body poses and continuous twists of the new state into Data.
-    static void write_back(const Model& m, Data& d, State& st) {
+    // With kinematics_at_q, st.g and st.V already hold the link poses and twists at (q, v).
+    static void write_back(const Model& m, Data& d, State& st, bool kinematics_at_q) {
         const TreeView& t = st.tree;
         const int n = t.size();
-        for (int i = 0; i < n; ++i) {
-            const TreeLink& l = t.links[i];
-            st.T[i] = link_transform(l, st.q[i]);
-            st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+        if (!kinematics_at_q) {
+            for (int i = 0; i < n; ++i) {
+                const TreeLink& l = t.links[i];
+                st.T[i] = link_transform(l, st.q[i]);
+                st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
+            }
+            tree_link_twists(t, st.q.data(), st.v.data(), reinterpret_cast<double(*)[6]>(st.V.data()));
         }
         tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
         st.origin.to_world(st.bp);
-        tree_link_twists(t, st.q.data(), st.v.data(), reinterpret_cast<double(*)[6]>(st.V.data()));
         for (int b = 0; b < m.nbodies(); ++b) {
             d.pose[b] = st.bp[b];
             const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.V.data()), b);

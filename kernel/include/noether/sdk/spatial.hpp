@@ -67,6 +67,30 @@ inline void add_congruence(const double* Xl, const double* I, const double* Xr, 
             P[6 * a + b] += s;
         }
 }
+// P += Xᵀ I X for X = Ad_{T⁻¹} = [[Rᵀ, 0], [B, Rᵀ]] (B = −Rᵀ p^), I symmetric 6×6: by 3×3 blocks.
+inline void add_congruence_ad(const Frame& T, const double* I, double* P) {
+    Mat3 A, Bm, C;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            A.m[a][b] = I[6 * a + b];
+            Bm.m[a][b] = I[6 * a + b + 3];
+            C.m[a][b] = I[6 * (a + 3) + b + 3];
+        }
+    const Mat3& R = T.R;
+    const Mat3 Rt = transpose(R), Bk = -1.0 * (Rt * skew(T.p)), Bkt = transpose(Bk);
+    const Mat3 BtRt_CBk = transpose(Bm) * Rt + C * Bk;  // lower-left block of I X
+    const Mat3 P11 = R * (A * Rt + Bm * Bk) + Bkt * BtRt_CBk;
+    const Mat3 CRt = C * Rt;
+    const Mat3 P12 = R * (Bm * Rt) + Bkt * CRt;
+    const Mat3 P22 = R * CRt;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            P[6 * a + b] += P11.m[a][b];
+            P[6 * a + b + 3] += P12.m[a][b];
+            P[6 * (a + 3) + b] += P12.m[b][a];
+            P[6 * (a + 3) + b + 3] += P22.m[a][b];
+        }
+}
 // Ad_{T⁻¹}: a twist in the parent frame → the child frame at pose T.
 inline void twist_to_child(const Frame& T, const double* V, double* o) {
     const Mat3 Rt = transpose(T.R);

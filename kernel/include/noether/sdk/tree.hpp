@@ -182,6 +182,15 @@ inline void tree_add_body_wrenches(const TreeView& t, const Frame* g, const Wren
     }
 }
 
+// A link's spatial inertia [J, 0; 0, m I] about its centre of mass, link axes (6×6, row-major).
+inline void spatial_inertia(const TreeLink& l, double* G) {
+    for (int k = 0; k < 36; ++k) G[k] = 0;
+    for (int a = 0; a < 3; ++a) {
+        for (int b = 0; b < 3; ++b) G[6 * a + b] = l.inertia(a, b);
+        G[6 * (a + 3) + a + 3] = l.mass;
+    }
+}
+
 // ---- articulated-body passes (riqn.md §5.2) ---------------------------------------------------
 // At fixed link transforms T (T[i] = link_transform(link i, q_i)), with an optional diagonal k
 // (nv) added to the joint-space mass matrix: setup builds the articulated inertias of
