@@ -173,6 +173,15 @@ public:
 
     // Data's own inputs as a view.
     Inputs inputs() const { return {actuation.data(), applied_force.data(), applied_torque.data()}; }
+    // Whether a host applies a force or a torque to any body (applied_force, applied_torque nonzero).
+    bool any_applied_wrench() const {
+        for (std::size_t b = 0; b < applied_force.size(); ++b) {
+            const Vec3& f = applied_force[b];
+            const Vec3& tq = applied_torque[b];
+            if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
+        }
+        return false;
+    }
 
     // The step snapshot (kernel/src/step.cpp): everything a step may change — time, step,
     // poses, twists, warm starts, multipliers, joint coordinates and rates, the last-step

@@ -258,7 +258,6 @@ private:
     // Link wrenches at configuration k (link frame, about the link CoM): gravity and the body
     // forces of the Model and the inputs. Needs kinematics().
     static void forces(const Model& m, const Data& d, State& st);
-    static bool any_input(const Model& m, const Data& d);
 
     // Discrete Legendre start from the continuous state of Data (riqn.md §7.2).
     static void start(const Model& m, const Data& d, State& st, double h);

@@ -35,21 +35,12 @@ void Riqn::forces(const Model& m, const Data& d, State& st) {
             ball_forcing = ball_forcing || ji.has_force_element;
             for (int k = 0; k < 3; ++k) ball_forcing = ball_forcing || d.actuation[l.dof + k] != 0;
         }
-    if (m.forces.empty() && !any_input(m, d) && !ball_forcing) return;
+    if (m.forces.empty() && !d.any_applied_wrench() && !ball_forcing) return;
     body_wrenches(m, d.inputs(), st.bp.data(), st.bw.data());
     if (ball_forcing)
         for (const TreeLink& l : t.links)
             if (l.type == TreeJoint::ball) add_joint_wrenches(m, d, d.inputs(), st.bp.data(), l.joint, st.bw.data());
     tree_add_body_wrenches(t, st.g.data(), st.bw.data(), st.F.data());
-}
-
-bool Riqn::any_input(const Model& m, const Data& d) {
-    for (int b = 0; b < m.nbodies(); ++b) {
-        const Vec3& f = d.applied_force[b];
-        const Vec3& tq = d.applied_torque[b];
-        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
-    }
-    return false;
 }
 
 void Riqn::start(const Model& m, const Data& d, State& st, double h) {

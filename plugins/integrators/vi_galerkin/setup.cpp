@@ -141,15 +141,7 @@ void Galerkin::world_inertia(const TreeLink& l, const Frame& g, double* Mb) {
         }
 }
 
-bool Galerkin::any_body_forcing(const Model& m, const Data& d) {
-    if (!m.forces.empty()) return true;
-    for (int b = 0; b < m.nbodies(); ++b) {
-        const Vec3& f = d.applied_force[b];
-        const Vec3& tq = d.applied_torque[b];
-        if (f.x != 0 || f.y != 0 || f.z != 0 || tq.x != 0 || tq.y != 0 || tq.z != 0) return true;
-    }
-    return false;
-}
+bool Galerkin::any_body_forcing(const Model& m, const Data& d) { return !m.forces.empty() || d.any_applied_wrench(); }
 
 void Galerkin::project_rates(State& st) {
     const TreeView& t = st.tree;
