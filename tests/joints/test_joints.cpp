@@ -2,6 +2,7 @@
 // constraint manifold, actuation wrenches, hinge regularity, minimal descriptions, bad input.
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstring>
 
 #include "util.hpp"
 
@@ -166,6 +167,32 @@ TEST_CASE("joint constraint Jacobians match central differences", "[joints]") {
             }
             INFO(type << (world ? " (world parent)" : "") << ": worst relative error " << worst);
             CHECK(worst < 1e-6);
+        }
+}
+
+// vi-maximal takes g from the call that also makes the Jacobians for the Newton matrix, and from a
+// value-only call for trial iterates: the two must agree bit for bit, or its iterations would
+// depend on which call gave the residual.
+TEST_CASE("a joint's constraint value is the same bit for bit with or without its Jacobians", "[joints]") {
+    testutil::Rng rng(17);
+    for (const char* type : kTypes)
+        for (bool world : {false, true}) {
+            Case c = make_case(type, world, rng);
+            int differing = 0;
+            for (int trial = 0; trial < 8; ++trial) {
+                Pose a = world ? Pose{} : rng.pose(), b = rng.pose();
+                if (trial % 2 == 0) random_assembled(c, rng, a, b);  // near closure too, where rows are round-off
+                VecX g0, g1, g2;
+                MatX Ja, Jb;
+                eval(*c.joint, a, b, g0, nullptr, nullptr);
+                eval(*c.joint, a, b, g1, world ? nullptr : &Ja, &Jb);
+                eval(*c.joint, a, b, g2, nullptr, &Jb);
+                for (int r = 0; r < c.joint->rows(); ++r)
+                    if (std::memcmp(&g0[r], &g1[r], sizeof(double)) != 0 || std::memcmp(&g0[r], &g2[r], sizeof(double)) != 0)
+                        ++differing;
+            }
+            INFO(type << (world ? " (world parent)" : ""));
+            CHECK(differing == 0);
         }
 }
 

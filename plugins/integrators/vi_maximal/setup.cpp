@@ -162,6 +162,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->J3b.assign(jr, 0.0);
     st->g.assign(m.total_rows, 0.0);
     st->pose3.assign(nb, Pose{});
+    st->in_R.assign(nb, Vec3{});
     if ((!midpoint && m.has_inequalities()) || !m.couplings.empty()) {  // vi-midpoint: couplings only
         setup_inequalities(m, *st->G, st->ineq);
         st->contact_tolerance = contact_tolerance(m);

@@ -184,7 +184,7 @@ private:
         const BlockGraph& g = *st.G;
         const double eps = m.options.tolerance;
         Attempt out;
-        double fn = residual(m, d, st, h, st.s, st.f);
+        double fn = residual(m, d, st, h, st.s, st.f, true);
         int stalls = 0;
         bool chord = false;  // this iteration: a chord step with the last factorisation
         double last_step = INFINITY;  // the norm of the last correction taken in full
@@ -225,11 +225,14 @@ private:
                 continue;
             }
             if (!assemble_and_factor(m, d, st, h, out)) break;
-            st.dx = st.f;
+            // f is solved in place as dx (no copy: on the 512-link chain a copy of f before each
+            // solve was 5 % of the step's instructions); f is the trial's after the line search.
+            std::swap(st.dx, st.f);
             m.solver->solve(g, *st.ws, st.dx.data());
             double alpha = 1, fn_try = fn;
             if (!line_search(m, d, st, h, fn, alpha, fn_try, out.halvings)) {
                 out.status = StepStatus::rotation_limit;
+                residual(m, d, st, h, st.s, st.f);  // f(s) again, for the failure's worst node
                 break;
             }
             const bool stalled = !(fn_try <= 0.5 * fn);
@@ -278,13 +281,16 @@ private:
 
     // The correction with the current factorisation into dx and s_try = s − dx; its residual into
     // f_try and fc (and pose3 its configuration), unless s_try breaks the rotation guard: false,
-    // nothing evaluated.
+    // and f, pose3 and J3 are those of s again (f is solved in place).
     bool chord_trial(const Model& m, const Data& d, State& st, double h, double& fc) const {
         const BlockGraph& g = *st.G;
-        st.dx = st.f;
+        std::swap(st.dx, st.f);  // solved in place (as in newton())
         m.solver->solve(g, *st.ws, st.dx.data());
         for (int i = 0; i < g.total_size; ++i) st.s_try[i] = st.s[i] - st.dx[i];
-        if (!within_guard(m, st.s_try, kBranch / h)) return false;
+        if (!within_guard(m, st.s_try, kBranch / h)) {
+            residual(m, d, st, h, st.s, st.f, true);  // f(s) again (and J3: Newton assembles there next)
+            return false;
+        }
         fc = residual(m, d, st, h, st.s_try, st.f_try);
         return true;
     }
@@ -298,7 +304,7 @@ private:
         double fc = INFINITY;
         const bool evaluated = chord_trial(m, d, st, h, fc);
         if (!(fc < fn || fc < eps)) {
-            if (evaluated) residual(m, d, st, h, st.s, st.f);
+            if (evaluated) residual(m, d, st, h, st.s, st.f, true);
             return ChordStep::dropped;
         }
         std::swap(st.s, st.s_try);
@@ -356,7 +362,7 @@ private:
             fn = fc;
             return true;
         }
-        residual(m, d, st, h, st.s, st.f);
+        residual(m, d, st, h, st.s, st.f, true);
         return false;
     }
 
@@ -439,7 +445,17 @@ private:
         }
         if (st.start)  // the start node receives half of the first interval's impulse
             for (Wrench& w : st.wrench) w.force = 0.5 * w.force, w.torque = 0.5 * w.torque;
+        // Incoming angular momentum: the last interval's (first-order units), or at the Legendre
+        // start the continuous one (with half of gravity's impulse, in residual()). Fixed during
+        // the substep's iterations.
+        for (int b = 0; b < m.nbodies(); ++b) {
+            const Vec3& w1 = d.twist[b].w;
+            const Vec3 Jw1 = m.bodies[b].inertia * w1;
+            st.in_R[b] = st.start ? (2.0 / h) * Jw1 : (st.dt_prev / h) * (s_of(w1, st.dt_prev) * Jw1 - cross(w1, Jw1));
+        }
         const BlockGraph& g = *st.G;
+        double sc[6];  // row r of F[b, j]: the scale of ∂g/∂x (r < 3) or of 2 ∂g/∂θ
+        for (int r = 0; r < 6; ++r) sc[r] = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
             const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
@@ -452,16 +468,12 @@ private:
                 double* B = st.A.bj(j, side);
                 if (!B) continue;
                 const double* J = side == 0 ? &st.J2a[o] : &st.J2b[o];
-                for (int r = 0; r < 6; ++r) {
-                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
-                    for (int c = 0; c < mj; ++c) B[r * nj + c] = sc * J[c * 6 + r];
-                }
+                for (int c = 0; c < mj; ++c)
+                    for (int r = 0; r < 6; ++r) B[r * nj + c] = sc[r] * J[c * 6 + r];
                 if (!st.implicit[j]) continue;
                 const double* C = side == 0 ? &st.C2a[oc] : &st.C2b[oc];  // the force through Cᵀ, like an actuation
-                for (int r = 0; r < 6; ++r) {
-                    const double sc = (r < 3 ? -st.rhoT : -2.0 * st.rhoR) * st.lam;
-                    for (int k = 0; k < ji.dofs; ++k) B[r * nj + mj + k] = sc * C[k * 6 + r];
-                }
+                for (int k = 0; k < ji.dofs; ++k)
+                    for (int r = 0; r < 6; ++r) B[r * nj + mj + k] = sc[r] * C[k * 6 + r];
             }
         }
     }
@@ -522,29 +534,26 @@ private:
         Vec3 v2, w2, Jw2, in_R;  // new velocities, J ω2, incoming angular momentum
         double s2;
     };
-    static BodyTerms body_terms(const Model& m, const Data& d, const State& st, double h, const double* sb, int b) {
-        const BodyInfo& body = m.bodies[b];
-        const Vec3& w1 = d.twist[b].w;
+    static BodyTerms body_terms(const Model& m, const State& st, double h, const double* sb, int b) {
         BodyTerms t;
         t.v2 = {sb[0], sb[1], sb[2]};
         t.w2 = {sb[3], sb[4], sb[5]};
         t.s2 = s_of(t.w2, h);
-        t.Jw2 = body.inertia * t.w2;
-        const Vec3 Jw1 = body.inertia * w1;
-        // Incoming momentum: the last interval's (first-order units), or at the Legendre start the
-        // continuous one (with half of gravity's impulse, in residual()).
-        t.in_R = st.start ? (2.0 / h) * Jw1 : (st.dt_prev / h) * (s_of(w1, st.dt_prev) * Jw1 - cross(w1, Jw1));
+        t.Jw2 = m.bodies[b].inertia * t.w2;
+        t.in_R = st.in_R[b];
         return t;
     }
 
-    // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3.
+    // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3, and with `jacobians` the
+    // joints' Jacobians there in J3a/J3b (for the assembly that follows: the same call gives the
+    // value and the Jacobians, so assemble() does not evaluate the constraints again).
     double residual(const Model& m, const Data& d, State& st, double h, const std::vector<double>& s,
-                    std::vector<double>& f) const {
+                    std::vector<double>& f, bool jacobians = false) const {
         const int nb = m.nbodies();
         const BlockGraph& g = *st.G;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
-            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
+            const BodyTerms t = body_terms(m, st, h, &s[g.node_offset[b]], b);
             const Vec3 &v2 = t.v2, &w2 = t.w2;
             st.pose3[b].x = d.pose[b].x + h * v2;
             st.pose3[b].q = d.pose[b].q * Quat{0.5 * h * t.s2, 0.5 * h * w2.x, 0.5 * h * w2.y, 0.5 * h * w2.z};
@@ -567,9 +576,14 @@ private:
             }
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
             double* fj = &f[g.node_offset[nb + j]];
-            // The value only: the Jacobians are needed when the matrix is rebuilt at this iterate
-            // (assemble()), not for line-search trials or the confirming step.
-            ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
+            // The value only, unless the matrix is rebuilt at this iterate next (assemble()): not
+            // for line-search trials or the confirming step.
+            if (jacobians) {
+                const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
+                ji.impl->constraint(a, st.pose3[ji.b], fj, ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            } else {
+                ji.impl->constraint(a, st.pose3[ji.b], fj, nullptr, nullptr);
+            }
             if (st.rhoJ != 1.0)
                 for (int r = 0; r < mj; ++r) fj[r] *= st.rhoJ;
             if (!st.implicit[j]) continue;
@@ -586,6 +600,7 @@ private:
                 fj[mj + k] = (st.rhoZ * st.zscale[i]) * (zl - u);
             }
         }
+        st.j3_current = jacobians;
         return vnorm(f);
     }
 
@@ -604,7 +619,7 @@ private:
         double scale2 = 0;
         for (int b = 0; b < nb; ++b) {
             const BodyInfo& body = m.bodies[b];
-            const BodyTerms t = body_terms(m, d, st, h, &s[g.node_offset[b]], b);
+            const BodyTerms t = body_terms(m, st, h, &s[g.node_offset[b]], b);
             const Wrench& F = st.wrench[b];
             const double tT =
                 st.rhoT * (body.mass / h * (norm(t.v2) + norm(d.twist[b].v)) + body.mass * norm(m.gravity) + norm(F.force));
@@ -695,12 +710,13 @@ private:
         }
         for (int j = 0; j < m.njoints(); ++j) {
             const JointInfo& ji = m.joints[j];
-            // Jacobians at the next configuration of s (pose3, left by the last residual()); the
-            // value goes to scratch.
+            // Jacobians at the next configuration of s (pose3, left by the last residual(), which
+            // may have made them); the value goes to scratch.
             const std::size_t o = 6 * static_cast<std::size_t>(ji.row_offset);
             const std::size_t oc = 6 * static_cast<std::size_t>(ji.dof_offset);
             const Pose a = ji.a >= 0 ? st.pose3[ji.a] : Pose{};
-            ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
+            if (!st.j3_current)
+                ji.impl->constraint(a, st.pose3[ji.b], &st.g[ji.row_offset], ji.a >= 0 ? &st.J3a[o] : nullptr, &st.J3b[o]);
             if (st.implicit[j])
                 ji.impl->coordinate_jacobian(a, st.pose3[ji.b], ji.a >= 0 ? &st.C3a[oc] : nullptr, &st.C3b[oc]);
             const int nj = g.node_size[nb + j];
@@ -718,12 +734,13 @@ private:
                 const double s2 = s_of(w, h);
                 const Mat3 K = (0.5 * h * h) * (s2 * Mat3::identity() - skew(w) + (1.0 / s2) * outer(w, w));
                 const double* J = side == 0 ? &st.J3a[o] : &st.J3b[o];
+                const double rj = st.rhoJ, rjh = st.rhoJ * h;  // (locals: H's stores cannot alias them)
                 for (int r = 0; r < ji.rows; ++r) {
                     const double* Jr = J + 6 * r;
                     double* Hr = H + 6 * r;
                     for (int k = 0; k < 3; ++k) {
-                        Hr[k] = st.rhoJ * h * Jr[k];
-                        Hr[3 + k] = st.rhoJ * (Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k]);
+                        Hr[k] = rjh * Jr[k];
+                        Hr[3 + k] = rj * (Jr[3] * K.m[0][k] + Jr[4] * K.m[1][k] + Jr[5] * K.m[2][k]);
                     }
                 }
                 if (!st.implicit[j]) continue;
