@@ -89,12 +89,6 @@ struct Dp45Options : dp45::Options {
     bool energy = false;
 };
 
-std::string g_str(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
-
 Dp45Options dp45_options(const Model& m) {
     Dp45Options o;
     static_cast<dp45::Options&>(o) = dp45::options(m);
@@ -135,32 +129,10 @@ public:
         const Origin none = m.origin;
         // A list where a number belongs, or a number where the list of invariants belongs, is an
         // error (before: silently dropped, the defaults used).
-        for (const char* name : {"atol", "rtol", "fac_max", "initial_step"})
-            if (m.options.extra_lists.count(name))
-                out.push_back({Severity::error, none, std::string("options: dp45-projection option '") + name + "' must be a number"});
+        dp45::check_options(m, "dp45-projection", out);
         if (m.options.extra.count("invariants"))
             out.push_back({Severity::error, none,
                            "options: dp45-projection option 'invariants' must be a list of names (known: energy)"});
-        auto positive = [&](const char* name, double v) {
-            if (!(v > 0) || !std::isfinite(v))
-                out.push_back({Severity::error, none, std::string("options: dp45-projection option '") + name +
-                                                          "' must be positive, got " + std::to_string(v)});
-        };
-        positive("atol", o.atol);
-        positive("rtol", o.rtol);
-        // The local error estimate of a step is computed in double precision: a relative tolerance
-        // below about 50 machine epsilons cannot be met (atol = rtol = 1e-300 failed as "non-finite
-        // value" when its error ratio overflowed).
-        constexpr double kMinRtol = 1e-14;
-        if (o.rtol > 0 && o.rtol < kMinRtol)
-            out.push_back({Severity::error, none,
-                           "options: dp45-projection option 'rtol' is " + g_str(o.rtol) +
-                               ": a step's error cannot be told that finely in double precision (at least 1e-14)"});
-        if (!(o.fac_max > 1))
-            out.push_back({Severity::error, none, "options: dp45-projection option 'fac_max' must be greater than 1, got " +
-                                                      std::to_string(o.fac_max)});
-        if (o.initial_step < 0)
-            out.push_back({Severity::error, none, "options: dp45-projection option 'initial_step' must be positive"});
         auto inv = m.options.extra_lists.find("invariants");
         if (inv != m.options.extra_lists.end())
             for (const std::string& s : inv->second)

@@ -127,18 +127,7 @@ public:
             break;
         }
         if (kMethod != Method::dp45) return;
-        for (const char* o : {"atol", "rtol", "fac_max", "initial_step"})
-            if (m.options.extra_lists.count(o))
-                out.push_back({Severity::error, m.origin, std::string("options: dp45-joint option '") + o + "' must be a number"});
-        const dp45::Options o = dp45::options(m);
-        check_positive_option(m, name, "atol", o.atol, out);
-        check_positive_option(m, name, "rtol", o.rtol, out);
-        if (!(o.fac_max > 1) || !std::isfinite(o.fac_max)) {
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "options: dp45-joint option 'fac_max' must be greater than 1, got %g", o.fac_max);
-            out.push_back({Severity::error, m.origin, buf});
-        }
-        if (m.options.extra.count("initial_step")) check_positive_option(m, name, "initial_step", o.initial_step, out);
+        dp45::check_options(m, name, out);
     }
 
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override {

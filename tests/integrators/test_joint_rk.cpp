@@ -281,12 +281,59 @@ TEST_CASE("rk4-joint and dp45-joint: what they refuse, with the element and the 
     bad.options.extra = {{"rtol", -1}};
     CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("dp45-joint") && Contains("'rtol'") && Contains("-1"));
     bad.options.extra = {{"fac_max", 1}};
-    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("'fac_max' must be greater than 1, got 1"));
+    CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("'fac_max' must be finite and greater than 1, got 1"));
     bad.options.extra = {{"points", 2}};
     CHECK_THAT(testutil::error_of([&] { compile(bad); }), Contains("points"));
     Spec rk = testutil::chain_spec(2, "revolute", "rk4-joint");
     rk.options.extra = {{"atol", 1e-6}};
     CHECK_THAT(testutil::error_of([&] { compile(rk); }), Contains("atol"));
+}
+
+// The two Dormand–Prince integrators read the same options (noether/sdk/dormand_prince.hpp) and
+// judge them alike. Before one check served both: dp45-joint compiled rtol = atol = 1e-300 and failed
+// the first step ("not converged"), and refused initial_step = 0, which the shared options define
+// as the step's dt; dp45-projection took fac_max = inf.
+TEST_CASE("dp45-projection and dp45-joint check their shared options alike", "[joint-rk]") {
+    struct Bad {
+        std::vector<std::pair<std::string, double>> opts;
+        std::string message;
+    };
+    const std::vector<Bad> bad = {
+        {{{"rtol", 1e-300}, {"atol", 1e-300}}, "option 'rtol' is 1e-300: a step's error cannot be told that finely"},
+        {{{"rtol", 1e-15}}, "option 'rtol' is 1e-15"},
+        {{{"atol", -1}}, "option 'atol' must be positive and finite, got -1"},
+        {{{"rtol", INFINITY}}, "option 'rtol' must be positive and finite, got inf"},
+        {{{"fac_max", INFINITY}}, "option 'fac_max' must be finite and greater than 1, got inf"},
+        {{{"fac_max", 0.5}}, "option 'fac_max' must be finite and greater than 1, got 0.5"},
+        {{{"initial_step", -0.01}}, "option 'initial_step' must be 0 (the step's dt) or positive, and finite, got -0.01"},
+        {{{"initial_step", NAN}}, "option 'initial_step' must be 0 (the step's dt) or positive, and finite, got nan"},
+    };
+    for (const char* integ : {"dp45-projection", "dp45-joint"}) {
+        for (const Bad& b : bad) {
+            Spec s = testutil::chain_spec(2, "revolute", integ);
+            for (const auto& kv : b.opts) s.options.extra[kv.first] = kv.second;
+            INFO(integ << ": " << b.message);
+            CHECK_THAT(testutil::error_of([&] { compile(s); }), Contains(std::string("options: ") + integ + " " + b.message));
+        }
+        Spec list = testutil::chain_spec(2, "revolute", integ);
+        list.options.extra_lists["initial_step"] = {"dt"};
+        CHECK_THAT(testutil::error_of([&] { compile(list); }), Contains(std::string(integ) + " option 'initial_step' must be a number"));
+        // The smallest rtol allowed, and initial_step 0 (the step's dt) equal to no initial_step: the
+        // same trajectory bit for bit.
+        Spec fine = testutil::chain_spec(2, "revolute", integ);
+        fine.options.extra = {{"rtol", 1e-14}, {"atol", 1e-14}};
+        CHECK(testutil::error_of([&] { compile(fine); }).empty());
+        std::vector<double> ends[2];
+        for (int k = 0; k < 2; ++k) {
+            Spec s = testutil::chain_spec(2, "revolute", integ);
+            if (k == 1) s.options.extra["initial_step"] = 0;
+            Run run(compile(s));
+            REQUIRE(run.steps(20));
+            ends[k] = run.data().coord;
+        }
+        INFO(integ);
+        CHECK(ends[0] == ends[1]);
+    }
 }
 
 TEST_CASE("rk4-joint and dp45-joint: a restored step repeats bit for bit, a host's edit restarts from Data", "[joint-rk]") {

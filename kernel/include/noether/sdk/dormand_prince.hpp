@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "noether/model.hpp"
+#include "noether/sdk/integrator.hpp"
 
 namespace noether {
 namespace dp45 {
@@ -38,6 +42,38 @@ inline Options options(const Model& m) {
     get("fac_max", o.fac_max);
     get("initial_step", o.initial_step);
     return o;
+}
+
+// The local error estimate of a step is computed in double precision: a relative tolerance below
+// about 50 machine epsilons cannot be met (atol = rtol = 1e-300 failed dp45-projection's first step
+// as "non-finite value" when its error ratio overflowed, dp45-joint's as "not converged").
+inline constexpr double kMinRtol = 1e-14;
+
+// The checks of these options for integrator `name` (dp45-projection, dp45-joint), one error each
+// appended to out: a number, not a list; atol and rtol positive and finite, rtol at least kMinRtol;
+// fac_max finite and greater than 1; initial_step 0 (the step's dt) or positive, and finite.
+inline void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out) {
+    auto error = [&](const std::string& what) { out.push_back({Severity::error, m.origin, what}); };
+    auto fmt = [](const char* f, const char* a, const char* b, double v) {
+        char buf[240];
+        std::snprintf(buf, sizeof buf, f, a, b, v);
+        return std::string(buf);
+    };
+    for (const char* opt : {"atol", "rtol", "fac_max", "initial_step"})
+        if (m.options.extra_lists.count(opt))
+            error(std::string("options: ") + name + " option '" + opt + "' must be a number");
+    const Options o = options(m);
+    check_positive_option(m, name, "atol", o.atol, out);
+    check_positive_option(m, name, "rtol", o.rtol, out);
+    if (o.rtol > 0 && o.rtol < kMinRtol)
+        error(fmt("options: %s option '%s' is %g: a step's error cannot be told that finely in double precision (at "
+                  "least 1e-14)",
+                  name, "rtol", o.rtol));
+    if (!(o.fac_max > 1) || !std::isfinite(o.fac_max))
+        error(fmt("options: %s option '%s' must be finite and greater than 1, got %g", name, "fac_max", o.fac_max));
+    if (!(o.initial_step >= 0) || !std::isfinite(o.initial_step))
+        error(fmt("options: %s option '%s' must be 0 (the step's dt) or positive, and finite, got %g", name,
+                  "initial_step", o.initial_step));
 }
 
 // The factor on the step size after a step whose scaled error norm is err (accepted when ≤ 1):
