@@ -449,30 +449,43 @@ Twist tree_body_twist(const TreeView& t, const Frame* link_g, const double (*V)[
     return tw;
 }
 
+namespace {
+
+// V_i of link i (tree_link_twists) with its transform T = link_transform(l, q) (read only when the
+// link has a parent).
+inline void link_twist(const TreeLink& l, const Frame& T, const double* qdot, double (*V)[6], int i) {
+    double* Vi = V[i];
+    if (l.parent >= 0) {
+        const double* Vp = V[l.parent];
+        const Vec3 wp{Vp[0], Vp[1], Vp[2]}, vp{Vp[3], Vp[4], Vp[5]};
+        const Mat3 Rt = transpose(T.R);
+        const Vec3 w = Rt * wp, v = Rt * (vp - cross(T.p, wp));
+        Vi[0] = w.x, Vi[1] = w.y, Vi[2] = w.z, Vi[3] = v.x, Vi[4] = v.y, Vi[5] = v.z;
+    } else {
+        for (int k = 0; k < 6; ++k) Vi[k] = 0;
+    }
+    if (l.type == TreeJoint::screw) {
+        for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * qdot[l.iv];
+        return;
+    }
+    for (int c = 0; c < l.nv; ++c) {
+        double s[6];
+        link_motion(l, c, s);
+        for (int k = 0; k < 6; ++k) Vi[k] += s[k] * qdot[l.iv + c];
+    }
+}
+
+}  // namespace
+
 void tree_link_twists(const TreeView& t, const double* q, const double* qdot, double (*V)[6]) {
     for (int i = 0; i < t.size(); ++i) {
         const TreeLink& l = t.links[i];
-        double* Vi = V[i];
-        if (l.parent >= 0) {
-            const Frame T = link_transform(l, q + l.iq);
-            const double* Vp = V[l.parent];
-            const Vec3 wp{Vp[0], Vp[1], Vp[2]}, vp{Vp[3], Vp[4], Vp[5]};
-            const Mat3 Rt = transpose(T.R);
-            const Vec3 w = Rt * wp, v = Rt * (vp - cross(T.p, wp));
-            Vi[0] = w.x, Vi[1] = w.y, Vi[2] = w.z, Vi[3] = v.x, Vi[4] = v.y, Vi[5] = v.z;
-        } else {
-            for (int k = 0; k < 6; ++k) Vi[k] = 0;
-        }
-        if (l.type == TreeJoint::screw) {
-            for (int k = 0; k < 6; ++k) Vi[k] += l.S[k] * qdot[l.iv];
-            continue;
-        }
-        for (int c = 0; c < l.nv; ++c) {
-            double s[6];
-            link_motion(l, c, s);
-            for (int k = 0; k < 6; ++k) Vi[k] += s[k] * qdot[l.iv + c];
-        }
+        link_twist(l, l.parent >= 0 ? link_transform(l, q + l.iq) : Frame{}, qdot, V, i);
     }
+}
+
+void tree_link_twists(const TreeView& t, const Frame* T, const double* qdot, double (*V)[6]) {
+    for (int i = 0; i < t.size(); ++i) link_twist(t.links[i], T[i], qdot, V, i);
 }
 
 // ---- articulated-body passes ------------------------------------------------------------------

@@ -397,7 +397,7 @@ private:
                 st.T[i] = link_transform(l, st.q[i]);
                 st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
             }
-            tree_link_twists(t, st.q.data(), st.v.data(), reinterpret_cast<double(*)[6]>(st.V.data()));
+            tree_link_twists(t, st.T.data(), st.v.data(), reinterpret_cast<double(*)[6]>(st.V.data()));
         }
         tree_body_poses(t, st.g.data(), d.pose.data(), st.bp.data());
         st.origin.to_world(st.bp);

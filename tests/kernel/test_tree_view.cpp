@@ -2,6 +2,7 @@
 // poses that reproduce the joint plugins' coordinates and constraints, the mass matrix and the
 // articulated-body solve, and the refusals.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 
@@ -308,6 +309,12 @@ TEST_CASE("tree view: with a free root and a ball joint, M is the kinetic energy
         T2 += 0.5 * t.links[i].mass * dot(lin, lin) + 0.5 * dot(w, t.links[i].inertia * w);
     }
     CHECK(T2 == Approx(T).epsilon(1e-8));
+    // From link transforms already at hand: the same twists bit for bit.
+    std::vector<Frame> Tl(t.size());
+    for (int i = 0; i < t.size(); ++i) Tl[i] = link_transform(t.links[i], &q[t.links[i].iq]);
+    std::vector<double> V2(6 * t.size(), std::numeric_limits<double>::quiet_NaN());
+    tree_link_twists(t, Tl.data(), v.data(), reinterpret_cast<double(*)[6]>(V2.data()));
+    CHECK(std::memcmp(V.data(), V2.data(), sizeof(double) * V.size()) == 0);
     // ABI: (M + diag(k))⁻¹ u against the dense solve.
     std::vector<double> k(nv), u(nv);
     for (int i = 0; i < nv; ++i) k[i] = t.links.back().iv == i ? 0.05 : 0.0, u[i] = r.uniform(-1, 1);

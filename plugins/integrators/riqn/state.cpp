@@ -71,7 +71,7 @@ void Riqn::start(const Model& m, const Data& d, State& st, double h) {
         const Vec3 w = top(Vi) - transpose(st.T[i].R) * top(Vp);  // relative angular velocity
         st.dq[l.iv] = w.x, st.dq[l.iv + 1] = w.y, st.dq[l.iv + 2] = w.z;
     }
-    tree_link_twists(t, st.q.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));
+    tree_link_twists(t, st.T.data(), st.dq.data(), reinterpret_cast<V6*>(st.V.data()));  // (st.T: kinematics() at q)
     forces(m, d, st);
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];

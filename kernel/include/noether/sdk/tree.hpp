@@ -163,6 +163,8 @@ NOETHER_API void tree_body_poses(const TreeView& t, const Frame* link_g, const P
 NOETHER_API void tree_coordinates(const TreeView& t, const Pose* body_poses, const double* prev, double* q);
 // Link twists (link frames) from velocities (nv): V_i = Ad_{T_i⁻¹} V_parent + S_i q̇_i.
 NOETHER_API void tree_link_twists(const TreeView& t, const double* q, const double* qdot, double (*V)[6]);
+// The same with the link transforms T_i = link_transform(link i, q) already at hand (bit for bit).
+NOETHER_API void tree_link_twists(const TreeView& t, const Frame* T, const double* qdot, double (*V)[6]);
 // The Data::twist of Model body b (ω in the body frame, v of its centre of mass in the world) from
 // the link poses and link twists V (tree_link_twists); zero for a body welded to the world.
 NOETHER_API Twist tree_body_twist(const TreeView& t, const Frame* link_g, const double (*V)[6], int b);
