@@ -56,7 +56,7 @@ public:
         set_scaling(st, h);
         prepare(m, d, st, h);
         std::copy(s, s + st.G->total_size, st.s.begin());
-        residual(m, d, st, h, st.s, st.f);
+        residual(m, d, st, h, st.s, st.f, A != nullptr);
         std::copy(st.f.begin(), st.f.end(), f);
         if (A) {
             assemble(m, d, st, h);

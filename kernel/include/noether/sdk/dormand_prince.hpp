@@ -53,27 +53,25 @@ inline constexpr double kMinRtol = 1e-14;
 // appended to out: a number, not a list; atol and rtol positive and finite, rtol at least kMinRtol;
 // fac_max finite and greater than 1; initial_step 0 (the step's dt) or positive, and finite.
 inline void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out) {
-    auto error = [&](const std::string& what) { out.push_back({Severity::error, m.origin, what}); };
-    auto fmt = [](const char* f, const char* a, const char* b, double v) {
+    auto error = [&](const char* format, double v) {  // format: the integrator's name (%s), the value (%g)
         char buf[240];
-        std::snprintf(buf, sizeof buf, f, a, b, v);
-        return std::string(buf);
+        std::snprintf(buf, sizeof buf, format, name, v);
+        out.push_back({Severity::error, m.origin, buf});
     };
     for (const char* opt : {"atol", "rtol", "fac_max", "initial_step"})
         if (m.options.extra_lists.count(opt))
-            error(std::string("options: ") + name + " option '" + opt + "' must be a number");
+            out.push_back({Severity::error, m.origin, std::string("options: ") + name + " option '" + opt + "' must be a number"});
     const Options o = options(m);
     check_positive_option(m, name, "atol", o.atol, out);
     check_positive_option(m, name, "rtol", o.rtol, out);
     if (o.rtol > 0 && o.rtol < kMinRtol)
-        error(fmt("options: %s option '%s' is %g: a step's error cannot be told that finely in double precision (at "
-                  "least 1e-14)",
-                  name, "rtol", o.rtol));
+        error("options: %s option 'rtol' is %g: a step's error cannot be told that finely in double precision (at least "
+              "1e-14)",
+              o.rtol);
     if (!(o.fac_max > 1) || !std::isfinite(o.fac_max))
-        error(fmt("options: %s option '%s' must be finite and greater than 1, got %g", name, "fac_max", o.fac_max));
+        error("options: %s option 'fac_max' must be finite and greater than 1, got %g", o.fac_max);
     if (!(o.initial_step >= 0) || !std::isfinite(o.initial_step))
-        error(fmt("options: %s option '%s' must be 0 (the step's dt) or positive, and finite, got %g", name,
-                  "initial_step", o.initial_step));
+        error("options: %s option 'initial_step' must be 0 (the step's dt) or positive, and finite, got %g", o.initial_step);
 }
 
 // The factor on the step size after a step whose scaled error norm is err (accepted when ≤ 1):
