@@ -179,8 +179,8 @@ inline double s_of(const Vec3& w, double dt) {
 }
 
 // The squares summed in four interleaved partial sums: one running sum makes every addition wait
-// for the last (on the 512-link chain's 8704 unknowns ~10 % of a step's time, the double
-// pendulum's 22 ~8 %); the four chains run side by side.
+// for the last; the four chains run side by side (interleaved A/B: double pendulum 2.18 → 2.11 µs
+// a step, 512-link chain 2013 → 1972 µs).
 inline double vnorm(const std::vector<double>& v) {
     const std::size_t n = v.size();
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
