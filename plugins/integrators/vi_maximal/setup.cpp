@@ -9,14 +9,16 @@ double max_turn(const Model& m) {
     return it == m.options.extra.end() ? 0.0 : it->second;
 }
 
-// Option predictor: 1 (default) starts Newton from a linear extrapolation of the last two
-// steps' velocities and multipliers (when both steps and this one have the same length and
-// the velocities were not changed from outside); 0 from the last step's (zeroth order).
-// Newton iterations per step: double pendulum 3.92 → 3.10, four-bar 4.00 → 3.26, two_robots
-// 3.97 → 3.01, revolute chain of 2 / 16 / 64 links 3.91 / 4.36 / 4.47 → 3.08 / 4.02 / 4.16.
+// Option predictor: 1 starts Newton from a linear extrapolation of the last two steps'
+// velocities and multipliers (when both steps and this one have the same length and the
+// velocities were not changed from outside); 0 from the last step's (zeroth order); 2 (default)
+// from the quadratic extrapolation of the last three while it predicts better than the linear one.
+// Newton iterations per step (exact Newton, 0 → 1): double pendulum 3.92 → 3.10, four-bar 4.00 →
+// 3.26, two_robots 3.97 → 3.01, revolute chain of 2 / 16 / 64 links 3.91 / 4.36 / 4.47 → 3.08 /
+// 4.02 / 4.16; 1 → 2 (default chord iterations) in docs/integrators.md.
 double predictor(const Model& m) {
     const auto it = m.options.extra.find("predictor");
-    return it == m.options.extra.end() ? 1.0 : it->second;
+    return it == m.options.extra.end() ? 2.0 : it->second;
 }
 
 double contact_tolerance(const Model& m) {
@@ -27,7 +29,8 @@ double contact_tolerance(const Model& m) {
 std::size_t State::saved_size() const {
     return sizeof dt_prev + 1 + sizeof(Vec3) * (prev_force.size() + prev_torque.size()) +
            sizeof(double) * (prev_u.size() + c1.size() + c2.size() + u.size()) + 1 + SubstepHold::kSavedSize +
-           sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred + 1;
+           sizeof(Twist) * v_prev.size() + 1 + sizeof(double) * lam_prev.size() + sizeof h_pred + 1 +
+           sizeof(Twist) * v_prev2.size() + sizeof(double) * lam_prev2.size() + sizeof h_pred2 + 2;
 }
 
 void State::save(std::string& out) const {
@@ -45,6 +48,11 @@ void State::save(std::string& out) const {
     w.values(lam_prev);
     w.value(h_pred);
     w.value(static_cast<char>(floor_hint ? 1 : 0));
+    w.values(v_prev2);
+    w.values(lam_prev2);
+    w.value(h_pred2);
+    w.value(static_cast<char>(quadratic_won ? 1 : 0));
+    w.value(static_cast<char>(quadratic_won_lam ? 1 : 0));
 }
 
 bool State::restore(const char*& p, const char* end) {
@@ -60,6 +68,11 @@ bool State::restore(const char*& p, const char* end) {
     restore_values(p, lam_prev);
     restore_value(p, h_pred);
     floor_hint = *p++ != 0;
+    restore_values(p, v_prev2);
+    restore_values(p, lam_prev2);
+    restore_value(p, h_pred2);
+    quadratic_won = *p++ != 0;
+    quadratic_won_lam = *p++ != 0;
     return true;
 }
 
@@ -75,9 +88,11 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
     check_substep_hold_option(m, name, out);
     check_choice_option(m, name, "newton", {"chord", "exact"}, out);
     const double pred = predictor(m);
-    if (pred != 0 && pred != 1) {
+    if (pred != 0 && pred != 1 && pred != 2) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "options: %s option 'predictor' must be 1 (extrapolate the warm start) or 0, got %g",
+        std::snprintf(buf, sizeof buf,
+                      "options: %s option 'predictor' must be 2 (extrapolate the warm start to second order where that "
+                      "predicts better), 1 (linear) or 0 (none), got %g",
                       name, pred);
         out.push_back({Severity::error, m.origin, buf});
     }
@@ -116,6 +131,9 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->v_prev.assign(nb, Twist{});
     st->lam_prev.assign(m.total_rows, 0.0);
     st->predict = predictor(m) != 0;
+    st->quadratic = predictor(m) == 2;
+    st->v_prev2.assign(st->quadratic ? nb : 0, Twist{});
+    st->lam_prev2.assign(st->quadratic ? m.total_rows : 0, 0.0);
     if (const std::string* s = string_option(m, "newton")) st->chord = *s != "exact";
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->implicit.assign(m.njoints(), 0);

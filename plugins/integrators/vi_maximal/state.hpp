@@ -121,7 +121,17 @@ struct State final : IntegratorState {
     bool first_substep = true;  // within advance(): the next substep is the step's first (not saved)
     std::vector<double> lam_prev;
     double h_pred = 0;
-    bool predict = true;
+    // Option predictor = 2: the velocities and multipliers of the step before v_prev, lam_prev and
+    // the interval that produced v_prev from them (h_pred2; 0: none); whether the quadratic
+    // extrapolation predicted the velocities (multipliers) of the last substep it could better
+    // than the linear one (VIMaximal::commit).
+    std::vector<Twist> v_prev2;
+    std::vector<double> lam_prev2;
+    double h_pred2 = 0;
+    bool quadratic_won = true;
+    bool quadratic_won_lam = true;
+    bool predict = true;     // option predictor >= 1 (not saved)
+    bool quadratic = true;   // option predictor = 2 (not saved)
     bool chord = true;  // option newton: "chord" (true) or "exact"
     // The last substep Newton ended was accepted at the round-off floor above the tolerance
     // (VIMaximal::newton: its chord steps then only confirm). Saved.
