@@ -151,6 +151,25 @@ private:
         return !st.first_substep || !d.host_changed();
     }
 
+    // The predictor's extrapolations to the next interval from the last two (x1, x0) or three
+    // (x1, x0, xm) of equal length, and whether they can be formed for a substep of length h: the
+    // intervals have that length and nobody changed the velocities since (warm_start(), and
+    // commit(), which judges them).
+    template <class T>
+    static T linear_guess(const T& x1, const T& x0) {
+        return 2.0 * x1 - x0;
+    }
+    template <class T>
+    static T quadratic_guess(const T& x1, const T& x0, const T& xm) {
+        return 3.0 * (x1 - x0) + xm;
+    }
+    static bool linear_ready(const Data& d, const State& st, double h) {
+        return st.predict && st.h_pred == h && st.dt_prev == h && velocities_kept(d, st);
+    }
+    static bool quadratic_ready(const Data& d, const State& st, double h) {
+        return st.quadratic && st.h_pred2 == h && linear_ready(d, st, h);
+    }
+
     // Stage: the unknowns start at the previous velocities (kept inside the rotation guard)
     // and multipliers.
     static void warm_start(const Model& m, const Data& d, State& st, double h) {
@@ -161,14 +180,15 @@ private:
         // and nobody changed the velocities since; quadratic from the last three (option predictor
         // = 2) when the step before them had that length too and the quadratic one predicted the
         // last substep it could better than the linear one (commit()).
-        const bool extrapolate = st.predict && st.h_pred == h && st.dt_prev == h && velocities_kept(d, st);
-        const bool quad = extrapolate && st.quadratic && st.h_pred2 == h && st.quadratic_won;
-        const bool quad_lam = extrapolate && st.quadratic && st.h_pred2 == h && st.quadratic_won_lam;
+        const bool extrapolate = linear_ready(d, st, h), ready2 = quadratic_ready(d, st, h);
+        const bool quad = ready2 && st.quadratic_won, quad_lam = ready2 && st.quadratic_won_lam;
         for (int b = 0; b < nb; ++b) {
             double* sb = &st.s[g.node_offset[b]];
             Twist t = d.twist_guess[b];
-            if (quad) t = {3.0 * (t.v - st.v_prev[b].v) + st.v_prev2[b].v, 3.0 * (t.w - st.v_prev[b].w) + st.v_prev2[b].w};
-            else if (extrapolate) t = {2.0 * t.v - st.v_prev[b].v, 2.0 * t.w - st.v_prev[b].w};
+            if (quad)
+                t = {quadratic_guess(t.v, st.v_prev[b].v, st.v_prev2[b].v), quadratic_guess(t.w, st.v_prev[b].w, st.v_prev2[b].w)};
+            else if (extrapolate)
+                t = {linear_guess(t.v, st.v_prev[b].v), linear_guess(t.w, st.v_prev[b].w)};
             const double w = norm(t.w);
             if (w >= limit) t.w = t.w * (0.5 * limit / w);
             sb[0] = t.v.x, sb[1] = t.v.y, sb[2] = t.v.z, sb[3] = t.w.x, sb[4] = t.w.y, sb[5] = t.w.z;
@@ -177,7 +197,10 @@ private:
             const JointInfo& ji = m.joints[j];
             for (int r = 0; r < ji.rows; ++r) {
                 const int i = ji.row_offset + r;
-                st.s[g.node_offset[nb + j] + r] = (quad_lam ? 3.0 * (d.lambda[i] - st.lam_prev[i]) + st.lam_prev2[i] : extrapolate ? 2.0 * d.lambda[i] - st.lam_prev[i] : d.lambda[i]) / st.lam;
+                const double x = quad_lam      ? quadratic_guess(d.lambda[i], st.lam_prev[i], st.lam_prev2[i])
+                                 : extrapolate ? linear_guess(d.lambda[i], st.lam_prev[i])
+                                               : d.lambda[i];
+                st.s[g.node_offset[nb + j] + r] = x / st.lam;
             }
             if (st.implicit[j])
                 for (int k = 0; k < ji.dofs; ++k) st.s[g.node_offset[nb + j] + ji.rows + k] = st.u[ji.dof_offset + k] / st.lam;
@@ -395,7 +418,7 @@ private:
             // four-bar folding) they are not smooth where the velocities are; extrapolated
             // quadratically with the velocities, the folding four-bar of test_hardening failed a
             // step at t = 6.2 s even with 16 substeps.
-            if (st.h_pred == h && st.dt_prev == h && kept && st.h_pred2 == h) {
+            if (quadratic_ready(d, st, h)) {
                 double el = 0, eq = 0;
                 for (int b = 0; b < nb; ++b) {
                     const double* sb = &st.s[g.node_offset[b]];
@@ -403,8 +426,8 @@ private:
                     const Twist& w0 = st.v_prev[b];
                     const Twist& wm = st.v_prev2[b];
                     const Vec3 nv{sb[0], sb[1], sb[2]}, nw{sb[3], sb[4], sb[5]};
-                    const Vec3 lv = nv - (2.0 * w1.v - w0.v), lw = nw - (2.0 * w1.w - w0.w);
-                    const Vec3 qv = nv - (3.0 * (w1.v - w0.v) + wm.v), qw = nw - (3.0 * (w1.w - w0.w) + wm.w);
+                    const Vec3 lv = nv - linear_guess(w1.v, w0.v), lw = nw - linear_guess(w1.w, w0.w);
+                    const Vec3 qv = nv - quadratic_guess(w1.v, w0.v, wm.v), qw = nw - quadratic_guess(w1.w, w0.w, wm.w);
                     el += dot(lv, lv) + dot(lw, lw);
                     eq += dot(qv, qv) + dot(qw, qw);
                 }
@@ -415,8 +438,8 @@ private:
                     for (int r = 0; r < ji.rows; ++r) {
                         const int i = ji.row_offset + r;
                         const double x = st.s[g.node_offset[nb + j] + r] * st.lam;
-                        const double l = x - (2.0 * d.lambda[i] - st.lam_prev[i]);
-                        const double q = x - (3.0 * (d.lambda[i] - st.lam_prev[i]) + st.lam_prev2[i]);
+                        const double l = x - linear_guess(d.lambda[i], st.lam_prev[i]);
+                        const double q = x - quadratic_guess(d.lambda[i], st.lam_prev[i], st.lam_prev2[i]);
                         el += l * l;
                         eq += q * q;
                     }
