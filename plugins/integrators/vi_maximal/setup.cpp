@@ -172,6 +172,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->f.assign(n, 0.0);
     st->f_try.assign(n, 0.0);
     st->dx.assign(n, 0.0);
+    st->terms.assign(n, 0.0);
     st->wrench.assign(nb, Wrench{});
     const std::size_t jr = 6 * static_cast<std::size_t>(m.total_rows);
     st->J2a.assign(jr, 0.0);

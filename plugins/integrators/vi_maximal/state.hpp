@@ -172,6 +172,7 @@ struct State final : IntegratorState {
     BlockMatrix A;
     std::unique_ptr<SolverWorkspace> ws;
     std::vector<double> s, s_try, f, f_try, dx;
+    std::vector<double> terms;  // per row of f: the size of its terms (VIMaximal::row_terms)
     std::vector<Wrench> wrench;
     std::vector<double> J2a, J2b, J3a, J3b, g;  // per joint, rows × 6 at row_offset · 6
     bool j3_current = false;  // J3a/J3b are the Jacobians at pose3 (the last residual() made them)

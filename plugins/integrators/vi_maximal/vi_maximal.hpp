@@ -227,6 +227,21 @@ private:
         // vi-midpoint's rows scaled by 1/h), chord steps only confirm: one would stall at the floor
         // before the Newton step that accepts it.
         const bool chord_on = st.chord && !st.floor_hint;
+        // Every row of f within kFloor of the size of its own terms (row_terms): the iterate solves
+        // exactly a system whose every term is perturbed by less than the round-off floor the
+        // stall rule below accepts; a further iteration only confirms. Asked only of an iterate
+        // within the tolerance reached by a fast contraction (a chord step that pays, a Newton step
+        // after which one would), not of a stalled one: near a singular pose the multipliers' large
+        // terms make the floor coarse while the iterate is still moving (the dense-lu four-bar
+        // folding, test_hardening, failed a step at t = 12 s when any iterate was judged so). The
+        // terms' sizes are taken at the first iterate asked and kept for the rest of the solve.
+        bool sized = false;
+        auto at_round_off = [&] {
+            if (!sized) row_terms(m, d, st, h, st.s, st.terms), sized = true;
+            for (int i = 0; i < g.total_size; ++i)
+                if (!(std::fabs(st.f[i]) <= kFloor * st.terms[i])) return false;
+            return true;
+        };
         auto finish = [&](Attempt& o, double f) {
             st.floor_hint = !(f < eps);
             o.residual = f;
@@ -250,7 +265,8 @@ private:
                 if (c != ChordStep::dropped) last_step = step;
                 if (c != ChordStep::dropped && fn < eps &&
                     (step < eps || c == ChordStep::slow ||
-                     (fn < kChordResidual * fn_first && theta <= kChordContraction && theta / (1 - theta) * step < eps)))
+                     (fn < kChordResidual * fn_first && theta <= kChordContraction && theta / (1 - theta) * step < eps) ||
+                     (c == ChordStep::fast && at_round_off())))
                     return finish(out, fn);
                 // (A chord step that stalls says nothing about the round-off floor: the Newton step
                 // after it judges that. Accepting at the floor after a stalled chord step failed the
@@ -275,7 +291,7 @@ private:
             std::swap(st.f, st.f_try);
             fn = fn_try;
             last_step = alpha == 1 ? vnorm(st.dx) : INFINITY;
-            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled)) return finish(out, fn);
+            if (fn < eps && (alpha * vnorm(st.dx) < eps || stalled || (chord && at_round_off()))) return finish(out, fn);
             // At the round-off floor of large terms: accepted only if the joints themselves meet the
             // tolerance (a stalled step is never committed with its constraints violated).
             if (stalled && fn < kFloor * round_off_scale(m, d, st, h, st.s) && joints_within(m, st, eps)) return finish(out, fn);
@@ -621,6 +637,25 @@ private:
         return t;
     }
 
+    // The size of the terms of body b's translational and rotational rows (ρ_T, ρ_R included), and
+    // of a force row i of the implicit joint coordinates (zl: its z · lam): for the round-off floor
+    // (round_off_scale(), row_terms()).
+    template <class Norm>
+    static void body_term_sizes(const Model& m, const Data& d, const State& st, double h, const BodyTerms& t, int b,
+                                Norm size, double& tT, double& tR) {
+        const BodyInfo& body = m.bodies[b];
+        const Wrench& F = st.wrench[b];
+        tT = st.rhoT * (body.mass / h * (size(t.v2) + size(d.twist[b].v)) + body.mass * size(m.gravity) + size(F.force));
+        tR = st.rhoR * (t.s2 * size(t.Jw2) + size(t.w2) * size(t.Jw2) + size(t.in_R) + 2.0 * size(F.torque));
+    }
+    static double euclidean(const Vec3& v) { return norm(v); }
+    static double sum_abs(const Vec3& v) { return std::fabs(v.x) + std::fabs(v.y) + std::fabs(v.z); }
+    static double force_row_size(const State& st, int i, double zl) {
+        double t = (st.rhoZ * st.zscale[i]) * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
+        if (st.beta[i] != 0) t += (st.rhoZ * st.zscale[i]) * st.beta[i] * std::fabs(st.c3[i]);
+        return t;
+    }
+
     // f(s) and ‖f‖; also leaves the next configuration of s in st.pose3, and with `jacobians` the
     // joints' Jacobians there in J3a/J3b (for the assembly that follows: the same call gives the
     // value and the Jacobians, so assemble() does not evaluate the constraints again).
@@ -695,12 +730,8 @@ private:
         const BlockGraph& g = *st.G;
         double scale2 = 0;
         for (int b = 0; b < nb; ++b) {
-            const BodyInfo& body = m.bodies[b];
-            const BodyTerms t = body_terms(m, st, h, &s[g.node_offset[b]], b);
-            const Wrench& F = st.wrench[b];
-            const double tT =
-                st.rhoT * (body.mass / h * (norm(t.v2) + norm(d.twist[b].v)) + body.mass * norm(m.gravity) + norm(F.force));
-            const double tR = st.rhoR * (t.s2 * norm(t.Jw2) + norm(t.w2) * norm(t.Jw2) + norm(t.in_R) + 2.0 * norm(F.torque));
+            double tT, tR;
+            body_term_sizes(m, d, st, h, body_terms(m, st, h, &s[g.node_offset[b]], b), b, euclidean, tT, tR);
             scale2 += tT * tT + tR * tR;
         }
         for (int j = 0; j < m.njoints(); ++j) {
@@ -720,36 +751,67 @@ private:
             }
             if (!st.implicit[j]) continue;
             for (int k = 0; k < ji.dofs; ++k) {
-                const int i = ji.dof_offset + k;
-                const double zl = lam[mj + k] * st.lam;
-                double t = (st.rhoZ * st.zscale[i]) * (std::fabs(zl) + std::fabs(st.alpha[i]) + std::fabs(st.kappa[i] * st.c3[i]));
-                if (st.beta[i] != 0) t += (st.rhoZ * st.zscale[i]) * st.beta[i] * std::fabs(st.c3[i]);
+                const double t = force_row_size(st, ji.dof_offset + k, lam[mj + k] * st.lam);
                 scale2 += t * t;
             }
         }
         return std::sqrt(scale2);
     }
 
+    // The size of the terms that make up each row of f(s), row by row (as round_off_scale() takes
+    // them, without summing their squares): a body's rows take their body's momentum terms and
+    // the magnitudes of the joints' reactions on them, a joint's rows 1 + |xa| + |xb|.
+    void row_terms(const Model& m, const Data& d, const State& st, double h, const std::vector<double>& s,
+                   std::vector<double>& out) const {
+        const int nb = m.nbodies();
+        const BlockGraph& g = *st.G;
+        for (int b = 0; b < nb; ++b) {
+            double tT, tR;
+            body_term_sizes(m, d, st, h, body_terms(m, st, h, &s[g.node_offset[b]], b), b, sum_abs, tT, tR);
+            double* o = &out[g.node_offset[b]];
+            o[0] = o[1] = o[2] = tT;
+            o[3] = o[4] = o[5] = tR;
+        }
+        for (int j = 0; j < m.njoints(); ++j) {
+            const JointInfo& ji = m.joints[j];
+            const double* lam = &s[g.node_offset[nb + j]];
+            const int mj = ji.rows, nj = g.node_size[nb + j];
+            double* o = &out[g.node_offset[nb + j]];
+            const double tg = st.rhoJ * row_magnitude(ji, st.pose3.data());
+            for (int r = 0; r < mj; ++r) o[r] = tg;
+            for (int side = 0; side < 2; ++side) {
+                const double* B = st.A.bj(j, side);
+                if (!B) continue;
+                add_block_times<true>(nj, B, lam, &out[g.node_offset[side == 0 ? ji.a : ji.b]]);
+            }
+            if (!st.implicit[j]) continue;
+            for (int k = 0; k < ji.dofs; ++k) o[mj + k] = force_row_size(st, ji.dof_offset + k, lam[mj + k] * st.lam);
+        }
+    }
+
     // fb += B lam for a body's 6 × nj block of the matrix (the joint's reaction on the body); each
-    // entry sums its terms in column order. The row counts of the shipped joints call the body
-    // with a constant nj, where its loops unroll.
+    // entry sums its terms in column order. With Sizes, fb += |B| |lam| entry by entry instead (the
+    // size of those terms, row_terms()). The row counts of the shipped joints call the body with a
+    // constant nj, where its loops unroll.
+    template <bool Sizes>
     static inline __attribute__((always_inline)) void add_block_times_n(int nj, const double* B, const double* lam,
                                                                         double* fb) {
         for (int r = 0; r < 6; ++r) {
             double acc = 0;
-            for (int c = 0; c < nj; ++c) acc += B[r * nj + c] * lam[c];
+            for (int c = 0; c < nj; ++c) acc += Sizes ? std::fabs(B[r * nj + c] * lam[c]) : B[r * nj + c] * lam[c];
             fb[r] += acc;
         }
     }
+    template <bool Sizes = false>
     static void add_block_times(int nj, const double* B, const double* lam, double* fb) {
         switch (nj) {
-            case 1: return add_block_times_n(1, B, lam, fb);
-            case 2: return add_block_times_n(2, B, lam, fb);
-            case 3: return add_block_times_n(3, B, lam, fb);
-            case 4: return add_block_times_n(4, B, lam, fb);
-            case 5: return add_block_times_n(5, B, lam, fb);
-            case 6: return add_block_times_n(6, B, lam, fb);
-            default: return add_block_times_n(nj, B, lam, fb);
+            case 1: return add_block_times_n<Sizes>(1, B, lam, fb);
+            case 2: return add_block_times_n<Sizes>(2, B, lam, fb);
+            case 3: return add_block_times_n<Sizes>(3, B, lam, fb);
+            case 4: return add_block_times_n<Sizes>(4, B, lam, fb);
+            case 5: return add_block_times_n<Sizes>(5, B, lam, fb);
+            case 6: return add_block_times_n<Sizes>(6, B, lam, fb);
+            default: return add_block_times_n<Sizes>(nj, B, lam, fb);
         }
     }
 
