@@ -637,9 +637,9 @@ private:
         return t;
     }
 
-    // The size of the terms of body b's translational and rotational rows (ρ_T, ρ_R included), and
-    // of a force row i of the implicit joint coordinates (zl: its z · lam): for the round-off floor
-    // (round_off_scale(), row_terms()).
+    // The size of the terms of body b's translational and rotational rows (ρ_T, ρ_R included; a
+    // vector's size by `size`: euclidean for round_off_scale(), sum_abs for row_terms()), and of a
+    // force row i of the implicit joint coordinates (zl: its z · lam): for the round-off floor.
     template <class Norm>
     static void body_term_sizes(const Model& m, const Data& d, const State& st, double h, const BodyTerms& t, int b,
                                 Norm size, double& tT, double& tR) {
@@ -758,9 +758,11 @@ private:
         return std::sqrt(scale2);
     }
 
-    // The size of the terms that make up each row of f(s), row by row (as round_off_scale() takes
-    // them, without summing their squares): a body's rows take their body's momentum terms and
-    // the magnitudes of the joints' reactions on them, a joint's rows 1 + |xa| + |xb|.
+    // The size of the terms that make up each row of f(s), row by row: a body's rows the sizes of
+    // its momentum, gravity and applied terms (each vector's size the sum of its components'
+    // magnitudes: no square roots, and never below the Euclidean norm round_off_scale() takes)
+    // plus the magnitudes |B_rc λ_c| of the joints' reactions on the row; a joint's rows
+    // 1 + |xa| + |xb|; a force row its force terms.
     void row_terms(const Model& m, const Data& d, const State& st, double h, const std::vector<double>& s,
                    std::vector<double>& out) const {
         const int nb = m.nbodies();
