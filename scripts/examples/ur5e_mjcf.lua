@@ -17,6 +17,10 @@ local w = noether.world { dt = P.dt, duration = P.duration, integrator = P.integ
 local arm = w:mjcf { file = models.path("mujoco_menagerie/universal_robots_ur5e/ur5e.xml"), keyframe = "home",
                      limits = P.limits }
 assert(arm.servos == 6, "the six <general> position actuators become servos")
+-- (Outputs are declared before the first w:coord below, which compiles the world.)
+if P.csv ~= "" then
+  w:output { file = P.csv, channels = { "time", "energy", "shoulder_lift_joint.coord", "elbow_joint.coord", "wrist_1_joint.coord" } }
+end
 
 local swept = { "shoulder_lift_joint", "elbow_joint", "wrist_1_joint" }
 local home = {}
@@ -36,9 +40,6 @@ w:on_step(function(w)
     w:set_target(name, target(i, t + P.dt))
   end
 end)
-if P.csv ~= "" then
-  w:output { file = P.csv, channels = { "time", "energy", "shoulder_lift_joint.coord", "elbow_joint.coord", "wrist_1_joint.coord" } }
-end
 w:run { duration = P.duration }
 if P.quiet == 0 then print(string.format("tracking error: %.6g rad", worst)) end
 noether.record("tracking_error", worst)

@@ -617,6 +617,22 @@ TEST_CASE("ur5e_mjcf.lua: Menagerie's UR5e from MJCF, armature and servos includ
     CHECK_THAT(r.error, Contains("ur5e.xml:") && Contains("armature 0.1: integrator 'riqn' does not take joint armature yet"));
 }
 
+// Found while comparing runs for issue 36: `--set csv=...` stopped ur5e_mjcf.lua with "output: the
+// world is already compiled" (the script declared its output after w:coord, which compiles the
+// world). Every example's csv parameter writes its channels.
+TEST_CASE("ur5e_mjcf.lua: its csv parameter writes the sweep's channels", "[scenes][mjcf]") {
+    const std::string path = out_path("ur5e_mjcf.csv");
+    const auto r = run(example("ur5e_mjcf"), {{"csv", path}, {"duration", "0.1"}, {"quiet", "1"}});
+    if (r.exit_code != 0 && r.error.find("not found in") != std::string::npos) return;  // no shared models here
+    INFO(r.error);
+    REQUIRE(r.exit_code == 0);
+    const Csv c = read_csv(path);
+    REQUIRE(c.rows.size() == 51);  // t = 0 and 50 steps of 0.002 s
+    const auto q = c.column("elbow_joint.coord");
+    CHECK(q.front() == Approx(1.5708));  // the `home` keyframe
+    CHECK(std::fabs(q.back() - q.front()) > 1e-4);  // swept from there
+}
+
 TEST_CASE("rotor_chain.lua: the geared rotors keep their ratio, energy stays bounded, riqn refuses the couplings", "[scenes][couplings]") {
     auto recorded = [](const noether::lua::ScriptResult& r) {
         std::map<std::string, double> rec;
