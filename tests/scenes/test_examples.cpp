@@ -467,6 +467,20 @@ TEST_CASE("pendulum_limits.lua: the pendulum stays within its stops and reaches 
 // factorisation while its rows contract (option newton = "chord", the default); "exact" factors
 // at every iteration. The same equations to the same tolerance (contact_tolerance 1e-9): the runs
 // part only by it, with about one matrix a step instead of one an iteration.
+namespace {
+
+// The largest difference between two runs' CSVs of the same rows and channels, over every channel
+// but the iteration count, as written (m, rad, N, J).
+double largest_difference(const Csv& a, const Csv& b) {
+    double gap = 0;
+    for (std::size_t r = 0; r < a.rows.size(); ++r)
+        for (std::size_t col = 0; col < a.header.size(); ++col)
+            if (a.header[col] != "newton") gap = std::max(gap, std::fabs(a.rows[r][col] - b.rows[r][col]));
+    return gap;
+}
+
+}  // namespace
+
 TEST_CASE("contact and limit scenes: the interior point's chord iterations match the exact ones with a matrix a step",
           "[scenes][contact][chord]") {
     struct Case {
@@ -484,10 +498,7 @@ TEST_CASE("contact and limit scenes: the interior point's chord iterations match
         }
         REQUIRE(csv[0].rows.size() == csv[1].rows.size());
         REQUIRE(!csv[0].rows.empty());
-        double gap = 0;  // every channel but the iteration count, as written (m, rad, N, J)
-        for (std::size_t r = 0; r < csv[0].rows.size(); ++r)
-            for (std::size_t col = 0; col < csv[0].header.size(); ++col)
-                if (csv[0].header[col] != "newton") gap = std::max(gap, std::fabs(csv[0].rows[r][col] - csv[1].rows[r][col]));
+        const double gap = largest_difference(csv[0], csv[1]);
         INFO(c.name << ": largest difference " << gap << "; matrices a step exact " << s[0].factor_mean << ", chord "
                     << s[1].factor_mean << "; iterations " << s[0].newton_mean << " / " << s[1].newton_mean);
         CHECK(gap < 1e-5);
@@ -674,10 +685,7 @@ TEST_CASE("servo_arm.lua: the chord iterations stop at the rows' round-off floor
     }
     REQUIRE(csv[0].rows.size() == csv[1].rows.size());
     REQUIRE(!csv[0].rows.empty());
-    double gap = 0;
-    for (std::size_t r = 0; r < csv[0].rows.size(); ++r)
-        for (std::size_t col = 0; col < csv[0].header.size(); ++col)
-            if (csv[0].header[col] != "newton") gap = std::max(gap, std::fabs(csv[0].rows[r][col] - csv[1].rows[r][col]));
+    const double gap = largest_difference(csv[0], csv[1]);
     INFO("largest difference " << gap << "; iterations exact " << s[0].newton_mean << ", chord " << s[1].newton_mean);
     CHECK(gap < 1e-8);
     CHECK(s[1].failed_steps == 0);

@@ -743,11 +743,9 @@ private:
             for (int side = 0; side < 2; ++side) {
                 const double* B = st.A.bj(j, side);
                 if (!B) continue;
-                for (int r = 0; r < 6; ++r) {
-                    double mag = 0;
-                    for (int c = 0; c < nj; ++c) mag += std::fabs(B[r * nj + c] * lam[c]);
-                    scale2 += mag * mag;
-                }
+                double mag[6] = {};
+                add_block_times<true>(nj, B, lam, mag);
+                for (int r = 0; r < 6; ++r) scale2 += mag[r] * mag[r];
             }
             if (!st.implicit[j]) continue;
             for (int k = 0; k < ji.dofs; ++k) {
