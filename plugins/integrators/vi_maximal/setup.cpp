@@ -87,6 +87,7 @@ void check_options(const Model& m, const char* name, std::vector<Diagnostic>& ou
                        "[0, " + std::to_string(kBranch).substr(0, 5) + "] (0: off), got " + std::to_string(turn)});
     check_substep_hold_option(m, name, out);
     check_choice_option(m, name, "newton", {"chord", "exact"}, out);
+    check_secants_option(m, name, "plain chord steps", out);
     const double pred = predictor(m);
     if (pred != 0 && pred != 1 && pred != 2) {
         char buf[160];
@@ -173,6 +174,7 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
     st->f_try.assign(n, 0.0);
     st->dx.assign(n, 0.0);
     st->terms.assign(n, 0.0);
+    st->sec.resize(n, st->chord ? secants_option(m, kDefaultSecants) : 0);
     st->wrench.assign(nb, Wrench{});
     const std::size_t jr = 6 * static_cast<std::size_t>(m.total_rows);
     st->J2a.assign(jr, 0.0);

@@ -57,6 +57,7 @@
 #include "noether/data.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
+#include "noether/sdk/secant.hpp"
 #include "noether/sdk/solver.hpp"
 
 #include "contact.hpp"
@@ -106,6 +107,8 @@ constexpr double kChordContraction = 0.5;
 // move 3.6e-13).
 constexpr double kChordResidual = 1e-12;
 constexpr int kChordSteps = 3;
+// Option secants (VIMaximal::newton): secant pairs of the chord steps.
+constexpr int kDefaultSecants = 2;
 
 struct State final : IntegratorState {
     double dt_prev = 0;  // length of the interval that produced Data::twist (v1, ω1)
@@ -133,6 +136,10 @@ struct State final : IntegratorState {
     bool predict = true;     // option predictor >= 1 (not saved)
     bool quadratic = true;   // option predictor = 2 (not saved)
     bool chord = true;  // option newton: "chord" (true) or "exact"
+    // Option secants (chord iterations only): pairs of the chord steps since the last factorisation
+    // that correct the next chord step (VIMaximal::chord_trial); dropped at every factorisation, so
+    // not saved (a step's first iteration always factorises).
+    SecantPairs sec;
     // The last substep Newton ended was accepted at the round-off floor above the tolerance
     // (VIMaximal::newton: its chord steps then only confirm). Saved.
     bool floor_hint = false;

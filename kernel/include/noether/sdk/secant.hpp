@@ -6,10 +6,11 @@
 //     f − Σ_j γ_j (δx_j + δf_j),   γ = argmin ‖f − Σ_j γ_j δf_j‖₂,
 //
 // the plain update in the directions no pair spans (Anderson's mixing, "type II"; for a linear
-// r and as many pairs as unknowns, the exact solve). Header-only; used by riqn.
+// r and as many pairs as unknowns, the exact solve). Header-only; used by riqn and by
+// vi-maximal's chord iterations (P: the last factorisation; x: −s, f: the solve's update).
 //
-// The pairs are part of an integrator's state (they shape the next step's updates): save() /
-// restore() carry them with a count and a ring position checked on restore. A solve starts with
+// Pairs kept across steps are part of an integrator's state (they shape the next step's updates;
+// riqn): save() / restore() carry them with a count and a ring position checked on restore. A solve starts with
 // begin() (no update yet: the next one records no pair), then per update correct(f) with the
 // plain update; a corrected update that did worse is taken back by plain() (the update it
 // replaced) and drop().
