@@ -37,7 +37,9 @@ void warn_failure(const Model& m, Data& d, const StepReport& r) {
         add("%s", ")");
     }
     add("; the state is left at t = %.6g s", d.time);
-    d.warn(buf);
+    std::string text = buf;
+    if (r.solver_error && !r.solver_error->empty()) text += "; solver '" + m.solver_name + "': " + *r.solver_error;
+    d.warn(text);
 }
 
 void warn_subdivided(const Model& m, Data& d, const StepReport& r) {

@@ -122,6 +122,7 @@ std::string layout() {
     OFF(StepReport, redundant_joints);
     OFF(StepReport, at_floor);
     OFF(StepReport, factorizations);
+    OFF(StepReport, solver_error);
     SZ(Linearization);
     OFF(Linearization, x);
     OFF(Linearization, x_next);
@@ -166,6 +167,7 @@ std::string layout() {
     OFF(Attempt, worst_node);
     OFF(Attempt, at_floor);
     OFF(Attempt, factorizations);
+    OFF(Attempt, solver_error);
     SZ(Frame);
     SZ(TreeLink);
     OFF(TreeLink, parent);
@@ -355,13 +357,14 @@ RunStats 96/8
   projection_total 72
   floor_steps 80
   factor_total 88
-StepReport 96/8
+StepReport 104/8
   status 0
   work 40
   worst_node 68
   redundant_joints 80
   at_floor 88
   factorizations 8
+  solver_error 96
 Linearization 104/8
   x 8
   x_next 32
@@ -396,7 +399,7 @@ SolverWorkspace 80/8
   failed_node 36
   error 40
   negligible_rhs 72
-Attempt 32/8
+Attempt 40/8
   status 0
   iterations 4
   halvings 12
@@ -404,6 +407,7 @@ Attempt 32/8
   worst_node 24
   at_floor 28
   factorizations 8
+  solver_error 32
 Frame 96/8
 TreeLink 688/8
   parent 0
@@ -465,7 +469,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 15u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 16u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -476,5 +480,6 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // Model::couplings, Data::coupling_force, Integrator::takes_couplings);
                                       // 12: couplings over up to four coordinates (CouplingInfo::terms);
                                       // 13: the whip guard (Data::turn_guard); 14: TreeLink::T0, Tc, Ts, pq, turns;
-                                      // 15: factorisations counted (StepReport, Attempt, RunStats::factor_total)
+                                      // 15: factorisations counted (StepReport, Attempt, RunStats::factor_total);
+                                      // 16: the solver's reason for a failed factorisation (StepReport, Attempt ::solver_error)
 }

@@ -346,3 +346,40 @@ TEST_CASE("a stalled step is never committed with its joints violated (dense-lu 
     CHECK(s.max_violation < 1e-10);
     CHECK(s.energy_final < -32);  // on its way to the fold (−34.3 J), from −14.7 J
 }
+
+// The planar four-bar's rows are redundant (four hinges in one plane: 20 rows on 18 body
+// coordinates). schur refuses them and dense-lu cannot factor them (under vi-midpoint its pivot
+// vanishes exactly at the first step): the step fails, and its warning now says why and what to
+// use (it said "singular system" or "not converged … last residual 45.3" and no more: the solver's
+// own reason, naming the joints, went unshown). dense-loop takes them.
+TEST_CASE("a solver that cannot factor the step's matrix says why in the failure's warning", "[hardening][singular]") {
+    const std::string script = write_script("h_fold.lua", kFoldedFourBar);
+    struct Case {
+        const char* integrator;
+        const char* solver;
+        const char* says;
+    };
+    for (const Case& c :
+         {Case{"vi-maximal", "schur",
+               "; solver 'schur': redundant constraint rows (3 dependent) in the loop closure joint(s) 'rocker_ground'; the "
+               "Schur complement needs independent rows: use solver 'dense-loop'"},
+          Case{"vi-midpoint", "schur", "; solver 'schur': redundant constraint rows ("},
+          Case{"vi-midpoint", "dense-lu",
+               "; solver 'dense-lu': the Newton matrix is singular (as redundant constraint rows make it: a loop of hinges "
+               "in one plane has them, and dense-lu takes none; solver 'dense-loop' does)"}}) {
+        INFO(c.integrator << " with " << c.solver);
+        const auto r = run(script, {{"integrator", c.integrator}, {"solver", c.solver}, {"duration", "0.1"}});
+        CHECK(r.exit_code == 1);  // the simulation failed, and the error says so with the same text
+        CHECK_THAT(r.error, Contains(c.says));
+        REQUIRE(r.worlds.size() == 1);
+        const auto& s = r.worlds[0];
+        CHECK(s.failed_steps == 1);
+        std::string all;
+        for (const auto& w : s.warnings) all += w + "\n";
+        INFO(all);
+        CHECK_THAT(all, Contains("step 1 (t = 0.01 s): ") && Contains(c.says));
+        const auto ok = run(script, {{"integrator", c.integrator}, {"solver", "dense-loop"}, {"duration", "0.1"}});
+        REQUIRE(ok.worlds.size() == 1);
+        CHECK(ok.worlds[0].failed_steps == 0);
+    }
+}

@@ -842,6 +842,7 @@ private:
         if (m.solver->factor(*st.G, st.A, *st.ws)) return true;
         out.status = StepStatus::singular;
         out.worst_node = st.ws->failed_node;
+        out.solver_error = &st.ws->error;
         return false;
     }
 

@@ -55,6 +55,11 @@ struct NOETHER_API StepReport {
     // changed anything any more; `residual` says where) and the step was accepted. The kernel
     // counts these steps and warns once per run.
     bool at_floor = false;
+    // A failed step: the reason the linear solver gave for a factorisation it could not make in
+    // any of the step's attempts (SolverWorkspace::error of the first one: "redundant constraint
+    // rows … in the loop closure joint(s) …: use solver 'dense-loop'"), or null. The kernel adds
+    // it to the failure's warning.
+    const std::string* solver_error = nullptr;
 };
 
 // Option checks shared by integrators: appends "options: <integrator> option '<name>' must be
@@ -97,6 +102,7 @@ struct Attempt {
     double residual = 0;    // final residual norm
     int worst_node = -1;    // block-graph node (or tree link) with the largest residual
     bool at_floor = false;  // accepted at Newton's round-off floor above the tolerance
+    const std::string* solver_error = nullptr;  // why a factorisation failed (SolverWorkspace::error), or null
 };
 
 // IntegratorState::save()/restore() of plain values and of vectors of them, in the order written
@@ -257,12 +263,14 @@ NOETHER_API void check_substep_hold_option(const Model& m, const char* integrato
 //   substep(h)    one substep of length h → Attempt
 //   done(k, h)    after a successful attempt, before the report is made
 // The report sums the attempt's iterations and halvings, keeps its last residual and worst node,
-// counts every iteration of every attempt as work, and calls the step subdivided when it took
+// (failed) the first reason a solver gave for a factorisation it could not make, counts every
+// iteration of every attempt as work, and calls the step subdivided when it took
 // more substeps than `baseline` (what the method would take anyway: 1, or turn_substeps()).
 template <class Begin, class Substep, class Done>
 StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
     StepReport report;
     Attempt total;
+    const std::string* solver_error = nullptr;  // the first attempt's that failed to factor
     for (int k = first; k <= m.options.max_substeps; k *= 2) {
         if (k > first) d.rollback_step();  // a failed attempt leaves no trace
         report.attempts = k;
@@ -279,6 +287,7 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
             total.residual = a.residual;
             total.worst_node = a.worst_node;
             total.at_floor = total.at_floor || a.at_floor;
+            if (!solver_error && a.solver_error && !a.solver_error->empty()) solver_error = a.solver_error;
         }
         if (total.status == StepStatus::ok) {
             done(k, h);
@@ -294,6 +303,7 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
     report.worst_node = total.worst_node;
     report.subdivided = report.status == StepStatus::ok && report.substeps > baseline;
     report.at_floor = report.status == StepStatus::ok && total.at_floor;
+    if (report.status != StepStatus::ok) report.solver_error = solver_error;
     return report;
 }
 

@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 15u
+#define NOETHER_PLUGIN_ABI 16u
 
 extern "C" {
 
