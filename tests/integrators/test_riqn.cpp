@@ -964,3 +964,83 @@ TEST_CASE("riqn remembers a subdivision: less Newton work on a 128-link chain, a
     CHECK(testutil::restore_replays(*m, d, 40));  // inside a hold: the hold is part of the saved state
     CHECK(d.stats.subdivided_steps > sub);
 }
+
+// SecantPairs (noether/sdk/secant.hpp, riqn's and vi-maximal's chord iterations): each update
+// against Anderson's mixing written out with a least-squares solve, on a fixed-point iteration
+// x ← x + f(x), f = −P⁻¹ (A x − c) with P the diagonal of A; with as many pairs as unknowns it
+// solves the linear system; a restored copy continues bit for bit.
+TEST_CASE("secant pairs: Anderson's mixing as written out, the exact solve of a linear system, save and restore",
+          "[riqn][secants]") {
+    const int n = 4;
+    MatX A(n, n);
+    A << 4, 1, 0.5, 0, 1, 3, 0.2, 0.3, 0.5, 0.2, 5, 1, 0, 0.3, 1, 2;
+    VecX c(n);
+    c << 1, -2, 0.5, 3;
+    const VecX solution = A.partialPivLu().solve(c);
+    auto plain = [&](const VecX& x) {  // f = −P⁻¹ (A x − c)
+        VecX r = A * x - c;
+        for (int i = 0; i < n; ++i) r[i] /= -A(i, i);
+        return r;
+    };
+    for (int pairs : {1, 2, 4}) {
+        INFO(pairs << " pairs");
+        SecantPairs sec, copy;
+        sec.resize(n, pairs);
+        copy.resize(n, pairs);
+        sec.begin();
+        VecX x = VecX::Zero(n), f_prev, step_prev;
+        std::vector<VecX> dX, dF;  // the reference's pairs, oldest first
+        double worst = 0;
+        for (int it = 0; it < 12; ++it) {
+            const VecX f = plain(x);
+            if (it > 0) {
+                dX.push_back(step_prev);
+                dF.push_back(f - f_prev);
+                if (static_cast<int>(dX.size()) > pairs) dX.erase(dX.begin()), dF.erase(dF.begin());
+            }
+            VecX expect = f;  // the reference: f − (ΔX + ΔF) γ, γ = argmin ‖f − ΔF γ‖
+            if (!dF.empty()) {
+                MatX DF(n, dF.size()), DX(n, dX.size());
+                for (std::size_t j = 0; j < dF.size(); ++j) DF.col(j) = dF[j], DX.col(j) = dX[j];
+                const VecX gamma = DF.colPivHouseholderQr().solve(f);
+                expect = f - (DX + DF) * gamma;
+            }
+            VecX got = f;
+            sec.correct(got.data());
+            worst = std::max(worst, (got - expect).norm() / std::max(1e-300, f.norm()));
+            f_prev = f;
+            step_prev = got;
+            x += got;
+            if (f.norm() < 1e-13) break;
+        }
+        CHECK(worst < 1e-10);
+        if (pairs == n) CHECK((x - solution).norm() < 1e-12);  // n pairs: the linear system solved
+        // Three updates from the start, then a copy through save/restore: begun anew at the same
+        // point, the copy (pairs restored, their Gram matrix rebuilt) and the original take the
+        // same updates, bit for bit.
+        sec.drop();
+        sec.begin();
+        VecX y = VecX::Zero(n);
+        for (int it = 0; it < 3; ++it) {
+            VecX f = plain(y);
+            sec.correct(f.data());
+            y += f;
+        }
+        std::string bytes;
+        StateWriter w(bytes, sec.saved_size());
+        sec.save(w);
+        const char* p = bytes.data();
+        REQUIRE(copy.restore(p));
+        CHECK(copy.count() == std::min(2, pairs));
+        sec.begin();
+        copy.begin();
+        for (int it = 0; it < 3; ++it) {
+            VecX f1 = plain(y), f2 = f1;
+            sec.correct(f1.data());
+            copy.correct(f2.data());
+            CHECK(std::memcmp(f1.data(), f2.data(), sizeof(double) * n) == 0);
+            CHECK((f1 - plain(y)).norm() > 0);  // corrected: the pairs entered
+            y += f1;
+        }
+    }
+}

@@ -51,21 +51,50 @@ public:
     void begin() { started_ = false; }
 
     // f (n values): the plain update in, the update to take out. Records the pair of the last
-    // update since begin(). True if f was corrected.
+    // update since begin(). True if f was corrected. Two passes over the n values: the first
+    // records the pair, its dot products with the other pairs' δf (the Gram matrix of the rest is
+    // kept from the calls that recorded them) and every δf's with f, and keeps f as the plain
+    // update; the second corrects f and keeps it as the update taken (the same sums in the same
+    // order as one pass per product: bit for bit the same updates).
     bool correct(double* f) {
         if (cap_ == 0) return false;
         const std::size_t n = static_cast<std::size_t>(n_);
+        int fresh = -1;  // the slot recorded by this call
         if (started_) {
-            double* dx = &dx_[static_cast<std::size_t>(head_) * n];
-            double* df = &df_[static_cast<std::size_t>(head_) * n];
-            for (std::size_t k = 0; k < n; ++k) dx[k] = step_[k], df[k] = f[k] - f_[k];
+            fresh = head_;
             head_ = (head_ + 1) % cap_;
             count_ = std::min(count_ + 1, cap_);
         }
         started_ = true;
-        std::copy(f, f + n, f_.begin());
-        const bool used = count_ > 0 && fit(f);
-        std::copy(f, f + n, step_.begin());
+        const int m = count_;
+        double b[kMaxPairs] = {0, 0, 0, 0};  // δf_a · f
+        double g[kMaxPairs] = {0, 0, 0, 0};  // δf_fresh · δf_a (a ≠ fresh), δf_fresh · δf_fresh
+        const double* dfa[kMaxPairs];
+        for (int a = 0; a < m; ++a) dfa[a] = &df_[static_cast<std::size_t>(a) * n];
+        if (fresh >= 0) {
+            double* dx = &dx_[static_cast<std::size_t>(fresh) * n];
+            double* df = &df_[static_cast<std::size_t>(fresh) * n];
+            for (std::size_t k = 0; k < n; ++k) {
+                const double fk = f[k], d = fk - f_[k];
+                dx[k] = step_[k];
+                df[k] = d;
+                f_[k] = fk;
+                for (int a = 0; a < m; ++a) {
+                    const double da = a == fresh ? d : dfa[a][k];
+                    g[a] += d * da;
+                    b[a] += da * fk;
+                }
+            }
+            for (int a = 0; a < m; ++a) gram_[fresh][a] = gram_[a][fresh] = g[a];
+        } else {
+            for (std::size_t k = 0; k < n; ++k) {
+                const double fk = f[k];
+                f_[k] = fk;
+                for (int a = 0; a < m; ++a) b[a] += dfa[a][k] * fk;
+            }
+        }
+        const bool used = m > 0 && fit(f, b);
+        if (!used) std::copy(f, f + n, step_.begin());
         return used;
     }
     // The plain update of the last correct(); after a taken-back update, the one to take instead
@@ -90,29 +119,22 @@ public:
         restore_values(p, dx_);
         restore_values(p, df_);
         started_ = false;
-        return count_ >= 0 && count_ <= cap_ && head_ >= 0 && head_ < std::max(1, cap_);
+        const bool ok = count_ >= 0 && count_ <= cap_ && head_ >= 0 && head_ < std::max(1, cap_);
+        if (ok) regram();
+        return ok;
     }
 
 private:
-    // γ by the normal equations (count_ ≤ kMaxPairs), Cholesky with the relative pivot floor;
-    // f −= Σ γ_j (δx_j + δf_j). True if any pair entered.
-    bool fit(double* f) const {
+    // γ by the normal equations (count_ ≤ kMaxPairs; the Gram matrix kept in gram_, the right-hand
+    // side b = δf_a · f), Cholesky with the relative pivot floor; f −= Σ γ_j (δx_j + δf_j), and f into
+    // step_. True if any pair entered (else f and step_ as they were: step_ is then the caller's).
+    bool fit(double* f, const double* b) {
         const int m = count_;
         const std::size_t n = static_cast<std::size_t>(n_);
-        double L[kMaxPairs][kMaxPairs], b[kMaxPairs], g[kMaxPairs];
+        double L[kMaxPairs][kMaxPairs], g[kMaxPairs];
         bool keep[kMaxPairs];
-        for (int a = 0; a < m; ++a) {
-            const double* fa = &df_[static_cast<std::size_t>(a) * n];
-            for (int c = 0; c <= a; ++c) {
-                const double* fc = &df_[static_cast<std::size_t>(c) * n];
-                double acc = 0;
-                for (std::size_t k = 0; k < n; ++k) acc += fa[k] * fc[k];
-                L[a][c] = acc;
-            }
-            double acc = 0;
-            for (std::size_t k = 0; k < n; ++k) acc += fa[k] * f[k];
-            b[a] = acc;
-        }
+        for (int a = 0; a < m; ++a)
+            for (int c = 0; c <= a; ++c) L[a][c] = gram_[a][c];
         for (int a = 0; a < m; ++a) {  // the Gram matrix G = L Lᵀ, in place (lower triangle)
             const double diag = L[a][a];
             double d = diag;
@@ -138,15 +160,36 @@ private:
             for (int r = a + 1; r < m; ++r) v -= L[r][a] * g[r];
             g[a] = keep[a] ? v / L[a][a] : 0.0;
         }
-        bool used = false;
-        for (int a = 0; a < m; ++a) {
-            if (!keep[a] || g[a] == 0) continue;
-            const double* dx = &dx_[static_cast<std::size_t>(a) * n];
-            const double* df = &df_[static_cast<std::size_t>(a) * n];
-            for (std::size_t k = 0; k < n; ++k) f[k] -= g[a] * (dx[k] + df[k]);
-            used = true;
+        int use[kMaxPairs], nu = 0;
+        for (int a = 0; a < m; ++a)
+            if (keep[a] && g[a] != 0) use[nu++] = a;
+        if (nu == 0) return false;
+        const double* dx[kMaxPairs];
+        const double* df[kMaxPairs];
+        for (int u = 0; u < nu; ++u) {
+            dx[u] = &dx_[static_cast<std::size_t>(use[u]) * n];
+            df[u] = &df_[static_cast<std::size_t>(use[u]) * n];
         }
-        return used;
+        for (std::size_t k = 0; k < n; ++k) {
+            double v = f[k];
+            for (int u = 0; u < nu; ++u) v -= g[use[u]] * (dx[u][k] + df[u][k]);
+            f[k] = v;
+            step_[k] = v;
+        }
+        return true;
+    }
+
+    // The Gram matrix of the recorded δf's, whole (after restore()).
+    void regram() {
+        const std::size_t n = static_cast<std::size_t>(n_);
+        for (int a = 0; a < count_; ++a)
+            for (int c = 0; c <= a; ++c) {
+                const double* fa = &df_[static_cast<std::size_t>(a) * n];
+                const double* fc = &df_[static_cast<std::size_t>(c) * n];
+                double acc = 0;
+                for (std::size_t k = 0; k < n; ++k) acc += fa[k] * fc[k];
+                gram_[a][c] = gram_[c][a] = acc;
+            }
     }
 
     int n_ = 0, cap_ = 0;
@@ -154,6 +197,7 @@ private:
     bool started_ = false;
     std::vector<double> dx_, df_;  // the pairs, count_ of them in a ring, the next at head_
     std::vector<double> f_, step_;  // the last plain update, the last update taken
+    double gram_[kMaxPairs][kMaxPairs] = {};  // δf_a · δf_c of the recorded pairs
 };
 
 // Option "secants" of an integrator that keeps SecantPairs: a whole number of pairs in
