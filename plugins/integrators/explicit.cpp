@@ -67,6 +67,7 @@ struct State final : IntegratorState {
     std::vector<double> Gc, phic, Z, S, rc, mu;
     std::vector<int> piv;
     const double* prev = nullptr;  // the coordinates at the step's start (Data::coord): angles unwrapped against them
+    bool factor_failed = false;  // this step: the solver could not factor a matrix (its reason in ws->error)
 
     void save(std::string& out) const override {
         const double v[3] = {h_next, work, energy0};
@@ -187,6 +188,7 @@ public:
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
         st.prev = d.coord.data();
+        st.factor_failed = false;
         pack(m, d, st.y0);
         StepReport r;
         if (kMethod == Method::dp45) {
@@ -210,6 +212,10 @@ public:
             pack(m, d, st.ytmp);
             if (accelerations(m, d, st, st.ytmp, st.acc.data()))
                 for (std::size_t k = 0; k < m.couplings.size(); ++k) d.coupling_force[k] = st.mu[k];
+        }
+        if (r.status != StepStatus::ok && st.factor_failed) {  // said as vi-maximal says it (the solver's reason)
+            r.status = StepStatus::singular;
+            r.solver_error = &st.ws->error;
         }
         r.work = r.projections;
         // The loop rows the solver found dependent (so the degrees of freedom reported do not
@@ -271,7 +277,10 @@ private:
                     }
             }
         }
-        if (!m.solver->factor(m.graph, st.A, *st.ws)) return false;
+        if (!m.solver->factor(m.graph, st.A, *st.ws)) {
+            st.factor_failed = true;
+            return false;
+        }
         return m.couplings.empty() || factor_couplings(m, st);
     }
 

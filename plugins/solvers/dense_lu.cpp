@@ -31,7 +31,7 @@ public:
         A.to_dense(g, ws.M.data());
         if (!dense::lu_factor(g.total_size, ws.M.data(), ws.piv.data())) {
             ws.failed_node = 0;
-            ws.error = "the Newton matrix is singular (as redundant constraint rows make it: a loop of hinges in one "
+            ws.error = "the matrix is singular (as redundant constraint rows make it: a loop of hinges in one "
                        "plane has them, and dense-lu takes none; solver 'dense-loop' does)";
             return false;
         }

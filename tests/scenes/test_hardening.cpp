@@ -350,8 +350,9 @@ TEST_CASE("a stalled step is never committed with its joints violated (dense-lu 
 // The planar four-bar's rows are redundant (four hinges in one plane: 20 rows on 18 body
 // coordinates). schur refuses them and dense-lu cannot factor them (under vi-midpoint its pivot
 // vanishes exactly at the first step): the step fails, and its warning now says why and what to
-// use (it said "singular system" or "not converged … last residual 45.3" and no more: the solver's
-// own reason, naming the joints, went unshown). dense-loop takes them.
+// use (it said "singular system", "not converged … last residual 45.3" or, under the explicit
+// methods, "non-finite value" and no more: the solver's own reason, naming the joints, went
+// unshown). dense-loop takes them.
 TEST_CASE("a solver that cannot factor the step's matrix says why in the failure's warning", "[hardening][singular]") {
     const std::string script = write_script("h_fold.lua", kFoldedFourBar);
     struct Case {
@@ -365,8 +366,14 @@ TEST_CASE("a solver that cannot factor the step's matrix says why in the failure
                "Schur complement needs independent rows: use solver 'dense-loop'"},
           Case{"vi-midpoint", "schur", "; solver 'schur': redundant constraint rows ("},
           Case{"vi-midpoint", "dense-lu",
-               "; solver 'dense-lu': the Newton matrix is singular (as redundant constraint rows make it: a loop of hinges "
-               "in one plane has them, and dense-lu takes none; solver 'dense-loop' does)"}}) {
+               "; solver 'dense-lu': the matrix is singular (as redundant constraint rows make it: a loop of hinges "
+               "in one plane has them, and dense-lu takes none; solver 'dense-loop' does)"},
+          // The explicit methods factor the same matrix for their accelerations (they said
+          // "non-finite value" and no more).
+          Case{"rk4", "schur", "singular system at dt = 0.01 s; the state is left at t = 0 s; solver 'schur': redundant "
+                               "constraint rows (3 dependent)"},
+          Case{"dp45-projection", "dense-lu", "singular system at dt = 0.01 s; the state is left at t = 0 s; solver "
+                                              "'dense-lu': the matrix is singular"}}) {
         INFO(c.integrator << " with " << c.solver);
         const auto r = run(script, {{"integrator", c.integrator}, {"solver", c.solver}, {"duration", "0.1"}});
         CHECK(r.exit_code == 1);  // the simulation failed, and the error says so with the same text
