@@ -155,7 +155,8 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
     const int n = t.size();
     for (int i = 0; i < n; ++i) {
         const TreeLink& l = t.links[i];
-        const Frame Tp = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
+        Frame& Tp = st.Tq[i];  // (kept: tree_newton_setup() and, after commit(), kinematics() take it)
+        Tp = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
         const Frame& Ti = st.Ti[i];
         st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
         double* x = &st.xl[6 * i];
@@ -254,12 +255,16 @@ void Riqn::guess(State& st, double h) {
     }
     if (st.opt.guess != Guess::feedback) return;
     // The guess misses by an amount that changes smoothly from step to step (its O(h⁴) term): add
-    // the misses of the last two substeps of this length, extrapolated (2 e_k − e_{k−1}; e_k after
-    // only one). commit() records this substep's miss against the raw guess kept here.
+    // the misses of the last substeps of this length, extrapolated by the polynomial of degree
+    // miss_degree (commit() picks it) through the newest of them (e_k; 2e_k − e_{k−1};
+    // 3e_k − 3e_{k−1} + e_{k−2}; 4e_k − 6e_{k−1} + 4e_{k−2} − e_{k−3}). commit() records this
+    // substep's miss against the raw guess kept here.
     std::copy(st.qp.begin(), st.qp.end(), st.qguess.begin());
     if (st.miss_count == 0 || st.miss_h != h) return;
+    const double* w = kMissWeights[std::min(st.miss_degree, st.miss_count - 1)];
+    const double *e0 = st.miss[0].data(), *e1 = st.miss[1].data(), *e2 = st.miss[2].data(), *e3 = st.miss[3].data();
     for (int k = 0; k < t.nv; ++k)  // (st.u: scratch from here)
-        st.u[k] = st.miss_count > 1 ? 2.0 * st.miss[k] - st.miss_prev[k] : st.miss[k];
+        st.u[k] = w[0] * e0[k] + w[1] * e1[k] + w[2] * e2[k] + w[3] * e3[k];
     retract(t, st.qp.data(), st.u.data());
 }
 
@@ -588,11 +593,8 @@ bool invert_small(int m, double* A, double* out) {
 bool Riqn::tree_newton_setup(State& st, double h) {
     const TreeView& t = st.tree;
     const int n = t.size();
-    for (int i = 0; i < n; ++i) {  // T_i at q⁺ as DRNEA computed it
-        const TreeLink& l = t.links[i];
-        st.Tp[i] = l.type == TreeJoint::screw ? link_transform(l, st.qp[l.iq]) : link_transform(l, &st.qp[l.iq]);
-        newton_block_fast(st, i, h, &st.nIA[36 * static_cast<std::size_t>(i)]);
-    }
+    std::copy(st.Tq.begin(), st.Tq.end(), st.Tp.begin());  // T_i at q⁺, as the last DRNEA made them
+    for (int i = 0; i < n; ++i) newton_block_fast(st, i, h, &st.nIA[36 * static_cast<std::size_t>(i)]);
     // Articulated blocks, children first.
     for (int i = n - 1; i >= 0; --i) {
         const TreeLink& l = t.links[i];

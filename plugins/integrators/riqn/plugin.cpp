@@ -84,6 +84,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->prev_pose.assign(nb, Pose{});
     st->bw.assign(nb, Wrench{});
     st->Tp.assign(n, Frame{});
+    st->Tq.assign(n, Frame{});
     for (std::vector<double>* v : {&st->nIA}) v->assign(36 * static_cast<std::size_t>(n), 0.0);
     for (std::vector<double>* v : {&st->nP, &st->ndV, &st->xl}) v->assign(6 * static_cast<std::size_t>(n), 0.0);
     for (std::vector<double>* v : {&st->nU, &st->nV}) v->assign(6 * static_cast<std::size_t>(nv), 0.0);
@@ -94,7 +95,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->sec.resize(st->tree.nv, st->opt.secants);
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
-    for (std::vector<double>* v : {&st->miss, &st->miss_prev}) v->assign(static_cast<std::size_t>(nv), 0.0);
+    for (std::vector<double>& v : st->miss) v.assign(static_cast<std::size_t>(nv), 0.0);
     if (st->opt.newton == Newton::dense) {
         st->gp.assign(n, Frame{});
         st->K.resize(nv, nv);

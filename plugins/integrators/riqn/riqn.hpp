@@ -110,9 +110,15 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 
 // ---- options --------------------------------------------------------------------------------
 
-// guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last two
+// guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last kMisses
 // guesses (guess(), commit()); "momentum", "acceleration" (riqn.md's IG3), "velocity", "position".
 enum class Guess { position, velocity, acceleration, momentum, feedback };
+// The misses the "feedback" guess keeps (guess(), commit()): it extrapolates them by a line, a
+// parabola or a cubic through the newest (the weights of e_k, e_{k−1}, … by degree), whichever
+// predicted the newest miss from the four before it best. On the double pendulum the cubic's
+// first residual is 2.7e-7 (median) against the line's 3.8e-6.
+constexpr int kMisses = 5;
+constexpr double kMissWeights[4][4] = {{1, 0, 0, 0}, {2, -1, 0, 0}, {3, -3, 1, 0}, {4, -6, 4, -1}};
 // newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
 // "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
 // step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).
@@ -153,6 +159,7 @@ struct State final : IntegratorState {
     // Carried between steps (saved).
     bool started = false;
     bool fresh = false;  // T, Ti, g, bp are those of the current q (not saved: recomputed after a restore)
+    bool tq_at_q = false;  // Tq holds the link transforms at q (commit(); kinematics() takes them; not saved)
     double dt_prev = 0;                 // length of the interval q_{k−1} → q_k
     std::vector<double> q, qm, Qminus;  // q_k, q_{k−1} (nq), carried joint impulse (nv)
     std::vector<double> pi;             // carried momentum, 6 per link (link frame at q_k)
@@ -181,15 +188,18 @@ struct State final : IntegratorState {
     Eigen::PartialPivLU<Eigen::MatrixXd> lu;
     // The same Newton step in O(n) (tree_newton_step): link transforms at q⁺, per link the
     // two-sided articulated block (6×6, from B_i), per velocity the columns IA S and rows Sᵀ IA,
-    // per link the inverse of Sᵀ IA S + k (nv×nv at TreeLink::id), the solve's passes.
-    std::vector<Frame> Tp;
+    // per link the inverse of Sᵀ IA S + k (nv×nv at TreeLink::id), the solve's passes. Tq: the
+    // link transforms at the q⁺ of the last DRNEA (Tp: at the setup's).
+    std::vector<Frame> Tp, Tq;
     // log f_i of the last DRNEA, 6 per link (written by drnea()).
     std::vector<double> xl, qbest, nIA, nU, nV, nD, nP, ndV, nu;
-    // Guess "feedback": this substep's momentum guess (nq), and the misses of the last two (nv, the
-    // converged q⁺ less the guess, in the links' tangent coordinates: link_difference), valid for
-    // miss_count (0–2) substeps of length miss_h in a row. Saved: they shape the next guess.
-    std::vector<double> qguess, miss, miss_prev;
-    std::int32_t miss_count = 0;
+    // Guess "feedback": this substep's momentum guess (nq), and the misses of the last kMisses (nv,
+    // the converged q⁺ less the guess, in the links' tangent coordinates: link_difference; the
+    // newest first), valid for miss_count (0–kMisses) substeps of length miss_h in a row. Saved:
+    // they shape the next guess.
+    std::vector<double> qguess;
+    std::vector<double> miss[kMisses];
+    std::int32_t miss_count = 0, miss_degree = 1;
     double miss_h = 0;
     // Secant pairs (option secants, noether/sdk/secant.hpp) in the links' tangent coordinates,
     // measured in substeps of length sec_h. Saved: they shape the next substep's updates. sec_q:
@@ -201,8 +211,8 @@ struct State final : IntegratorState {
     SubstepHold hold;
 
     std::size_t saved_size() const {
-        return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_h + sizeof sec_h +
-               sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + miss.size() + miss_prev.size()) +
+        return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_degree + sizeof miss_h + sizeof sec_h +
+               sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + kMisses * miss[0].size()) +
                sec.saved_size() + SubstepHold::kSavedSize;
     }
     void save(std::string& out) const override {
@@ -210,9 +220,11 @@ struct State final : IntegratorState {
         w.value(static_cast<char>(started ? 1 : 0));
         w.value(dt_prev);
         w.value(miss_count);
+        w.value(miss_degree);
         w.value(miss_h);
         w.value(sec_h);
-        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) w.values(*v);
+        for (const std::vector<double>* v : {&q, &qm, &Qminus, &pi}) w.values(*v);
+        for (const std::vector<double>& v : miss) w.values(v);
         sec.save(w);
         hold.save(w);
     }
@@ -220,12 +232,15 @@ struct State final : IntegratorState {
         if (static_cast<std::size_t>(end - p) < saved_size()) return false;
         started = *p++ != 0;
         fresh = false;
+        tq_at_q = false;
         restore_value(p, dt_prev);
         restore_value(p, miss_count);
+        restore_value(p, miss_degree);
         restore_value(p, miss_h);
         restore_value(p, sec_h);
-        if (miss_count < 0 || miss_count > 2) return false;
-        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi, &miss, &miss_prev}) restore_values(p, *v);
+        if (miss_count < 0 || miss_count > kMisses || miss_degree < 1 || miss_degree > 3) return false;
+        for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) restore_values(p, *v);
+        for (std::vector<double>& v : miss) restore_values(p, v);
         return sec.restore(p) && hold.restore(p);
     }
 };

@@ -8,9 +8,13 @@ namespace riqn {
 
 void Riqn::kinematics(const Model& m, const Data& d, State& st) {
     const TreeView& t = st.tree;
+    // After commit(): the link transforms at q are those the last DRNEA made at q⁺ (st.Tq).
+    const bool kept = st.tq_at_q;
+    if (kept) st.T.swap(st.Tq);
+    st.tq_at_q = false;
     for (int i = 0; i < t.size(); ++i) {
         const TreeLink& l = t.links[i];
-        st.T[i] = l.type == TreeJoint::screw ? link_transform(l, st.q[l.iq]) : link_transform(l, &st.q[l.iq]);
+        if (!kept) st.T[i] = l.type == TreeJoint::screw ? link_transform(l, st.q[l.iq]) : link_transform(l, &st.q[l.iq]);
         st.Ti[i] = inverse(st.T[i]);
         st.g[i] = l.parent >= 0 ? st.g[l.parent] * st.T[i] : st.T[i];
     }
@@ -46,6 +50,7 @@ void Riqn::forces(const Model& m, const Data& d, State& st) {
 void Riqn::start(const Model& m, const Data& d, State& st, double h) {
     const TreeView& t = st.tree;
     const int n = t.size();
+    st.tq_at_q = false;  // q is Data's now
     st.miss_count = 0;  // a new start: no guess has missed yet
     st.sec.drop();      // nor has an update been measured
     // Unwrap references: the joint coordinates of Data; quaternion signs: the last state.
@@ -137,17 +142,37 @@ void Riqn::commit(State& st, double h) {
         }
     }
     if (st.opt.guess == Guess::feedback) {  // this substep's miss (guess())
-        st.miss.swap(st.miss_prev);
+        for (int k = kMisses - 1; k > 0; --k) st.miss[k].swap(st.miss[k - 1]);  // (the oldest becomes the newest)
+        double* e = st.miss[0].data();
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
-            if (l.type == TreeJoint::screw) st.miss[l.iv] = st.qp[l.iq] - st.qguess[l.iq];
-            else link_difference(l, &st.qguess[l.iq], &st.qp[l.iq], &st.miss[l.iv]);
+            if (l.type == TreeJoint::screw) e[l.iv] = st.qp[l.iq] - st.qguess[l.iq];
+            else link_difference(l, &st.qguess[l.iq], &st.qp[l.iq], &e[l.iv]);
         }
-        st.miss_count = st.miss_count > 0 && st.miss_h == h ? 2 : 1;
+        st.miss_count = st.miss_count > 0 && st.miss_h == h ? std::min(st.miss_count + 1, kMisses) : 1;
         st.miss_h = h;
+        // The degree for the next guess: the one whose extrapolation from the older misses came
+        // closest to this one (a line while fewer are known). Round-off in the misses is what the
+        // higher degrees amplify (×8 for the cubic): where the guess is already within the
+        // tolerance (a lone pendulum) the line wins.
+        st.miss_degree = 1;
+        if (st.miss_count == kMisses) {
+            double best = INFINITY;
+            for (int deg = 1; deg < kMisses - 1; ++deg) {
+                const double* c = kMissWeights[deg];
+                double err = 0;
+                for (int k = 0; k < t.nv; ++k) {
+                    double p = 0;
+                    for (int j = 0; j <= deg; ++j) p += c[j] * st.miss[1 + j][k];
+                    err += (e[k] - p) * (e[k] - p);
+                }
+                if (err < best) best = err, st.miss_degree = deg;
+            }
+        }
     }
     st.qm.swap(st.q);
     st.q = st.qp;
+    st.tq_at_q = true;  // the last DRNEA was at this q⁺ (substep())
     st.dt_prev = h;
     st.prev_pose.swap(st.bp);  // the body poses at the new q_{k−1}, for the write-back
     st.fresh = false;
