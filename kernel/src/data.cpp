@@ -681,13 +681,16 @@ void add_joint_wrenches(const Model& m, const Data& d, const Inputs& in, const P
 }
 
 void update_joint_coordinates(const Model& m, Data& d, const Twist* twists) {
-    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs];
+    double Ca[6 * kMaxJointDofs], Cb[6 * kMaxJointDofs], p[kMaxJointDofs], c[kMaxJointDofs];
     for (const JointInfo& j : m.joints) {
         if (j.dofs == 0) continue;
         const Pose a = j.a >= 0 ? d.pose[j.a] : Pose{};
         double* coord = &d.coord[j.dof_offset];
-        joint_coordinates(j, a, d.pose[j.b], coord, coord);
-        j.impl->coordinate_jacobian(a, d.pose[j.b], j.a >= 0 ? Ca : nullptr, Cb);
+        // joint_coordinates() (raw coordinates against the last ones) and the coordinate Jacobian
+        // in one call
+        for (int i = 0; i < j.dofs; ++i) p[i] = coord[i] - j.offset[i];
+        j.impl->coordinate_state(a, d.pose[j.b], p, c, j.a >= 0 ? Ca : nullptr, Cb);
+        for (int i = 0; i < j.dofs; ++i) coord[i] = c[i] + j.offset[i];
         for (int k = 0; k < j.dofs; ++k) d.rate[j.dof_offset + k] = coordinate_rate(j, Ca, Cb, k, twists);
     }
 }

@@ -317,6 +317,27 @@ void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, cons
     }
 }
 
+double hinge_angle_state(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const Mat3& Roff,
+                         const double* prev, double* Ca, double* Cb) {
+    // hinge_angle() and hinge_angle_jacobian() written once, in their arithmetic.
+    const Quat r = conj(a.q) * b.q * conj(qoff);
+    const Vec3 rv = r.vec();
+    const double y = dot(rv, axis_a), x = r.w, den = x * x + y * y;
+    double ang = 2.0 * std::atan2(y, x);
+    const double two_pi = 2.0 * M_PI;
+    if (prev) ang += two_pi * std::round((*prev - ang) / two_pi);
+    else ang = std::remainder(ang, two_pi);
+    if (Ca) {
+        const Vec3 t = (x * (x * axis_a + cross(rv, axis_a)) + y * rv) / den;
+        put(Ca, 0, 0, Vec3{});
+        put(Ca, 0, 3, -t);
+    }
+    const Vec3 t = (x * (x * axis_a + cross(axis_a, rv)) + y * rv) / den;
+    put(Cb, 0, 0, Vec3{});
+    put(Cb, 0, 3, transpose(Roff) * t);
+    return ang;
+}
+
 double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb) {
     const Vec3 r = rotate_inv(a.q, b.x + rotate(b.q, pb) - a.x);
     return dot(axis_a, r - pa);

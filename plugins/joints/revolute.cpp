@@ -23,6 +23,9 @@ public:
     void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const override {
         hinge_angle_jacobian(a, b, axis_, qoff_, Ca, Cb);
     }
+    void coordinate_state(const Pose& a, const Pose& b, const double* prev, double* c, double* Ca, double* Cb) const override {
+        c[0] = hinge_angle_state(a, b, axis_, qoff_, rot_.Roff, prev, Ca, Cb);
+    }
     const char* coordinate_name(int) const override { return "angle"; }
     bool minimal(MinimalJoint* out) const override {
         out->kind = MinimalJoint::Kind::revolute;

@@ -196,6 +196,37 @@ TEST_CASE("a joint's constraint value is the same bit for bit with or without it
         }
 }
 
+TEST_CASE("a joint's coordinate_state gives its coordinates and coordinate Jacobian bit for bit", "[joints]") {
+    // The kernel fills Data::coord and Data::rate after every step by coordinate_state(); a joint
+    // type that shares the work there (revolute: hinge_angle_state) must give what coordinates()
+    // (with and without the unwrapping reference) and coordinate_jacobian() give.
+    testutil::Rng rng(23);
+    for (const char* type : kTypes)
+        for (bool world : {false, true}) {
+            Case c = make_case(type, world, rng);
+            const int n = c.joint->dofs();
+            if (n == 0) continue;
+            int differing = 0;
+            for (int trial = 0; trial < 8; ++trial) {
+                Pose a = world ? Pose{} : rng.pose(), b = rng.pose();
+                if (trial % 2 == 0) random_assembled(c, rng, a, b);
+                std::vector<double> prev(n);
+                for (double& x : prev) x = 20 * rng.uniform();  // several turns away: the unwrapping
+                for (const double* pv : {static_cast<const double*>(nullptr), static_cast<const double*>(prev.data())}) {
+                    std::vector<double> c0(n), c1(n, -1), Ca0(6 * n), Cb0(6 * n), Ca1(6 * n, -1), Cb1(6 * n, -1);
+                    c.joint->coordinates(a, b, pv, c0.data());
+                    c.joint->coordinate_jacobian(a, b, world ? nullptr : Ca0.data(), Cb0.data());
+                    c.joint->coordinate_state(a, b, pv, c1.data(), world ? nullptr : Ca1.data(), Cb1.data());
+                    differing += std::memcmp(c0.data(), c1.data(), sizeof(double) * n) != 0;
+                    differing += std::memcmp(Cb0.data(), Cb1.data(), sizeof(double) * 6 * n) != 0;
+                    if (!world) differing += std::memcmp(Ca0.data(), Ca1.data(), sizeof(double) * 6 * n) != 0;
+                }
+            }
+            INFO(type << (world ? " (world parent)" : ""));
+            CHECK(differing == 0);
+        }
+}
+
 TEST_CASE("coordinate rates match finite differences of coordinates along the joint's motion", "[joints]") {
     testutil::Rng rng(12);
     const double h = 1e-5;

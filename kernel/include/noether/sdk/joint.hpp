@@ -53,6 +53,13 @@ public:
     // free directions acts on the bodies as the wrenches Caᵀ u and Cbᵀ u.
     // Ca may be nullptr (world parent).
     virtual void coordinate_jacobian(const Pose& a, const Pose& b, double* Ca, double* Cb) const = 0;
+    // Both at once, as the kernel asks after every step (Data::coord and Data::rate): the values of
+    // coordinates() and coordinate_jacobian() bit for bit; a joint type may share their work.
+    virtual void coordinate_state(const Pose& a, const Pose& b, const double* prev, double* c, double* Ca,
+                                  double* Cb) const {
+        coordinates(a, b, prev, c);
+        coordinate_jacobian(a, b, Ca, Cb);
+    }
     // Short name of coordinate i ("angle", "x", "rx", ...).
     virtual const char* coordinate_name(int i) const = 0;
     // 1-DOF joints and ball joints (Kind::spherical) fill `out` and return true.
@@ -169,6 +176,10 @@ NOETHER_API double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a,
 // Exact Jacobian rows (1 × 6 each, position columns zero) of hinge_angle. On the hinge they are
 // ∂angle/∂θa = −axisᵀ and ∂angle/∂θb = (Rbᵀ Ra axis)ᵀ.
 NOETHER_API void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb);
+// hinge_angle and hinge_angle_jacobian at once (Roff = rotation(qoff); Ca may be nullptr): the same
+// values bit for bit, the relative rotation formed once.
+NOETHER_API double hinge_angle_state(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const Mat3& Roff,
+                                     const double* prev, double* Ca, double* Cb);
 // Displacement of b's anchor along axis_a from a's anchor: axisᵀ (Raᵀ(xb + Rb pb − xa) − pa),
 // and its Jacobian rows.
 NOETHER_API double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb);
