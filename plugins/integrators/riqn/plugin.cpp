@@ -92,7 +92,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->nu.assign(static_cast<std::size_t>(nv), 0.0);
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
-    st->sec.resize(st->tree.nv, st->opt.secants);
+    st->sec.resize(st->tree.nv, st->opt.secants, kSecantPivot);
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>& v : st->miss) v.assign(static_cast<std::size_t>(nv), 0.0);

@@ -136,6 +136,17 @@ struct RiqnOptions {
 // at 1e3, 3.41 at 10, 4.61 at 1, against 3.99 without the pairs).
 constexpr double kSecantGrowth = 1e3;
 
+// The secant pairs' pivot (SecantPairs::resize): a pair whose δf lies within this squared sine
+// of the span of the others is left out of the fit. riqn carries its pairs from step to step, and
+// the updates of consecutive steps line up with the iteration's slowest direction: two nearly
+// parallel pairs fitted exactly (the double pendulum: two unknowns, two pairs) multiply the
+// round-off and the steps' change of the matrix into the update, and the second update of a step
+// stalled (8.5 % of the steps, each then taking the exact fallback). At 1e-4 (the pairs at least
+// 0.01 rad apart) against SecantPairs::kPivot = 1e-10: instructions a step on the double pendulum
+// of the peers harness −8.4 %; chains of 4–64 links −0.1 to −0.6 % over 10 s;
+// double_spherical_pendulum.lua +0.2 %; the UR5, Atlas and the ball chain the same.
+constexpr double kSecantPivot = 1e-4;
+
 RiqnOptions riqn_options(const Model& m);
 constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a rotation-limit failure (drnea)
 // The exact Newton fallback of a slowly contracting RIQN iteration (substep()): from the third

@@ -31,12 +31,14 @@ class SecantPairs {
 public:
     static constexpr int kMaxPairs = 4;
     // A pair whose δf lies in the span of the pairs before it to within this (the squared sine
-    // of its angle with that span) is left out of the fit.
+    // of its angle with that span) is left out of the fit (resize()'s `pivot`, by default).
     static constexpr double kPivot = 1e-10;
 
-    // n unknowns, up to `pairs` pairs (0: off, correct() leaves f as it is).
-    void resize(int n, int pairs) {
+    // n unknowns, up to `pairs` pairs (0: off, correct() leaves f as it is); `pivot`: kPivot's
+    // threshold for this iteration.
+    void resize(int n, int pairs, double pivot = kPivot) {
         n_ = n;
+        pivot_ = pivot;
         cap_ = std::max(0, std::min(pairs, kMaxPairs));
         dx_.assign(static_cast<std::size_t>(n) * cap_, 0.0);
         df_.assign(static_cast<std::size_t>(n) * cap_, 0.0);
@@ -140,7 +142,7 @@ private:
             double d = diag;
             for (int c = 0; c < a; ++c)
                 if (keep[c]) d -= L[a][c] * L[a][c];
-            keep[a] = diag > 0 && d > kPivot * diag;
+            keep[a] = diag > 0 && d > pivot_ * diag;
             const double l = keep[a] ? std::sqrt(d) : 1.0;
             L[a][a] = l;
             for (int r = a + 1; r < m; ++r) {
@@ -193,6 +195,7 @@ private:
     }
 
     int n_ = 0, cap_ = 0;
+    double pivot_ = kPivot;
     std::int32_t count_ = 0, head_ = 0;
     bool started_ = false;
     std::vector<double> dx_, df_;  // the pairs, count_ of them in a ring, the next at head_
