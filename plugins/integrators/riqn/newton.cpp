@@ -160,7 +160,17 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
         const Frame& Ti = st.Ti[i];
         st.f[i] = l.parent >= 0 ? Ti * (st.f[l.parent] * Tp) : Ti * Tp;
         double* x = &st.xl[6 * i];
-        const double th = se3_log(st.f[i], x);
+        double th;
+        if (l.parent < 0 && l.type == TreeJoint::screw) {
+            // A screw on the ground: T(q) = exp(A q) M, so f_i = T(q_k)⁻¹ T(q⁺) = exp(S (q⁺ − q_k))
+            // (S = Ad_{M⁻¹} A, the link-frame screw) and its logarithm is S (q⁺ − q_k) (its turn
+            // |ω| |Δq|: a turn of π or more is the rotation-limit failure below, not wrapped).
+            const double dqi = st.qp[l.iq] - st.q[l.iq];
+            for (int k = 0; k < 6; ++k) x[k] = l.S[k] * dqi;
+            th = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+        } else {
+            th = se3_log(st.f[i], x);
+        }
         if (!(th < kMaxTurn)) return INFINITY;
         double* mu = &st.mu[6 * i];
         momentum(x, l.inertia, l.mass, h, mu);
