@@ -289,22 +289,37 @@ void prim_perpendicular(const Pose& a, const Pose& b, const Vec3& u_a, const Vec
 // ---------------------------------------------------------------------------------------------
 // Coordinate helpers
 
-double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev) {
+namespace {
+
+// The hinge angle is 2 atan2(y, x), y = r_v·axis, x = r_w, r = qa† ⊗ qb ⊗ qoff†.
+struct HingeRelative {
+    Vec3 rv;
+    double x, y;
+};
+
+inline __attribute__((always_inline)) HingeRelative hinge_relative(const Pose& a, const Pose& b, const Vec3& axis_a,
+                                                                  const Quat& qoff) {
     const Quat r = conj(a.q) * b.q * conj(qoff);
-    double ang = 2.0 * std::atan2(dot(r.vec(), axis_a), r.w);  // in (−2π, 2π]
+    const Vec3 rv = r.vec();
+    return {rv, r.w, dot(rv, axis_a)};
+}
+
+inline __attribute__((always_inline)) double hinge_unwrapped(const HingeRelative& h, const double* prev) {
+    double ang = 2.0 * std::atan2(h.y, h.x);  // in (−2π, 2π]
     const double two_pi = 2.0 * M_PI;
     if (prev) ang += two_pi * std::round((*prev - ang) / two_pi);
     else ang = std::remainder(ang, two_pi);
     return ang;
 }
 
-void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb) {
-    // angle = 2 atan2(y, x), y = r_v·axis, x = r_w, r = qa† ⊗ qb ⊗ qoff†. A turn δb of b gives
-    // r ⊗ [1; u/2] with u = Rot(qoff) δb; a turn δa of a gives [1; −δa/2] ⊗ r. Exact everywhere;
-    // on the hinge (r_v ∥ axis) it reduces to ∂/∂θa = −axisᵀ, ∂/∂θb = (Rbᵀ Ra axis)ᵀ.
-    const Quat r = conj(a.q) * b.q * conj(qoff);
-    const Vec3 rv = r.vec();
-    const double y = dot(rv, axis_a), x = r.w, den = x * x + y * y;
+// The angle's Jacobian rows (Ca, Cb may be null). A turn δb of b gives r ⊗ [1; u/2] with
+// u = Rot(qoff) δb; a turn δa of a gives [1; −δa/2] ⊗ r. Exact everywhere; on the hinge (r_v ∥
+// axis) it reduces to ∂/∂θa = −axisᵀ, ∂/∂θb = (Rbᵀ Ra axis)ᵀ. Roff: rotation(qoff) if at hand,
+// else null.
+inline __attribute__((always_inline)) void hinge_rows(const HingeRelative& h, const Vec3& axis_a, const Quat& qoff,
+                                                      const Mat3* Roff, double* Ca, double* Cb) {
+    const Vec3& rv = h.rv;
+    const double x = h.x, y = h.y, den = x * x + y * y;
     if (Ca) {
         const Vec3 t = (x * (x * axis_a + cross(rv, axis_a)) + y * rv) / den;
         put(Ca, 0, 0, Vec3{});
@@ -313,29 +328,25 @@ void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, cons
     if (Cb) {
         const Vec3 t = (x * (x * axis_a + cross(axis_a, rv)) + y * rv) / den;
         put(Cb, 0, 0, Vec3{});
-        put(Cb, 0, 3, transpose(rotation(qoff)) * t);
+        put(Cb, 0, 3, transpose(Roff ? *Roff : rotation(qoff)) * t);
     }
+}
+
+}  // namespace
+
+double hinge_angle(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const double* prev) {
+    return hinge_unwrapped(hinge_relative(a, b, axis_a, qoff), prev);
+}
+
+void hinge_angle_jacobian(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, double* Ca, double* Cb) {
+    hinge_rows(hinge_relative(a, b, axis_a, qoff), axis_a, qoff, nullptr, Ca, Cb);
 }
 
 double hinge_angle_state(const Pose& a, const Pose& b, const Vec3& axis_a, const Quat& qoff, const Mat3& Roff,
                          const double* prev, double* Ca, double* Cb) {
-    // hinge_angle() and hinge_angle_jacobian() written once, in their arithmetic.
-    const Quat r = conj(a.q) * b.q * conj(qoff);
-    const Vec3 rv = r.vec();
-    const double y = dot(rv, axis_a), x = r.w, den = x * x + y * y;
-    double ang = 2.0 * std::atan2(y, x);
-    const double two_pi = 2.0 * M_PI;
-    if (prev) ang += two_pi * std::round((*prev - ang) / two_pi);
-    else ang = std::remainder(ang, two_pi);
-    if (Ca) {
-        const Vec3 t = (x * (x * axis_a + cross(rv, axis_a)) + y * rv) / den;
-        put(Ca, 0, 0, Vec3{});
-        put(Ca, 0, 3, -t);
-    }
-    const Vec3 t = (x * (x * axis_a + cross(axis_a, rv)) + y * rv) / den;
-    put(Cb, 0, 0, Vec3{});
-    put(Cb, 0, 3, transpose(Roff) * t);
-    return ang;
+    const HingeRelative h = hinge_relative(a, b, axis_a, qoff);  // formed once for both
+    hinge_rows(h, axis_a, qoff, &Roff, Ca, Cb);
+    return hinge_unwrapped(h, prev);
 }
 
 double slide_displacement(const Pose& a, const Pose& b, const Vec3& axis_a, const Vec3& pa, const Vec3& pb) {

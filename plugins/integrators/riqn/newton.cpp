@@ -167,7 +167,7 @@ double Riqn::drnea(const Model& m, State& st, double h, int* worst) const {
             // |ω| |Δq|: a turn of π or more is the rotation-limit failure below, not wrapped).
             const double dqi = st.qp[l.iq] - st.q[l.iq];
             for (int k = 0; k < 6; ++k) x[k] = l.S[k] * dqi;
-            th = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+            th = norm(top(x));
         } else {
             th = se3_log(st.f[i], x);
         }
@@ -271,10 +271,8 @@ void Riqn::guess(State& st, double h) {
     // substep's miss against the raw guess kept here.
     std::copy(st.qp.begin(), st.qp.end(), st.qguess.begin());
     if (st.miss_count == 0 || st.miss_h != h) return;
-    const double* w = kMissWeights[std::min(st.miss_degree, st.miss_count - 1)];
-    const double *e0 = st.miss[0].data(), *e1 = st.miss[1].data(), *e2 = st.miss[2].data(), *e3 = st.miss[3].data();
-    for (int k = 0; k < t.nv; ++k)  // (st.u: scratch from here)
-        st.u[k] = w[0] * e0[k] + w[1] * e1[k] + w[2] * e2[k] + w[3] * e3[k];
+    const int degree = std::min(st.miss_degree, st.miss_count - 1);
+    for (int k = 0; k < t.nv; ++k) st.u[k] = extrapolated_miss(st.miss, degree, 0, k);  // (st.u: scratch from here)
     retract(t, st.qp.data(), st.u.data());
 }
 

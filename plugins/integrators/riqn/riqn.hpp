@@ -118,7 +118,14 @@ enum class Guess { position, velocity, acceleration, momentum, feedback };
 // predicted the newest miss from the four before it best. On the double pendulum the cubic's
 // first residual is 2.7e-7 (median) against the line's 3.8e-6.
 constexpr int kMisses = 5;
-constexpr double kMissWeights[4][4] = {{1, 0, 0, 0}, {2, -1, 0, 0}, {3, -3, 1, 0}, {4, -6, 4, -1}};
+constexpr double kMissWeights[kMisses - 1][kMisses - 1] = {{1, 0, 0, 0}, {2, -1, 0, 0}, {3, -3, 1, 0}, {4, -6, 4, -1}};
+// Component k of the extrapolation of degree `degree` through miss[first], miss[first + 1], …
+// (newest first): guess() from the newest, commit() from the one before, to judge the degrees.
+inline double extrapolated_miss(const std::vector<double>* miss, int degree, int first, int k) {
+    double p = 0;
+    for (int j = 0; j <= degree; ++j) p += kMissWeights[degree][j] * miss[first + j][k];
+    return p;
+}
 // newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
 // "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
 // step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).
@@ -249,7 +256,7 @@ struct State final : IntegratorState {
         restore_value(p, miss_degree);
         restore_value(p, miss_h);
         restore_value(p, sec_h);
-        if (miss_count < 0 || miss_count > kMisses || miss_degree < 1 || miss_degree > 3) return false;
+        if (miss_count < 0 || miss_count > kMisses || miss_degree < 1 || miss_degree > kMisses - 2) return false;
         for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) restore_values(p, *v);
         for (std::vector<double>& v : miss) restore_values(p, v);
         return sec.restore(p) && hold.restore(p);

@@ -159,11 +159,9 @@ void Riqn::commit(State& st, double h) {
         if (st.miss_count == kMisses) {
             double best = INFINITY;
             for (int deg = 1; deg < kMisses - 1; ++deg) {
-                const double* c = kMissWeights[deg];
                 double err = 0;
                 for (int k = 0; k < t.nv; ++k) {
-                    double p = 0;
-                    for (int j = 0; j <= deg; ++j) p += c[j] * st.miss[1 + j][k];
+                    const double p = extrapolated_miss(st.miss, deg, 1, k);
                     err += (e[k] - p) * (e[k] - p);
                 }
                 if (err < best) best = err, st.miss_degree = deg;
