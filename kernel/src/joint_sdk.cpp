@@ -187,23 +187,26 @@ void JointSetup::warning(const std::string& msg) {
 void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w) {
     const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
     const Vec3 g = b.x + Rb * pb - a.x - Ra * pa;
-    if (!w.Ja && !w.Jb) {  // the value only
-        for (int i = 0; i < 3; ++i) w.g[w.row + i] = g[i];
-        w.row += 3;
-        return;
-    }
-    const Mat3 JaTh = Ra * skew(pa);        // ∂g/∂θa
-    const Mat3 JbTh = -1.0 * (Rb * skew(pb));  // ∂g/∂θb
-    for (int i = 0; i < 3; ++i) {
-        const int r = w.row + i;
-        w.g[r] = g[i];
-        Vec3 e;
-        e[i] = 1;
-        put(w.Ja, r, 0, -e);
-        put(w.Ja, r, 3, JaTh.row(i));
-        put(w.Jb, r, 0, e);
-        put(w.Jb, r, 3, JbTh.row(i));
-    }
+    for (int i = 0; i < 3; ++i) w.g[w.row + i] = g[i];
+    // ∂g/∂x = ∓I; ∂g/∂θa = Ra [pa]×, ∂g/∂θb = −Rb [pb]×, whose row i is (row i of R) × p: the
+    // products of R [p]× without the terms of [p]×'s zero diagonal (each such term is a zero added
+    // to the others: the same values).
+    if (w.Ja)
+        for (int i = 0; i < 3; ++i) {
+            double* J = w.Ja + (w.row + i) * 6;
+            const Vec3 t = cross(Ra.row(i), pa);
+            J[0] = J[1] = J[2] = -0.0;
+            J[i] = -1.0;
+            J[3] = t.x, J[4] = t.y, J[5] = t.z;
+        }
+    if (w.Jb)
+        for (int i = 0; i < 3; ++i) {
+            double* J = w.Jb + (w.row + i) * 6;
+            const Vec3 t = -1.0 * cross(Rb.row(i), pb);
+            J[0] = J[1] = J[2] = 0.0;
+            J[i] = 1.0;
+            J[3] = t.x, J[4] = t.y, J[5] = t.z;
+        }
     w.row += 3;
 }
 
@@ -250,21 +253,37 @@ void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a
 void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w) {
     const Quat r = conj(a.q) * b.q * conj(rot.qoff);
     const Vec3 rv = r.vec();
+    for (int i = 0; i < rot.sel.rows; ++i) w.g[w.row + i] = dot(rot.sel.P[i], rv);
     if (!w.Ja && !w.Jb) {  // the value only
-        for (int i = 0; i < rot.sel.rows; ++i) w.g[w.row + i] = dot(rot.sel.P[i], rv);
         w.row += rot.sel.rows;
         return;
     }
-    const Mat3 Ma = -0.5 * (r.w * Mat3::identity() - skew(rv));
-    const Mat3 Mb = 0.5 * ((r.w * Mat3::identity() + skew(rv)) * rot.Roff);
+    // Ma = −½ (r_w I − [rv]×) and Mb = ½ (r_w I + [rv]×) Roff, their entries written out (the
+    // identity's and [rv]×'s zeros drop out of the sums: the same values).
+    const double hw = 0.5 * r.w, hx = 0.5 * rv.x, hy = 0.5 * rv.y, hz = 0.5 * rv.z;
+    Mat3 Ma;
+    Ma.m[0][0] = Ma.m[1][1] = Ma.m[2][2] = -hw;
+    Ma.m[0][1] = -hz, Ma.m[0][2] = hy;
+    Ma.m[1][0] = hz, Ma.m[1][2] = -hx;
+    Ma.m[2][0] = -hy, Ma.m[2][1] = hx;
+    Mat3 N;
+    N.m[0][0] = N.m[1][1] = N.m[2][2] = r.w;
+    N.m[0][1] = -rv.z, N.m[0][2] = rv.y;
+    N.m[1][0] = rv.z, N.m[1][2] = -rv.x;
+    N.m[2][0] = -rv.y, N.m[2][1] = rv.x;
+    const Mat3 Mb = 0.5 * (N * rot.Roff);
     for (int i = 0; i < rot.sel.rows; ++i) {
-        const int row = w.row + i;
         const Vec3& P = rot.sel.P[i];
-        w.g[row] = dot(P, rv);
-        put(w.Ja, row, 0, Vec3{});
-        put(w.Ja, row, 3, rowT(Ma, P));
-        put(w.Jb, row, 0, Vec3{});
-        put(w.Jb, row, 3, rowT(Mb, P));
+        if (double* J = w.Ja ? w.Ja + (w.row + i) * 6 : nullptr) {
+            const Vec3 t = rowT(Ma, P);
+            J[0] = J[1] = J[2] = 0.0;
+            J[3] = t.x, J[4] = t.y, J[5] = t.z;
+        }
+        if (double* J = w.Jb ? w.Jb + (w.row + i) * 6 : nullptr) {
+            const Vec3 t = rowT(Mb, P);
+            J[0] = J[1] = J[2] = 0.0;
+            J[3] = t.x, J[4] = t.y, J[5] = t.z;
+        }
     }
     w.row += rot.sel.rows;
 }
