@@ -832,19 +832,27 @@ TEST_CASE("vi-galerkin's first guess takes the slope at q^k: fewer iterations, t
 
 TEST_CASE("vi-galerkin chord Newton takes the steps of exact Newton to round-off, with one factor a step", "[galerkin]") {
     // Simpson on the double pendulum, 10 s at dt 0.01: the default (chord) against newton = "exact".
-    std::vector<double> q[2];
+    // Both converge to 1e-12 a step; the motion is chaotic and their difference grows about tenfold
+    // every 1.2 s (measured: 1.4e-13 at 1 s, 1.5e-12 at 2 s, 4.8e-11 at 5 s, 1.7e-9 at 10 s), so
+    // the steps are compared at 2 s, and at 10 s only to that growth.
+    std::vector<double> q[2], q2[2];
     double mean[2];
     for (int k = 0; k < 2; ++k) {
         Spec spec = galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01);
         spec.options.extra_lists["newton"] = {k == 0 ? "exact" : "chord"};
         auto m = compile(spec);
         Data d(m);
-        for (int i = 0; i < 1000; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        for (int i = 0; i < 1000; ++i) {
+            REQUIRE(step(*m, d) == StepStatus::ok);
+            if (i == 199) q2[k] = d.coord;
+        }
         q[k] = d.coord;
         mean[k] = double(d.stats.newton_total) / d.stats.steps;
     }
-    INFO("Newton iterations per step: exact " << mean[0] << ", chord " << mean[1]);
-    CHECK(max_abs_diff(q[0], q[1]) < 1e-9);  // both converge to 1e-12 a step; the motion is chaotic
+    INFO("Newton iterations per step: exact " << mean[0] << ", chord " << mean[1] << "; difference at 2 s "
+                                             << max_abs_diff(q2[0], q2[1]) << ", at 10 s " << max_abs_diff(q[0], q[1]));
+    CHECK(max_abs_diff(q2[0], q2[1]) < 1e-11);
+    CHECK(max_abs_diff(q[0], q[1]) < 1e-8);
     CHECK(max_abs_diff(q[0], q[1]) > 0);     // two different iterations
     CHECK(mean[0] < 3.05);                   // galerkin-vi.md recipe 7: 3.01
     CHECK(mean[1] < 3.4);
@@ -854,17 +862,20 @@ TEST_CASE("vi-galerkin chord Newton takes the steps of exact Newton to round-off
 }
 
 TEST_CASE("vi-galerkin's default guess adds its last misses while they agree: fewer iterations, the same steps", "[galerkin]") {
-    // guess = "feedback" against "polynomial" (the extrapolation alone): the misses of the last two
-    // guesses (converged less guessed), extrapolated as 2 e_k − e_{k−1}, are added while
-    // ‖e_k − e_{k−1}‖ ≤ 0.25 ‖e_k‖. 10-link chain from rest, 1 s; the double pendulum, 10 s.
+    // guess = "feedback" against "polynomial" (the extrapolation alone): the misses of the last
+    // guesses (converged less guessed), extrapolated by the line, parabola or cubic that predicted
+    // the newest miss best (noether/sdk/misses.hpp), are added while ‖e_k − e_{k−1}‖ ≤ 0.25 ‖e_k‖.
+    // 10-link chain from rest, 1 s; the double pendulum, 10 s.
     struct Case {
         int links, points;
         double dt;
         int steps;
-        double polynomial, feedback;  // iterations a step, measured (2026-11-27)
+        // iterations a step, measured (2026-11-28; with the line alone, 2026-11-27: 2.77, 2.35,
+        // 1.562, 2.355)
+        double polynomial, feedback;
     };
-    for (const Case& c : {Case{10, 2, 0.01, 100, 3.02, 2.77}, Case{10, 3, 0.01, 100, 2.62, 2.35},
-                          Case{10, 2, 0.001, 1000, 1.998, 1.562}, Case{2, 2, 0.01, 1000, 2.705, 2.355}}) {
+    for (const Case& c : {Case{10, 2, 0.01, 100, 3.02, 2.66}, Case{10, 3, 0.01, 100, 2.62, 2.32},
+                          Case{10, 2, 0.001, 1000, 1.998, 1.007}, Case{2, 2, 0.01, 1000, 2.705, 2.334}}) {
         std::vector<double> q[2];
         double mean[2];
         for (int k = 0; k < 2; ++k) {

@@ -41,6 +41,7 @@
 
 #include "noether/data.hpp"
 #include "noether/sdk/dense.hpp"
+#include "noether/sdk/misses.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/secant.hpp"
@@ -113,19 +114,10 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 // guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last kMisses
 // guesses (guess(), commit()); "momentum", "acceleration" (riqn.md's IG3), "velocity", "position".
 enum class Guess { position, velocity, acceleration, momentum, feedback };
-// The misses the "feedback" guess keeps (guess(), commit()): it extrapolates them by a line, a
-// parabola or a cubic through the newest (the weights of e_k, e_{k−1}, … by degree), whichever
-// predicted the newest miss from the four before it best. On the double pendulum the cubic's
-// first residual is 2.7e-7 (median) against the line's 3.8e-6.
-constexpr int kMisses = 5;
-constexpr double kMissWeights[kMisses - 1][kMisses - 1] = {{1, 0, 0, 0}, {2, -1, 0, 0}, {3, -3, 1, 0}, {4, -6, 4, -1}};
-// Component k of the extrapolation of degree `degree` through miss[first], miss[first + 1], …
-// (newest first): guess() from the newest, commit() from the one before, to judge the degrees.
-inline double extrapolated_miss(const std::vector<double>* miss, int degree, int first, int k) {
-    double p = 0;
-    for (int j = 0; j <= degree; ++j) p += kMissWeights[degree][j] * miss[first + j][k];
-    return p;
-}
+// The misses the "feedback" guess keeps (guess(), commit()): noether/sdk/misses.hpp; extrapolated by
+// a line, a parabola or a cubic through the newest, whichever predicted the newest miss from the
+// four before it best.
+constexpr int kMisses = kGuessMisses;
 // newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
 // "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
 // step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).

@@ -142,7 +142,7 @@ void Riqn::commit(State& st, double h) {
         }
     }
     if (st.opt.guess == Guess::feedback) {  // this substep's miss (guess())
-        for (int k = kMisses - 1; k > 0; --k) st.miss[k].swap(st.miss[k - 1]);  // (the oldest becomes the newest)
+        shift_misses(st.miss);  // (the oldest becomes the newest)
         double* e = st.miss[0].data();
         for (int i = 0; i < n; ++i) {
             const TreeLink& l = t.links[i];
@@ -151,22 +151,9 @@ void Riqn::commit(State& st, double h) {
         }
         st.miss_count = st.miss_count > 0 && st.miss_h == h ? std::min(st.miss_count + 1, kMisses) : 1;
         st.miss_h = h;
-        // The degree for the next guess: the one whose extrapolation from the older misses came
-        // closest to this one (a line while fewer are known). Round-off in the misses is what the
-        // higher degrees amplify (×8 for the cubic): where the guess is already within the
-        // tolerance (a lone pendulum) the line wins.
-        st.miss_degree = 1;
-        if (st.miss_count == kMisses) {
-            double best = INFINITY;
-            for (int deg = 1; deg < kMisses - 1; ++deg) {
-                double err = 0;
-                for (int k = 0; k < t.nv; ++k) {
-                    const double p = extrapolated_miss(st.miss, deg, 1, k);
-                    err += (e[k] - p) * (e[k] - p);
-                }
-                if (err < best) best = err, st.miss_degree = deg;
-            }
-        }
+        // The degree for the next guess (a line while fewer are known; where the guess is already
+        // within the tolerance, a lone pendulum, the line wins over the round-off the others amplify).
+        st.miss_degree = best_miss_degree(st.miss, st.miss_count, 0, static_cast<std::size_t>(t.nv));
     }
     st.qm.swap(st.q);
     st.q = st.qp;

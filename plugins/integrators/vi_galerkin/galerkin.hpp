@@ -49,6 +49,7 @@
 #include "noether/data.hpp"
 #include "noether/sdk/dense.hpp"
 #include "noether/sdk/integrator.hpp"
+#include "noether/sdk/misses.hpp"
 #include "noether/sdk/plugin.hpp"
 #include "noether/sdk/tree.hpp"
 
@@ -102,7 +103,7 @@ struct GalerkinOptions {
     // shrink at least 4-fold, refactoring when a chord correction does not (docs/integrators.md);
     // "exact": a factor per iteration.
     bool chord = true;
-    // guess = "feedback" (default): the polynomial extrapolation plus the misses of the last two
+    // guess = "feedback" (default): the polynomial extrapolation plus the misses of the last guesses,
     // guesses, extrapolated, while they agree (Galerkin::guess); "polynomial": the extrapolation.
     bool feedback = true;
 };
@@ -156,10 +157,12 @@ struct State final : IntegratorState {
     std::vector<double> node0_q;
     // Guess "feedback" (saved but ctrl_guess): this substep's extrapolated control points 1..s and
     // guess_kind (0: none, 1: the polynomial, 2: with the end slope; guess()), the misses of the last
-    // two guesses (converged less guessed, (s + 1)·n like ctrl, node 0 unused), miss_count of them
-    // in a row of kind miss_kind and length miss_h.
-    std::vector<double> ctrl_guess, miss, miss_prev;
-    std::int32_t guess_kind = 0, miss_count = 0, miss_kind = 0;
+    // kGuessMisses guesses (converged less guessed, (s + 1)·n like ctrl, node 0 unused; newest
+    // first: noether/sdk/misses.hpp), miss_count of them in a row of kind miss_kind and length
+    // miss_h, and the degree of their extrapolation for the next guess (record_miss()).
+    std::vector<double> ctrl_guess;
+    std::vector<double> miss[kGuessMisses];
+    std::int32_t guess_kind = 0, miss_count = 0, miss_kind = 0, miss_degree = 1;
     double miss_h = 0;
     // Node s's kinematics were computed by the last evaluate() from node_s_q (nodes_ok: there was
     // one; only evaluate() writes nodes 1..s): node 0's of the next substep, which starts there.
@@ -204,7 +207,7 @@ struct State final : IntegratorState {
     // node (X: ξ^j, ζ^j per (node, link); Phi: its duals), the step's state before linearize()
     // (restored after), and the kinematics at the start and the end of the step.
     std::vector<double> LX, LPhi, ldq, ldqd, ldR, lrhs, lz, ldp, ldp1;
-    std::vector<double> bk_q, bk_p, bk_qd0, bk_prev, bk_miss, bk_miss_prev;
+    std::vector<double> bk_q, bk_p, bk_qd0, bk_prev, bk_miss[kGuessMisses];
     struct Kinematics {
         std::vector<Frame> g;
         std::vector<double> S, Sd, v, h, mu, Mb, xi, ze, dmu;
@@ -217,9 +220,9 @@ struct State final : IntegratorState {
     std::vector<Pose> bp;
 
     std::size_t saved_size() const {
-        return 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_h +
-               sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size() + miss.size() +
-                                 miss_prev.size()) +
+        return 2 + sizeof prev_h + sizeof miss_count + sizeof miss_kind + sizeof miss_degree + sizeof miss_h +
+               sizeof(double) * (q.size() + p.size() + qd0.size() + prev_ctrl.size() + lam.size() +
+                                 kGuessMisses * miss[0].size()) +
                SubstepHold::kSavedSize;
     }
     void save(std::string& out) const override {
@@ -229,8 +232,10 @@ struct State final : IntegratorState {
         w.value(prev_h);
         w.value(miss_count);
         w.value(miss_kind);
+        w.value(miss_degree);
         w.value(miss_h);
-        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) w.values(*v);
+        for (const std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam}) w.values(*v);
+        for (const std::vector<double>& v : miss) w.values(v);
         hold.save(w);
     }
     bool restore(const char*& p_, const char* end) override {
@@ -240,9 +245,11 @@ struct State final : IntegratorState {
         restore_value(p_, prev_h);
         restore_value(p_, miss_count);
         restore_value(p_, miss_kind);
+        restore_value(p_, miss_degree);
         restore_value(p_, miss_h);
-        if (miss_count < 0 || miss_count > 2) return false;
-        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam, &miss, &miss_prev}) restore_values(p_, *v);
+        if (miss_count < 0 || miss_count > kGuessMisses || miss_degree < 1 || miss_degree > kGuessMisses - 2) return false;
+        for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam}) restore_values(p_, *v);
+        for (std::vector<double>& v : miss) restore_values(p_, v);
         return hold.restore(p_);
     }
 };

@@ -153,18 +153,16 @@ StepStatus Galerkin::linearize(const Model& m, Data& d, Linearization& out) cons
     // The step's state, restored at the end.
     const bool started = st.started, have_prev = st.have_prev;
     const double prev_h = st.prev_h, miss_h = st.miss_h;
-    const std::int32_t miss_count = st.miss_count, miss_kind = st.miss_kind;
-    std::copy(st.miss.begin(), st.miss.end(), st.bk_miss.begin());
-    std::copy(st.miss_prev.begin(), st.miss_prev.end(), st.bk_miss_prev.begin());
+    const std::int32_t miss_count = st.miss_count, miss_kind = st.miss_kind, miss_degree = st.miss_degree;
+    for (int k = 0; k < kGuessMisses; ++k) std::copy(st.miss[k].begin(), st.miss[k].end(), st.bk_miss[k].begin());
     std::copy(st.q.begin(), st.q.end(), st.bk_q.begin());
     std::copy(st.p.begin(), st.p.end(), st.bk_p.begin());
     std::copy(st.qd0.begin(), st.qd0.end(), st.bk_qd0.begin());
     std::copy(st.prev_ctrl.begin(), st.prev_ctrl.end(), st.bk_prev.begin());
     auto restore = [&] {
         st.started = started, st.have_prev = have_prev, st.prev_h = prev_h;
-        st.miss_count = miss_count, st.miss_kind = miss_kind, st.miss_h = miss_h;
-        std::copy(st.bk_miss.begin(), st.bk_miss.end(), st.miss.begin());
-        std::copy(st.bk_miss_prev.begin(), st.bk_miss_prev.end(), st.miss_prev.begin());
+        st.miss_count = miss_count, st.miss_kind = miss_kind, st.miss_degree = miss_degree, st.miss_h = miss_h;
+        for (int k = 0; k < kGuessMisses; ++k) std::copy(st.bk_miss[k].begin(), st.bk_miss[k].end(), st.miss[k].begin());
         std::copy(st.bk_q.begin(), st.bk_q.end(), st.q.begin());
         std::copy(st.bk_p.begin(), st.bk_p.end(), st.p.begin());
         std::copy(st.bk_qd0.begin(), st.bk_qd0.end(), st.qd0.begin());

@@ -413,8 +413,9 @@ void Galerkin::guess(State& st, double h) {
 }
 
 // Guess "feedback": the extrapolation misses by its error term, which changes smoothly along a
-// motion the step resolves; the last two misses (of guesses of this kind and step length),
-// extrapolated as 2 e_k − e_{k−1}, are added while they agree (‖e_k − e_{k−1}‖ ≤ kMissAgreement
+// motion the step resolves; the misses of the last guesses (of this kind and step length) are
+// extrapolated by the degree record_miss() picked (noether/sdk/misses.hpp: 2 e_k − e_{k−1} while
+// fewer than five are known) and added while the last two agree (‖e_k − e_{k−1}‖ ≤ kMissAgreement
 // ‖e_k‖). The guess itself is kept for the miss (record_miss()).
 void Galerkin::add_misses(State& st, double h) {
     const std::size_t n = static_cast<std::size_t>(st.n), end = st.ctrl.size();
@@ -422,11 +423,12 @@ void Galerkin::add_misses(State& st, double h) {
     if (st.miss_count < 2 || st.miss_h != h || st.miss_kind != st.guess_kind) return;
     double e2 = 0, d2 = 0;
     for (std::size_t k = n; k < end; ++k) {
-        const double dm = st.miss[k] - st.miss_prev[k];
-        e2 += st.miss[k] * st.miss[k], d2 += dm * dm;
+        const double dm = st.miss[0][k] - st.miss[1][k];
+        e2 += st.miss[0][k] * st.miss[0][k], d2 += dm * dm;
     }
     if (!(d2 <= kMissAgreement * kMissAgreement * e2)) return;
-    for (std::size_t k = n; k < end; ++k) st.ctrl[k] += 2.0 * st.miss[k] - st.miss_prev[k];
+    const int degree = std::min<int>(st.miss_degree, st.miss_count - 1);
+    for (std::size_t k = n; k < end; ++k) st.ctrl[k] += extrapolated_miss(st.miss, degree, 0, k);
 }
 
 void Galerkin::record_miss(State& st, double h) {
@@ -435,12 +437,15 @@ void Galerkin::record_miss(State& st, double h) {
         st.miss_count = 0;
         return;
     }
-    const std::size_t n = static_cast<std::size_t>(st.n);
-    std::swap(st.miss, st.miss_prev);
-    for (std::size_t k = n; k < st.ctrl.size(); ++k) st.miss[k] = st.ctrl[k] - st.ctrl_guess[k];
-    st.miss_count = st.miss_count > 0 && st.miss_h == h && st.miss_kind == st.guess_kind ? 2 : 1;
+    const std::size_t n = static_cast<std::size_t>(st.n), end = st.ctrl.size();
+    shift_misses(st.miss);
+    for (std::size_t k = n; k < end; ++k) st.miss[0][k] = st.ctrl[k] - st.ctrl_guess[k];
+    st.miss_count = st.miss_count > 0 && st.miss_h == h && st.miss_kind == st.guess_kind
+                        ? std::min(st.miss_count + 1, kGuessMisses)
+                        : 1;
     st.miss_h = h;
     st.miss_kind = st.guess_kind;
+    st.miss_degree = best_miss_degree(st.miss, st.miss_count, n, end);
 }
 
 Attempt Galerkin::substep(const Model& m, const Data& d, State& st, double h) const {

@@ -192,9 +192,8 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
     st->T.assign(N, Frame{});
     st->Vl.assign(6 * N, 0.0);
     for (std::vector<double>* v : {&st->LX, &st->LPhi}) v->assign(12 * NN, 0.0);
-    for (std::vector<double>* v : {&st->ldq, &st->ldqd, &st->ldR, &st->bk_prev, &st->ctrl_guess, &st->miss, &st->miss_prev,
-                                   &st->bk_miss, &st->bk_miss_prev})
-        v->assign(NN, 0.0);
+    for (std::vector<double>* v : {&st->ldq, &st->ldqd, &st->ldR, &st->bk_prev, &st->ctrl_guess}) v->assign(NN, 0.0);
+    for (int k = 0; k < kGuessMisses; ++k) st->miss[k].assign(NN, 0.0), st->bk_miss[k].assign(NN, 0.0);
     for (std::vector<double>* v : {&st->lrhs, &st->lz}) v->assign(N * s, 0.0);
     for (std::vector<double>* v : {&st->ldp, &st->ldp1, &st->bk_q, &st->bk_p, &st->bk_qd0}) v->assign(N, 0.0);
     for (State::Kinematics* k : {&st->kin0, &st->kin1}) {
