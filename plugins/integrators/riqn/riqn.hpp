@@ -111,13 +111,11 @@ void momentum(const T* x, const Mat3& J, double mass, double h, T* mu) {
 
 // ---- options --------------------------------------------------------------------------------
 
-// guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last kMisses
-// guesses (guess(), commit()); "momentum", "acceleration" (riqn.md's IG3), "velocity", "position".
+// guess: "feedback" (default) the momentum guess plus the extrapolated misses of the last
+// kGuessMisses guesses (guess(), commit(); noether/sdk/misses.hpp: a line, a parabola or a cubic
+// through the newest, whichever predicted the newest miss from the four before it best);
+// "momentum", "acceleration" (riqn.md's IG3), "velocity", "position".
 enum class Guess { position, velocity, acceleration, momentum, feedback };
-// The misses the "feedback" guess keeps (guess(), commit()): noether/sdk/misses.hpp; extrapolated by
-// a line, a parabola or a cubic through the newest, whichever predicted the newest miss from the
-// four before it best.
-constexpr int kMisses = kGuessMisses;
 // newton: "riqn" (default) the RIQN update, and the exact step where it contracts slowly;
 // "exact" the exact Newton step every iteration (O(n), tree_newton_setup/solve); "dense" the same
 // step by the dense matrix and an LU factorisation (O(n³), exact_step(): the reference).
@@ -203,12 +201,12 @@ struct State final : IntegratorState {
     std::vector<Frame> Tp, Tq;
     // log f_i of the last DRNEA, 6 per link (written by drnea()).
     std::vector<double> xl, qbest, nIA, nU, nV, nD, nP, ndV, nu;
-    // Guess "feedback": this substep's momentum guess (nq), and the misses of the last kMisses (nv,
+    // Guess "feedback": this substep's momentum guess (nq), and the misses of the last kGuessMisses (nv,
     // the converged q⁺ less the guess, in the links' tangent coordinates: link_difference; the
-    // newest first), valid for miss_count (0–kMisses) substeps of length miss_h in a row. Saved:
+    // newest first), valid for miss_count (0–kGuessMisses) substeps of length miss_h in a row. Saved:
     // they shape the next guess.
     std::vector<double> qguess;
-    std::vector<double> miss[kMisses];
+    std::vector<double> miss[kGuessMisses];
     std::int32_t miss_count = 0, miss_degree = 1;
     double miss_h = 0;
     // Secant pairs (option secants, noether/sdk/secant.hpp) in the links' tangent coordinates,
@@ -222,7 +220,7 @@ struct State final : IntegratorState {
 
     std::size_t saved_size() const {
         return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_degree + sizeof miss_h + sizeof sec_h +
-               sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + kMisses * miss[0].size()) +
+               sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + kGuessMisses * miss[0].size()) +
                sec.saved_size() + SubstepHold::kSavedSize;
     }
     void save(std::string& out) const override {
@@ -248,7 +246,7 @@ struct State final : IntegratorState {
         restore_value(p, miss_degree);
         restore_value(p, miss_h);
         restore_value(p, sec_h);
-        if (miss_count < 0 || miss_count > kMisses || miss_degree < 1 || miss_degree > kMisses - 2) return false;
+        if (!misses_restorable(miss_count, miss_degree)) return false;
         for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) restore_values(p, *v);
         for (std::vector<double>& v : miss) restore_values(p, v);
         return sec.restore(p) && hold.restore(p);

@@ -149,7 +149,7 @@ void Riqn::commit(State& st, double h) {
             if (l.type == TreeJoint::screw) e[l.iv] = st.qp[l.iq] - st.qguess[l.iq];
             else link_difference(l, &st.qguess[l.iq], &st.qp[l.iq], &e[l.iv]);
         }
-        st.miss_count = st.miss_count > 0 && st.miss_h == h ? std::min(st.miss_count + 1, kMisses) : 1;
+        st.miss_count = misses_after_record(st.miss_count, st.miss_h == h);
         st.miss_h = h;
         // The degree for the next guess (a line while fewer are known; where the guess is already
         // within the tolerance, a lone pendulum, the line wins over the round-off the others amplify).

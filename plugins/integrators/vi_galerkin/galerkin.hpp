@@ -104,7 +104,7 @@ struct GalerkinOptions {
     // "exact": a factor per iteration.
     bool chord = true;
     // guess = "feedback" (default): the polynomial extrapolation plus the misses of the last guesses,
-    // guesses, extrapolated, while they agree (Galerkin::guess); "polynomial": the extrapolation.
+    // extrapolated, while the last two agree (Galerkin::guess); "polynomial": the extrapolation.
     bool feedback = true;
 };
 
@@ -247,7 +247,7 @@ struct State final : IntegratorState {
         restore_value(p_, miss_kind);
         restore_value(p_, miss_degree);
         restore_value(p_, miss_h);
-        if (miss_count < 0 || miss_count > kGuessMisses || miss_degree < 1 || miss_degree > kGuessMisses - 2) return false;
+        if (!misses_restorable(miss_count, miss_degree)) return false;
         for (std::vector<double>* v : {&q, &p, &qd0, &prev_ctrl, &lam}) restore_values(p_, *v);
         for (std::vector<double>& v : miss) restore_values(p_, v);
         return hold.restore(p_);

@@ -421,12 +421,7 @@ void Galerkin::add_misses(State& st, double h) {
     const std::size_t n = static_cast<std::size_t>(st.n), end = st.ctrl.size();
     std::copy(st.ctrl.begin() + static_cast<std::ptrdiff_t>(n), st.ctrl.end(), st.ctrl_guess.begin() + static_cast<std::ptrdiff_t>(n));
     if (st.miss_count < 2 || st.miss_h != h || st.miss_kind != st.guess_kind) return;
-    double e2 = 0, d2 = 0;
-    for (std::size_t k = n; k < end; ++k) {
-        const double dm = st.miss[0][k] - st.miss[1][k];
-        e2 += st.miss[0][k] * st.miss[0][k], d2 += dm * dm;
-    }
-    if (!(d2 <= kMissAgreement * kMissAgreement * e2)) return;
+    if (!misses_agree(st.miss, n, end, kMissAgreement)) return;
     const int degree = std::min<int>(st.miss_degree, st.miss_count - 1);
     for (std::size_t k = n; k < end; ++k) st.ctrl[k] += extrapolated_miss(st.miss, degree, 0, k);
 }
@@ -440,9 +435,7 @@ void Galerkin::record_miss(State& st, double h) {
     const std::size_t n = static_cast<std::size_t>(st.n), end = st.ctrl.size();
     shift_misses(st.miss);
     for (std::size_t k = n; k < end; ++k) st.miss[0][k] = st.ctrl[k] - st.ctrl_guess[k];
-    st.miss_count = st.miss_count > 0 && st.miss_h == h && st.miss_kind == st.guess_kind
-                        ? std::min(st.miss_count + 1, kGuessMisses)
-                        : 1;
+    st.miss_count = misses_after_record(st.miss_count, st.miss_h == h && st.miss_kind == st.guess_kind);
     st.miss_h = h;
     st.miss_kind = st.guess_kind;
     st.miss_degree = best_miss_degree(st.miss, st.miss_count, n, end);

@@ -86,9 +86,7 @@ bool State::restore(const char*& p, const char* end) {
     restore_value(p, miss_degree);
     restore_value(p, miss_judged);
     restore_value(p, miss_h);
-    if (miss_count < 0 || miss_count > kGuessMisses || miss_degree < 1 || miss_degree > kGuessMisses - 2 ||
-        miss_judged < 0 || miss_judged >= kJudgeMisses)
-        return false;
+    if (!misses_restorable(miss_count, miss_degree) || miss_judged < 0 || miss_judged >= kJudgeMisses) return false;
     for (std::vector<double>& v : miss) restore_values(p, v);
     return true;
 }

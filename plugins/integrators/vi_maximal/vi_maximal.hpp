@@ -185,7 +185,8 @@ private:
         return st.quadratic && st.h_pred2 == h && linear_ready(d, st, h);
     }
 
-    // Guess "feedback" off for this substep (contacts or limits in the working set): the prediction alone.
+    // Guess "feedback" off for this substep (contacts or limits in the working set; the retry of a
+    // step Newton failed): the prediction alone, and no miss recorded.
     static void drop_misses(State& st) {
         if (st.guess_kind < 0) return;
         std::copy(st.sguess.begin(), st.sguess.end(), st.s.begin());
@@ -244,12 +245,7 @@ private:
         const std::size_t nv = st.sguess.size();  // 6·nb
         std::copy(st.s.begin(), st.s.begin() + static_cast<std::ptrdiff_t>(nv), st.sguess.begin());
         if (st.miss_count < 2 || st.miss_kind != st.guess_kind || st.miss_h != h) return;
-        double e2 = 0, d2 = 0;
-        for (std::size_t k = 0; k < nv; ++k) {
-            const double e = st.miss[0][k], dm = e - st.miss[1][k];
-            e2 += e * e, d2 += dm * dm;
-        }
-        if (!(d2 <= kMissAgreement * kMissAgreement * e2)) return;
+        if (!misses_agree(st.miss, 0, nv, kMissAgreement)) return;
         const int degree = std::min(st.miss_degree, st.miss_count - 1);
         for (std::size_t k = 0; k < nv; ++k) st.s[k] += extrapolated_miss(st.miss, degree, 0, k);
         for (int b = 0; b < nb; ++b) {
@@ -546,7 +542,7 @@ private:
                 const bool same = st.miss_count > 0 && st.miss_kind == st.guess_kind && st.miss_h == h;
                 shift_misses(st.miss);
                 for (std::size_t k = 0; k < st.sguess.size(); ++k) st.miss[0][k] = st.s[k] - st.sguess[k];
-                st.miss_count = same ? std::min(st.miss_count + 1, kGuessMisses) : 1;
+                st.miss_count = misses_after_record(st.miss_count, same);
                 st.miss_kind = st.guess_kind;
                 st.miss_h = h;
                 if (!same) st.miss_degree = 1, st.miss_judged = 0;

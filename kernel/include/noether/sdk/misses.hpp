@@ -1,5 +1,5 @@
-// What an integrator's initial guess missed by, step after step, for the guess "feedback" of riqn
-// and vi-galerkin. A guess extrapolated from the last steps misses the converged solution by its
+// What an integrator's initial guess missed by, step after step, for the guess "feedback" of riqn,
+// vi-galerkin and vi-maximal. A guess extrapolated from the last steps misses the converged solution by its
 // truncation term, which changes smoothly along a motion the step resolves; the misses of the last
 // kGuessMisses guesses (newest first: miss[0] = e_k, miss[1] = e_{k−1}, …), extrapolated by a
 // polynomial through the newest of them, are added to the next guess.
@@ -12,6 +12,7 @@
 // line wins. Header-only.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -34,6 +35,26 @@ inline double extrapolated_miss(const std::vector<double>* miss, int degree, int
 // The oldest miss's storage becomes miss[0], for the newest to be written into.
 inline void shift_misses(std::vector<double>* miss) {
     for (int k = kGuessMisses - 1; k > 0; --k) miss[k].swap(miss[k - 1]);
+}
+
+// How many misses in a row are known once a new one is recorded: one more (at most kGuessMisses)
+// if it continues the run (`same`: guesses of the same kind and step length), else 1.
+inline int misses_after_record(int count, bool same) { return same && count > 0 ? std::min(count + 1, kGuessMisses) : 1; }
+
+// Do the last two misses agree over components [k0, k1): ‖e_k − e_{k−1}‖ ≤ fraction ‖e_k‖? Where
+// a step does not resolve the motion (a whip) they jump from step to step and are not added.
+inline bool misses_agree(const std::vector<double>* miss, std::size_t k0, std::size_t k1, double fraction) {
+    double e2 = 0, d2 = 0;
+    for (std::size_t k = k0; k < k1; ++k) {
+        const double e = miss[0][k], dm = e - miss[1][k];
+        e2 += e * e, d2 += dm * dm;
+    }
+    return d2 <= fraction * fraction * e2;
+}
+
+// A saved count and degree an integrator's restore() may take.
+inline bool misses_restorable(int count, int degree) {
+    return count >= 0 && count <= kGuessMisses && degree >= 1 && degree <= kGuessMisses - 2;
 }
 
 // The degree (1–3) whose extrapolation from miss[1…] came closest to miss[0] over components
