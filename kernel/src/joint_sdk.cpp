@@ -184,7 +184,34 @@ void JointSetup::warning(const std::string& msg) {
 // ---------------------------------------------------------------------------------------------
 // Primitives
 
+namespace {
+// a.x = 0 and a.q = (1, 0, 0, 0) exactly.
+inline bool is_identity(const Pose& a) {
+    return a.x.x == 0 && a.x.y == 0 && a.x.z == 0 && a.q.w == 1 && a.q.x == 0 && a.q.y == 0 && a.q.z == 0;
+}
+// The point rows' Jacobian for body b (prim_point): ∂g/∂xb = I, ∂g/∂θb = −Rb [pb]×.
+inline void point_rows_b(const Mat3& Rb, const Vec3& pb, RowWriter& w) {
+    for (int i = 0; i < 3; ++i) {
+        double* J = w.Jb + (w.row + i) * 6;
+        const Vec3 t = -1.0 * cross(Rb.row(i), pb);
+        J[0] = J[1] = J[2] = 0.0;
+        J[i] = 1.0;
+        J[3] = t.x, J[4] = t.y, J[5] = t.z;
+    }
+}
+}  // namespace
+
 void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, RowWriter& w) {
+    if (!w.Ja && is_identity(a)) {  // the world (or a body at its origin), no Jacobian asked of it
+        // Ra = rotation(a.q) is the identity exactly and a.x zero: Ra pa is pa and subtracting a.x
+        // changes nothing (but the sign of a zero), the same values as below.
+        const Mat3 Rb = rotation(b.q);
+        const Vec3 g = b.x + Rb * pb - pa;
+        for (int i = 0; i < 3; ++i) w.g[w.row + i] = g[i];
+        if (w.Jb) point_rows_b(Rb, pb, w);
+        w.row += 3;
+        return;
+    }
     const Mat3 Ra = rotation(a.q), Rb = rotation(b.q);
     const Vec3 g = b.x + Rb * pb - a.x - Ra * pa;
     for (int i = 0; i < 3; ++i) w.g[w.row + i] = g[i];
@@ -199,14 +226,7 @@ void prim_point(const Pose& a, const Pose& b, const Vec3& pa, const Vec3& pb, Ro
             J[i] = -1.0;
             J[3] = t.x, J[4] = t.y, J[5] = t.z;
         }
-    if (w.Jb)
-        for (int i = 0; i < 3; ++i) {
-            double* J = w.Jb + (w.row + i) * 6;
-            const Vec3 t = -1.0 * cross(Rb.row(i), pb);
-            J[0] = J[1] = J[2] = 0.0;
-            J[i] = 1.0;
-            J[3] = t.x, J[4] = t.y, J[5] = t.z;
-        }
+    if (w.Jb) point_rows_b(Rb, pb, w);
     w.row += 3;
 }
 
@@ -251,7 +271,9 @@ void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a
 }
 
 void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w) {
-    const Quat r = conj(a.q) * b.q * conj(rot.qoff);
+    // conj(a.q) ⊗ b.q is b.q itself when a.q is the identity exactly (the product's terms with
+    // a.q's zeros are zeros: the same values, but the sign of a zero).
+    const Quat r = (a.q.w == 1 && a.q.x == 0 && a.q.y == 0 && a.q.z == 0 ? b.q : conj(a.q) * b.q) * conj(rot.qoff);
     const Vec3 rv = r.vec();
     for (int i = 0; i < rot.sel.rows; ++i) w.g[w.row + i] = dot(rot.sel.P[i], rv);
     if (!w.Ja && !w.Jb) {  // the value only

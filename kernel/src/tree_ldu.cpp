@@ -19,8 +19,11 @@ namespace noether {
 
 using namespace dense;
 
-void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, const double** Fpn,
-                      const double** Fnp) {
+namespace {
+// tree_edge_blocks() for the factorisation's and the solve's loops here (inlined: called once per
+// edge per solve, ~1 % of the double pendulum's instructions under vi-maximal as a call).
+inline __attribute__((always_inline)) void edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p,
+                                                       const double** Fpn, const double** Fnp) {
     if (g.is_body(n)) {  // n = child body of joint p
         const int j = p - g.nbodies;
         const int side = g.joint_a[j] == n ? 0 : 1;
@@ -32,6 +35,12 @@ void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, c
         *Fpn = A.bj(j, side);
         *Fnp = A.jb(j, side);
     }
+}
+}  // namespace
+
+void tree_edge_blocks(const BlockGraph& g, const BlockMatrix& A, int n, int p, const double** Fpn,
+                      const double** Fnp) {
+    edge_blocks(g, A, n, p, Fpn, Fnp);
 }
 
 namespace {
@@ -84,6 +93,36 @@ bool invert_fixed(const double* A, double* Ainv) {
     return true;
 }
 
+// A body's own diagonal block in vi-maximal's Newton matrix: translation rows with m/h on the
+// diagonal only, rotation rows a full 3×3 DR, zeros between. Its inverse is the reciprocals of the
+// diagonal and DR⁻¹, and invert_fixed<6> computes exactly those: at pivots 0–2 the pivot's column is
+// zero elsewhere (no row is updated, none swapped) and the entry becomes 1.0 / a_kk; at pivots 3–5
+// rows 0–2 have a zero in the pivot column, so only DR's own elimination happens, in the order of
+// invert_fixed<3> on it (the pivot search runs over the same rows). The inverse's off-diagonal
+// blocks are zeros (signed zeros in invert_fixed<6>: a sum that starts at +0 and adds them stays
+// what it was). Returns false when A is not of that shape (a NaN is not 0); otherwise true, with
+// *ok what invert_fixed<6> would return.
+bool invert_body_block(const double* A, double* Ainv, bool* ok) {
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k)
+            if (A[i * 6 + 3 + k] != 0 || A[(3 + i) * 6 + k] != 0 || (i != k && A[i * 6 + k] != 0)) return false;
+    double R[9], Rinv[9];
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) R[i * 3 + k] = A[(3 + i) * 6 + 3 + k];
+    *ok = false;
+    for (int k = 0; k < 3; ++k) {
+        const double best = std::fabs(A[k * 7]);
+        if (!(best > 0) || !std::isfinite(best)) return true;
+    }
+    if (!invert_fixed<3>(R, Rinv)) return true;
+    for (int k = 0; k < 36; ++k) Ainv[k] = 0.0;
+    for (int k = 0; k < 3; ++k) Ainv[k * 7] = 1.0 / A[k * 7];
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) Ainv[(3 + i) * 6 + 3 + k] = Rinv[i * 3 + k];
+    *ok = true;
+    return true;
+}
+
 // Ainv = A⁻¹; blocks above 6×6 are factored in `scratch` (which may be A itself).
 bool invert_any(int n, const double* A, double* scratch, double* Ainv, int* piv) {
     switch (n) {
@@ -120,6 +159,7 @@ void eliminate_fixed(const double* Dinv, const double* Fpn, const double* Fnp, d
         double s[P] = {};
         for (int k = 0; k < N; ++k) {
             const double a = Dinv[k * N + i];
+            if (a == 0) continue;  // a leaf body's inverse: half its entries (invert_body_block)
             for (int j = 0; j < P; ++j) s[j] += a * Fnp[k * P + j];
         }
         for (int j = 0; j < P; ++j) U[i * P + j] = s[j];
@@ -225,14 +265,17 @@ bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node
         const int mn = g.node_size[n];
         double* Dinv = &Dinv_[doff_[n]];
         const bool reduced = g.children_start[n + 1] > g.children_start[n];
-        if (!invert_any(mn, reduced ? &D_[doff_[n]] : A.diag(n), &D_[doff_[n]], Dinv, &piv_[poff_[n]])) {
+        bool ok = false;
+        if (!(mn == 6 && !reduced && g.is_body(n) && invert_body_block(A.diag(n), Dinv, &ok)))  // (a leaf body)
+            ok = invert_any(mn, reduced ? &D_[doff_[n]] : A.diag(n), &D_[doff_[n]], Dinv, &piv_[poff_[n]]);
+        if (!ok) {
             if (failed_node) *failed_node = n;
             return false;
         }
         const int p = g.parent[n];
         if (p < 0) continue;
         const double *Fpn, *Fnp;
-        tree_edge_blocks(g, A, n, p, &Fpn, &Fnp);
+        edge_blocks(g, A, n, p, &Fpn, &Fnp);
         int first = n;  // the child of p eliminated first
         for (int c = g.children_start[p]; c < g.children_start[p + 1]; ++c)
             if (g.order_pos[g.children[c]] < g.order_pos[first]) first = g.children[c];
@@ -251,7 +294,7 @@ void TreeLDU::solve(const BlockGraph& g, const BlockMatrix& A, double* x) const 
         const int p = g.parent[n];
         if (p < 0) continue;
         const double *Fpn, *Fnp;
-        tree_edge_blocks(g, A, n, p, &Fpn, &Fnp);
+        edge_blocks(g, A, n, p, &Fpn, &Fnp);
         matvec_sub(g.node_size[p], mn, Fpn, xn, x + g.node_offset[p]);
     }
     // Backward: x_n = z_n − U_np x_p.

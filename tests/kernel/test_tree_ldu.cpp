@@ -113,6 +113,45 @@ TEST_CASE("tree LDU reports the node of a singular diagonal block", "[tree-ldu]"
     CHECK(failed == leaf);
 }
 
+TEST_CASE("tree LDU: leaf bodies whose block has the shape of vi-maximal's invert as any block", "[tree-ldu]") {
+    // vi-maximal's body block: m/h on the translation diagonal, a full (non-symmetric) rotation block,
+    // zeros elsewhere. A leaf body's is inverted from those two parts (tree_ldu.cpp,
+    // invert_body_block); the other bodies here keep dense blocks, so both paths meet in one solve.
+    testutil::Rng rng(13);
+    const BlockGraph g = branched(false);
+    TreeLDU ldu;
+    ldu.init(g);
+    const int leaves[] = {3, 5, 6};
+    for (int trial = 0; trial < 5; ++trial) {
+        BlockMatrix A = random_matrix(g, rng);
+        for (int leaf : leaves) {
+            double* D = A.diag(leaf);
+            for (int i = 0; i < 36; ++i) D[i] = 0;
+            for (int i = 0; i < 3; ++i) {
+                D[i * 7] = 2.0 + i + trial;  // (different masses per axis: a wrong diagonal would show)
+                for (int k = 0; k < 3; ++k)
+                    D[(3 + i) * 6 + 3 + k] = (i == k ? 3.0 : 0.0) + rng.uniform() - 0.5;
+            }
+        }
+        solves_as_dense(ldu, g, A, rng);
+    }
+    SECTION("a singular rotation block or a zero mass fails at that leaf") {
+        for (int what = 0; what < 2; ++what) {
+            BlockMatrix A = random_matrix(g, rng);
+            double* D = A.diag(6);
+            for (int i = 0; i < 36; ++i) D[i] = 0;
+            for (int i = 0; i < 6; ++i) D[i * 7] = 1.0;
+            if (what == 0)
+                for (int k = 3; k < 6; ++k) D[5 * 6 + k] = D[4 * 6 + k];  // two equal rotation rows
+            else
+                D[1 * 7] = 0;  // a zero mass
+            int failed = -1;
+            CHECK_FALSE(ldu.factor(g, A, &failed));
+            CHECK(failed == 6);
+        }
+    }
+}
+
 TEST_CASE("loop node: tree LDU + Schur complement on the loop rows equals dense LU", "[tree-ldu]") {
     testutil::Rng rng(9);
     const BlockGraph g = branched(true);
