@@ -185,10 +185,10 @@ void JointSetup::warning(const std::string& msg) {
 // Primitives
 
 namespace {
-// a.x = 0 and a.q = (1, 0, 0, 0) exactly.
-inline bool is_identity(const Pose& a) {
-    return a.x.x == 0 && a.x.y == 0 && a.x.z == 0 && a.q.w == 1 && a.q.x == 0 && a.q.y == 0 && a.q.z == 0;
-}
+// q = (1, 0, 0, 0) exactly (the world's rotation).
+inline bool is_identity(const Quat& q) { return q.w == 1 && q.x == 0 && q.y == 0 && q.z == 0; }
+// a.x = 0 and a.q the identity exactly (the world's pose).
+inline bool is_identity(const Pose& a) { return a.x.x == 0 && a.x.y == 0 && a.x.z == 0 && is_identity(a.q); }
 // The point rows' Jacobian for body b (prim_point): ∂g/∂xb = I, ∂g/∂θb = −Rb [pb]×.
 inline void point_rows_b(const Mat3& Rb, const Vec3& pb, RowWriter& w) {
     for (int i = 0; i < 3; ++i) {
@@ -273,7 +273,7 @@ void prim_translation(const Pose& a, const Pose& b, int ndof, const Vec3& axis_a
 void prim_rotation(const Pose& a, const Pose& b, const RotationRows& rot, RowWriter& w) {
     // conj(a.q) ⊗ b.q is b.q itself when a.q is the identity exactly (the product's terms with
     // a.q's zeros are zeros: the same values, but the sign of a zero).
-    const Quat r = (a.q.w == 1 && a.q.x == 0 && a.q.y == 0 && a.q.z == 0 ? b.q : conj(a.q) * b.q) * conj(rot.qoff);
+    const Quat r = (is_identity(a.q) ? b.q : conj(a.q) * b.q) * conj(rot.qoff);
     const Vec3 rv = r.vec();
     for (int i = 0; i < rot.sel.rows; ++i) w.g[w.row + i] = dot(rot.sel.P[i], rv);
     if (!w.Ja && !w.Jb) {  // the value only

@@ -94,32 +94,34 @@ bool invert_fixed(const double* A, double* Ainv) {
 }
 
 // A body's own diagonal block in vi-maximal's Newton matrix: translation rows with m/h on the
-// diagonal only, rotation rows a full 3×3 DR, zeros between. Its inverse is the reciprocals of the
-// diagonal and DR⁻¹, and invert_fixed<6> computes exactly those: at pivots 0–2 the pivot's column is
-// zero elsewhere (no row is updated, none swapped) and the entry becomes 1.0 / a_kk; at pivots 3–5
-// rows 0–2 have a zero in the pivot column, so only DR's own elimination happens, in the order of
-// invert_fixed<3> on it (the pivot search runs over the same rows). The inverse's off-diagonal
-// blocks are zeros (signed zeros in invert_fixed<6>: a sum that starts at +0 and adds them stays
-// what it was). Returns false when A is not of that shape (a NaN is not 0); otherwise true, with
-// *ok what invert_fixed<6> would return.
-bool invert_body_block(const double* A, double* Ainv, bool* ok) {
+// diagonal only, rotation rows a full 3×3 DR, zeros between (a NaN is not 0).
+bool body_block_shape(const double* A) {
     for (int i = 0; i < 3; ++i)
         for (int k = 0; k < 3; ++k)
             if (A[i * 6 + 3 + k] != 0 || A[(3 + i) * 6 + k] != 0 || (i != k && A[i * 6 + k] != 0)) return false;
+    return true;
+}
+
+// The inverse of a block of that shape: the reciprocals of the diagonal and DR⁻¹. invert_fixed<6>
+// computes exactly those: at pivots 0–2 the pivot's column is zero elsewhere (no row is updated,
+// none swapped) and the entry becomes 1.0 / a_kk; at pivots 3–5 rows 0–2 have a zero in the pivot
+// column, so only DR's own elimination happens, in the order of invert_fixed<3> on it (the pivot
+// search runs over the same rows). The inverse's off-diagonal blocks are zeros (signed zeros in
+// invert_fixed<6>: a sum that starts at +0 and adds them stays what it was). False where
+// invert_fixed<6> would be: a zero or non-finite pivot.
+bool invert_body_block(const double* A, double* Ainv) {
+    for (int k = 0; k < 3; ++k) {
+        const double best = std::fabs(A[k * 7]);
+        if (!(best > 0) || !std::isfinite(best)) return false;
+    }
     double R[9], Rinv[9];
     for (int i = 0; i < 3; ++i)
         for (int k = 0; k < 3; ++k) R[i * 3 + k] = A[(3 + i) * 6 + 3 + k];
-    *ok = false;
-    for (int k = 0; k < 3; ++k) {
-        const double best = std::fabs(A[k * 7]);
-        if (!(best > 0) || !std::isfinite(best)) return true;
-    }
-    if (!invert_fixed<3>(R, Rinv)) return true;
+    if (!invert_fixed<3>(R, Rinv)) return false;
     for (int k = 0; k < 36; ++k) Ainv[k] = 0.0;
     for (int k = 0; k < 3; ++k) Ainv[k * 7] = 1.0 / A[k * 7];
     for (int i = 0; i < 3; ++i)
         for (int k = 0; k < 3; ++k) Ainv[(3 + i) * 6 + 3 + k] = Rinv[i * 3 + k];
-    *ok = true;
     return true;
 }
 
@@ -265,9 +267,9 @@ bool TreeLDU::factor(const BlockGraph& g, const BlockMatrix& A, int* failed_node
         const int mn = g.node_size[n];
         double* Dinv = &Dinv_[doff_[n]];
         const bool reduced = g.children_start[n + 1] > g.children_start[n];
-        bool ok = false;
-        if (!(mn == 6 && !reduced && g.is_body(n) && invert_body_block(A.diag(n), Dinv, &ok)))  // (a leaf body)
-            ok = invert_any(mn, reduced ? &D_[doff_[n]] : A.diag(n), &D_[doff_[n]], Dinv, &piv_[poff_[n]]);
+        const bool leaf_body = mn == 6 && !reduced && g.is_body(n) && body_block_shape(A.diag(n));
+        const bool ok = leaf_body ? invert_body_block(A.diag(n), Dinv)
+                                  : invert_any(mn, reduced ? &D_[doff_[n]] : A.diag(n), &D_[doff_[n]], Dinv, &piv_[poff_[n]]);
         if (!ok) {
             if (failed_node) *failed_node = n;
             return false;
