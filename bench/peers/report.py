@@ -303,10 +303,14 @@ def main():
             if any(c != "–" for c in row):
                 o.append(f"| {lab} | " + " | ".join(row) + " |")
         rounds = max(d.get("rounds", 1) for d in st)
+        passes = [d["timed_passes"] for d in st if "timed_passes" in d]
+        min_time = max((d.get("min_time", 0) for d in st), default=0)
+        within = (f" and, within a round, of the run's timed passes (repeated from a fresh start until together "
+                  f"they took {min_time:g} s: {min(passes)}–{max(passes)} passes)" if passes else "")
         o.append("\nEach cell: µs per step (largest relative energy error over the 10 s, and for noether its monitor's"
                  + ("; largest closure gap" if closed else "") + "; a diverged run's cost is over the steps it took)"
-                 + (f"; the time the fastest of {rounds} rounds over every engine (a neighbour's load on the shared "
-                    "machine slows a run, never speeds it)" if rounds > 1 else "; one timed run") + ".\n")
+                 + (f"; the time the fastest of {rounds} rounds over every engine{within}: a neighbour's load on the "
+                    "shared machine slows a run, never speeds it" if rounds > 1 else "; one timed run") + ".\n")
         ref = {d["n"]: d["us_per_step"] for d in st if label(d) == "noether vi-maximal"}
         if ref:
             o.append("Cost per step of `noether vi-maximal` divided by each peer's (same run):\n")
