@@ -188,10 +188,12 @@ def main():
                  "ur5": [6],
                  "atlas": [30]}
         per_step = []
+        # Size by size, every engine (one process each) before the next size: the entries a row
+        # compares are timed seconds apart, not a column's length apart.
         for _ in range(max(1, a.rounds)):
             for sc in scenes:
-                per_step += run([a.peers, "--scene", sc, "--mode", "step", "--n", ",".join(map(str, sizes[sc])),
-                                 "--duration", "10"])
+                for n in sizes[sc]:
+                    per_step += run([a.peers, "--scene", sc, "--mode", "step", "--n", str(n), "--duration", "10"])
         lines = fastest(per_step, max(1, a.rounds))
         wps = [("chain", 2, a.dp_duration), ("chain", a.chain_n, a.chain_duration), ("fourbar", 3, 10),
                ("loop", a.loop_n, 10), ("ur5", 6, 10), ("atlas", 30, 2)]
