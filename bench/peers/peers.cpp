@@ -951,7 +951,8 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
         if (!std::isnan(m0)) o.monitor_rel_error = o.diverged ? HUGE_VAL : mmax / std::max(std::fabs(m0), kmax);
     }
     double seconds = HUGE_VAL, total = 0;
-    while (o.timed_passes < kMaxPasses && (o.timed_passes == 0 || total < g_min_time)) {
+    // (A run that diverged at its first step has nothing to time: one empty pass.)
+    while (o.timed_passes < kMaxPasses && (o.timed_passes == 0 || (o.steps > 0 && total < g_min_time))) {
         std::unique_ptr<Sim> sim = make(s, n, dt, tol, false);
         const auto t0 = std::chrono::steady_clock::now();
         try {
