@@ -38,6 +38,7 @@
 // Simbody RK3 with a fixed step and RK-Merson error-controlled. --engines and --integrators filter
 // by name.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -969,11 +970,20 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     return o;
 }
 
-std::string num(double v) {
+std::string num(double v, int digits = 4) {
     if (!std::isfinite(v)) return "null";
     char b[40];
-    std::snprintf(b, sizeof b, "%.4g", v);
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
     return b;
+}
+
+// A setting (dt, tolerance) in full, the shortest text that reads back to the same double:
+// report.py --retime runs it again exactly.
+std::string exact(double v) {
+    if (!std::isfinite(v)) return "null";
+    char b[40];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    return std::string(b, r.ptr);
 }
 
 }  // namespace
@@ -984,7 +994,7 @@ int main(int argc, char** argv) {
     std::vector<double> targets = {1e-3, 1e-6};
     double duration = 10;
     int refinements = 10;
-    double max_seconds = 30, dt0 = 0.01;
+    double max_seconds = 30, dt0 = 0.01, tol0 = 1e-6;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -1002,12 +1012,13 @@ int main(int argc, char** argv) {
         else if (a == "--max-refinements" && v) refinements = std::atoi(argv[++i]);
         else if (a == "--max-seconds" && v) max_seconds = std::atof(argv[++i]);
         else if (a == "--dt0" && v) dt0 = std::atof(argv[++i]);
+        else if (a == "--tol0" && v) tol0 = std::atof(argv[++i]);
         else if (a == "--min-time" && v) g_min_time = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
                          "usage: peers [--scene chain|ball|fourbar|loop|ur5|atlas] [--mode step|wp] [--n 1,2,...] [--duration T] [--targets 1e-3,1e-6] "
                          "[--engines noether,mujoco,dart,simbody] [--integrators rk4,vi-galerkin:2,...] [--max-refinements K] "
-                         "[--max-seconds S] [--dt0 DT] [--min-time S]\n");
+                         "[--max-seconds S] [--dt0 DT] [--tol0 TOL] [--min-time S]\n");
             return 2;
         }
     }
@@ -1034,14 +1045,17 @@ int main(int argc, char** argv) {
                 continue;
             }
             if (mode == "step") {
-                const double dt = dt0, tol = 1e-6;  // (--dt0; 0.01 unless given)
+                // (--dt0: 0.01 unless given; --tol0: the adaptive integrators' tolerance, 1e-6
+                // unless given. A work-precision setting is timed again so: report.py --retime.)
+                const double dt = dt0, tol = tol0;
                 const Outcome o = simulate(s, n, dt, tol, duration);
                 std::printf("{\"bench\":\"peers\",\"mode\":\"step\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
-                            "\"dt\":%g,\"tolerance\":%s,\"duration\":%g,\"steps\":%lld,\"us_per_step\":%s,"
+                            "\"dt\":%s,\"tolerance\":%s,\"duration\":%g,\"steps\":%lld,\"us_per_step\":%s,\"us_per_sim_second\":%s,"
                             "\"us_per_link_step\":%s,\"timed_passes\":%d,\"min_time\":%g,\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,"
                             "\"max_violation\":%s,\"diverged\":%s}\n",
-                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, dt, s.adaptive ? num(tol).c_str() : "null",
-                            duration, o.steps, num(o.us_per_step).c_str(), num(o.us_per_step / n).c_str(), o.timed_passes, g_min_time,
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, exact(dt).c_str(), s.adaptive ? exact(tol).c_str() : "null",
+                            duration, o.steps, num(o.us_per_step).c_str(), num(o.us_per_sim_second).c_str(),
+                            num(o.us_per_step / n).c_str(), o.timed_passes, g_min_time,
                             num(o.rel_error).c_str(), num(o.monitor_rel_error).c_str(), num(o.violation).c_str(),
                             o.diverged ? "true" : "false");
                 std::fflush(stdout);
@@ -1070,10 +1084,10 @@ int main(int argc, char** argv) {
                 const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 p.wall = wall;
                 std::printf("{\"bench\":\"peers\",\"mode\":\"wp_point\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\","
-                            "\"n\":%d,\"duration\":%g,\"dt\":%g,\"tolerance\":%s,\"us_per_sim_second\":%s,\"timed_passes\":%d,"
+                            "\"n\":%d,\"duration\":%g,\"dt\":%s,\"tolerance\":%s,\"us_per_sim_second\":%s,\"timed_passes\":%d,"
                             "\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s,\"diverged\":%s}\n",
-                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, dt,
-                            adaptive ? num(tol).c_str() : "null", num(p.o.us_per_sim_second).c_str(), p.o.timed_passes,
+                            g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, exact(dt).c_str(),
+                            adaptive ? exact(tol).c_str() : "null", num(p.o.us_per_sim_second).c_str(), p.o.timed_passes,
                             num(p.o.rel_error).c_str(), num(p.o.monitor_rel_error).c_str(), num(p.o.violation).c_str(),
                             p.o.diverged ? "true" : "false");
                 std::fflush(stdout);
@@ -1130,10 +1144,10 @@ int main(int argc, char** argv) {
                         best = p;
                 const double dt = adaptive ? 0.01 : best.x, tol = adaptive ? best.x : 1e-3;
                 std::printf("{\"bench\":\"peers\",\"mode\":\"wp\",\"scene\":\"%s\",\"engine\":\"%s\",\"integrator\":\"%s\",\"n\":%d,"
-                            "\"duration\":%g,\"target\":%g,\"met\":%s,\"dt\":%g,\"tolerance\":%s,"
+                            "\"duration\":%g,\"target\":%g,\"met\":%s,\"dt\":%s,\"tolerance\":%s,"
                             "\"us_per_sim_second\":%s,\"max_rel_energy_error\":%s,\"max_rel_monitor_error\":%s,\"max_violation\":%s}\n",
                             g_scene.c_str(), s.engine.c_str(), s.integrator.c_str(), n, duration, target,
-                            meets(best, target) ? "true" : "false", dt, adaptive ? num(tol).c_str() : "null",
+                            meets(best, target) ? "true" : "false", exact(dt).c_str(), adaptive ? exact(tol).c_str() : "null",
                             num(best.o.us_per_sim_second).c_str(), num(best.o.rel_error).c_str(),
                             num(best.o.monitor_rel_error).c_str(), num(best.o.violation).c_str());
                 std::fflush(stdout);
