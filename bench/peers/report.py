@@ -5,7 +5,7 @@ usage: report.py [--peers build/bin/peers] [--out docs/benchmarks.md] [--max-n 5
                  [--dp-duration 3600] [--chain-n 16] [--chain-duration 10] [--loop-n 8]
                  [--max-seconds 30] [--long-max-seconds 4 × max-seconds]
                  [--scenes chain,ball,fourbar,loop,ur5,atlas] [--rounds 3]
-                 [--retime 3] [--contender-factor 1.5]
+                 [--retime 3] [--contender-factor F]
                  [--only step|wp|retime]  (run that part alone; the rest from the saved lines)
                  [--from results.jsonl]   (re-render from saved lines instead of running)
 
@@ -139,9 +139,9 @@ def setting_key(d):
 
 def contenders(wp, points, factor):
     """The work-precision answers to time again: for every case and target, each side's (noether's,
-    the peers') cheapest setting and every other of its integrators' answers within `factor` of it,
-    as cheapest_point() gives them: the ratios the tables headline and the rankings a slow process
-    could turn. The same rule for both sides."""
+    the peers') cheapest setting and every other of its integrators' answers within `factor` of it
+    (infinite: every answer that met the target), as cheapest_point() gives them. The same rule for
+    both sides."""
     chosen, seen = [], set()
     cases = {(d["scene"], d["n"], d["duration"], d["target"]) for d in wp}
     for sc, n, dur, t in sorted(cases):
@@ -243,10 +243,11 @@ def main():
     ap.add_argument("--scenes", default="chain,ball,fourbar,loop,ur5,atlas")
     # The per-step tables: every scene and engine timed in this many rounds, the fastest kept.
     ap.add_argument("--rounds", type=int, default=3)
-    # The work-precision answers that decide a table's ratios, timed again in this many rounds of
-    # separate processes taking turns (0: not); contenders within this factor of their side's cheapest.
+    # The work-precision answers, timed again in this many rounds of separate processes taking
+    # turns (0: not): every answer that met its target, or (--contender-factor F) only those within
+    # F of their side's cheapest (the ratios the tables headline; a shorter run).
     ap.add_argument("--retime", type=int, default=3)
-    ap.add_argument("--contender-factor", type=float, default=1.5)
+    ap.add_argument("--contender-factor", type=float, default=float("inf"))
     # Run one part only ("step": the per-step tables; "wp": the searches and their re-timing;
     # "retime": the re-timing alone), the other lines taken from the saved ones (--from, or the
     # document's own peers.jsonl).
@@ -312,7 +313,8 @@ def main():
         wp_points = [d for d in lines if d.get("mode") == "wp_point"]
         lines = [d for d in lines if not (d.get("mode") == "retime" and d["scene"] in scenes)]
         lines = [d for d in lines if d.get("bench") != "peers_retime"]
-        lines.append({"bench": "peers_retime", "rounds": a.retime, "factor": a.contender_factor})
+        lines.append({"bench": "peers_retime", "rounds": a.retime,
+                      "factor": None if a.contender_factor == float("inf") else a.contender_factor})
         lines += retime(a.peers, contenders(wp_lines, wp_points, a.contender_factor), a.retime)
     if not (a.source and not a.only):
         with open(raw, "w") as f:
@@ -338,8 +340,10 @@ def main():
         rs = [d for d in lines if d.get("mode") == "retime" and d["scene"] == sc and d["n"] == n]
         if not rs or retime_meta is None:
             return ""
-        return (f" The answers that decide the ratios below — each side's (noether's, the peers') cheapest and every "
-                f"other within {retime_meta['factor']:g}× of it — were run again in {retime_meta['rounds']} rounds, one "
+        which = ("Every answer that met its target was" if retime_meta["factor"] is None else
+                 f"The answers that decide the ratios below — each side's (noether's, the peers') cheapest and every "
+                 f"other within {retime_meta['factor']:g}× of it — were")
+        return (f" {which} run again in {retime_meta['rounds']} round{'s' if retime_meta['rounds'] != 1 else ''}, one "
                 "process per setting, the settings taking turns: a work-precision run is one process, and on a shared "
                 "machine a whole process can run 20–40 % slow. \"Fastest of k runs\": the least cost of the search's run "
                 "and the runs again that reproduced its energy error (a run that did not is not used).")

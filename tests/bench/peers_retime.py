@@ -29,11 +29,11 @@ assert any(len(repr(d["tolerance"])) > 8 for d in wp if d["integrator"] == "dp45
 
 doc = os.path.join(tmp, "benchmarks.md")
 subprocess.run([sys.executable, report, "--peers", peers, "--out", doc, "--only", "retime", "--from", raw,
-                "--scenes", "chain", "--retime", "2", "--contender-factor", "1000"], check=True)
+                "--scenes", "chain", "--retime", "2"], check=True)
 with open(os.path.join(tmp, "benchmarks", "peers.jsonl")) as f:
     saved = [json.loads(x) for x in f if x.strip()]
 again = [d for d in saved if d.get("mode") == "retime"]
-# Every answer (a factor of 1000 makes every integrator a contender) twice, in turns: round 1 of all
+# Every answer (by default every one that met its target is run again) twice, in turns: round 1 of all
 # before round 2 of any.
 settings = {(d["integrator"], d["dt"], d["tolerance"]) for d in wp}
 assert len(again) == 2 * len(settings), (len(again), settings)
@@ -50,6 +50,19 @@ assert [d for d in saved if d.get("mode") in ("wp", "wp_point")] == [d for d in 
 with open(doc) as f:
     text = f.read()
 assert text.count("fastest of 3 runs") == len(wp), text
-assert "were run again in 2 rounds" in text, text
+assert "Every answer that met its target was run again in 2 rounds" in text, text
+
+# --contender-factor 1: each side's cheapest alone (here noether's only side: one answer per target).
+subprocess.run([sys.executable, report, "--peers", peers, "--out", doc, "--only", "retime", "--from", raw,
+                "--scenes", "chain", "--retime", "1", "--contender-factor", "1"], check=True)
+with open(os.path.join(tmp, "benchmarks", "peers.jsonl")) as f:
+    few = [json.loads(x) for x in f if x.strip() and '"retime"' in x]
+cheapest = set()
+for t in {d["target"] for d in wp}:
+    best = min((d for d in wp if d["target"] == t), key=lambda d: d["us_per_sim_second"])
+    cheapest.add((best["integrator"], best["dt"], best["tolerance"]))
+assert {(d["integrator"], d["dt"], d["tolerance"]) for d in few} == cheapest and len(few) == len(cheapest), (few, cheapest)
+with open(doc) as f:
+    assert "within 1× of it — were run again in 1 round," in f.read()
 shutil.rmtree(tmp)
 print("peers retime: ok", len(again))
