@@ -167,7 +167,7 @@ def contenders(wp, points, factor):
 def retime(peers, settings, rounds):
     """Each setting run again in `rounds` rounds, one process per setting and the settings taking
     turns within a round: a work-precision point is one process, and on a shared machine a whole
-    process can run 20–40 % slow (a loaded core); the rounds give each setting other processes and,
+    process can run 20–50 % slow (a loaded core); the rounds give each setting other processes and,
     in turn, other moments. The lines come back as mode "retime"."""
     out = []
     for r in range(rounds):
@@ -345,7 +345,7 @@ def main():
                  f"other within {retime_meta['factor']:g}× of it — were")
         return (f" {which} run again in {retime_meta['rounds']} round{'s' if retime_meta['rounds'] != 1 else ''}, one "
                 "process per setting, the settings taking turns: a work-precision run is one process, and on a shared "
-                "machine a whole process can run 20–40 % slow. \"Fastest of k runs\": the least cost of the search's run "
+                "machine a whole process can run 20–50 % slow. \"Fastest of k runs\": the least cost of the search's run "
                 "and the runs again that reproduced its energy error (a run that did not is not used).")
 
     def cap_text(sc, n, dur):
