@@ -18,9 +18,11 @@
 // until the passes together took --min-time seconds (0.25 unless given), the fastest reported
 // ("timed_passes": how many were made).
 //   --mode step  --n 1,2,...  --duration T    cost per step at dt = 0.01 (or --dt0; error-controlled
-//                integrators: per dt of simulated time), per link-step, the largest relative
-//                energy error max|E − E0| / max(|E0|, max kinetic energy), the largest closure
-//                gap (max_violation, m), divergence;
+//                integrators: per dt of simulated time, at tolerance 1e-6 or --tol0), per
+//                simulated second, per link-step, the largest relative energy error
+//                max|E − E0| / max(|E0|, max kinetic energy), the largest closure gap
+//                (max_violation, m), divergence; dt and tolerance written in full (a
+//                work-precision answer run again: bench/peers/report.py --retime);
 //   --mode wp    --n N --duration T --targets 1e-3,1e-6
 //                work-precision: for each engine/integrator the cheapest setting found whose
 //                relative energy error over T meets each target: from dt 0.01 (or --dt0; fixed
@@ -31,7 +33,8 @@
 //                --max-seconds of wall time (twice the last); then per target four geometric
 //                bisections between the last setting that missed and the first that
 //                met it (dt within 4 %); every run tried is a "wp_point" line, then one "wp" line per
-//                target: the cheapest run of the search that met it ("met": false when none did).
+//                target: the cheapest run of the search that met it ("met": false when none did),
+//                its dt and tolerance in full.
 // Engines/integrators: noether vi-maximal, vi-midpoint, riqn, vi-galerkin:s (s = 1, 2, 3 control
 // points), rk4-joint (fixed dt), dp45-projection and dp45-joint
 // (tolerance); MuJoCo Euler and RK4 (fixed dt); DART's default (semi-implicit Euler, fixed dt);
@@ -970,10 +973,10 @@ Outcome simulate(const Setting& s, int n, double dt, double tol, double duration
     return o;
 }
 
-std::string num(double v, int digits = 4) {
+std::string num(double v) {
     if (!std::isfinite(v)) return "null";
     char b[40];
-    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    std::snprintf(b, sizeof b, "%.4g", v);
     return b;
 }
 
