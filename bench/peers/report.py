@@ -42,7 +42,8 @@ def run(cmd, engines=ENGINES):
         if p.returncode != 0:
             last = [x for x in p.stderr.splitlines() if x.strip()]
             done = {(d.get("integrator"), d.get("n")) for d in got if d.get("bench") == "peers"}
-            lines.append({"bench": "peers", "engine": engine, "integrator": "(the rest)", "n": -1,
+            lines.append({"bench": "peers", "scene": cmd[cmd.index("--scene") + 1], "engine": engine,
+                          "integrator": "(the rest)", "n": -1,
                           "refused": f"the process stopped (exit {p.returncode}) after {len(done)} runs: "
                                      + (last[-1][:300] if last else "no message")})
     return lines
@@ -259,24 +260,32 @@ def main():
     outdir = os.path.join(os.path.dirname(a.out) or ".", "benchmarks")
     os.makedirs(outdir, exist_ok=True)
     raw = os.path.join(outdir, "peers.jsonl")
-    if a.only:
-        with open(a.source or raw) as f:
+
+    def load(path):
+        with open(path) as f:
             saved = [json.loads(x) for x in f if x.strip()]
-        for d in saved:
+        for d in saved:  # lines of the first harness (revolute chain only) carry no scene
             d.setdefault("scene", "chain")
+        return saved
+
+    # What runs: everything (neither --from nor --only); nothing (--from alone: re-render); or the
+    # part --only names, the rest kept from the saved lines.
+    render_only = a.source is not None and not a.only
+    run_step = not render_only and a.only in (None, "step")
+    run_wp = not render_only and a.only in (None, "wp")
+    run_retime = not render_only and a.only in (None, "wp", "retime") and a.retime > 0
+    lines = []
+    if render_only:
+        lines = load(a.source)
+    elif a.only:
         parts = {"step": ("step",), "wp": ("wp", "wp_point", "retime"), "retime": ("retime",)}[a.only]
         # The saved lines of the parts not run, and of the part run those of the scenes not run.
         def kept(d):
             if d.get("bench") == "peers_cap":
                 return a.only != "wp" or d["scene"] not in scenes
             return d.get("mode") not in parts or d["scene"] not in scenes
-        lines = [d for d in saved if kept(d)]
-    if a.source and not a.only:
-        with open(a.source) as f:
-            lines = [json.loads(x) for x in f if x.strip()]
-    elif a.only == "retime":
-        pass
-    elif a.only == "step" or not a.only:
+        lines = [d for d in load(a.source or raw) if kept(d)]
+    if run_step:
         sizes = {"chain": [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if n <= a.max_n],
                  "ball": [n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256) if n <= a.max_n],
                  "fourbar": [3],
@@ -290,8 +299,8 @@ def main():
             for sc in scenes:
                 for n in sizes[sc]:
                     per_step += run([a.peers, "--scene", sc, "--mode", "step", "--n", str(n), "--duration", "10"])
-        lines = (lines if a.only else []) + fastest(per_step, max(1, a.rounds))
-    if (a.only == "wp" or not a.only) and not (a.source and not a.only):
+        lines += fastest(per_step, max(1, a.rounds))
+    if run_wp:
         wps = [("chain", 2, a.dp_duration), ("chain", a.chain_n, a.chain_duration), ("fourbar", 3, 10),
                ("loop", a.loop_n, 10), ("ur5", 6, 10), ("atlas", 30, 2)]
         # The per-step table's last chain at equal accuracy: at dt 0.01 its root links swing under the
@@ -306,23 +315,18 @@ def main():
                 lines += run([a.peers, "--scene", sc, "--mode", "wp", "--n", str(n), "--duration", str(dur),
                               "--max-seconds", str(cap)])
                 lines.append({"bench": "peers_cap", "scene": sc, "n": n, "duration": dur, "max_seconds": cap})
-    if a.retime > 0 and (a.only in ("wp", "retime") or not (a.source or a.only)):
-        for d in lines:
-            d.setdefault("scene", "chain")
+    if run_retime:
         wp_lines = [d for d in lines if d.get("mode") == "wp" and "engine" in d and d["scene"] in scenes]
         wp_points = [d for d in lines if d.get("mode") == "wp_point"]
-        lines = [d for d in lines if not (d.get("mode") == "retime" and d["scene"] in scenes)]
         lines = [d for d in lines if d.get("bench") != "peers_retime"]
         lines.append({"bench": "peers_retime", "rounds": a.retime,
                       "factor": None if a.contender_factor == float("inf") else a.contender_factor})
         lines += retime(a.peers, contenders(wp_lines, wp_points, a.contender_factor), a.retime)
-    if not (a.source and not a.only):
+    if not render_only:
         with open(raw, "w") as f:
             for d in lines:
                 f.write(json.dumps(d) + "\n")
 
-    for d in lines:  # lines of the first harness (revolute chain only) carry no scene
-        d.setdefault("scene", "chain")
     meta = next((d for d in lines if d.get("bench") == "peers_meta"), {})
     steps = [d for d in lines if d.get("mode") == "step" and "us_per_step" in d]
     wp = [d for d in lines if d.get("mode") == "wp" and "engine" in d]
@@ -337,8 +341,7 @@ def main():
     retime_meta = next((d for d in lines if d.get("bench") == "peers_retime"), None)
 
     def retime_text(sc, n):
-        rs = [d for d in lines if d.get("mode") == "retime" and d["scene"] == sc and d["n"] == n]
-        if not rs or retime_meta is None:
+        if retime_meta is None or not any(k[:2] == (sc, n) for k in retimed):
             return ""
         which = ("Every answer that met its target was" if retime_meta["factor"] is None else
                  f"The answers that decide the ratios below — each side's (noether's, the peers') cheapest and every "

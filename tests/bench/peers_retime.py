@@ -1,7 +1,8 @@
-"""bench/peers/report.py --retime: the work-precision answers that decide a table's ratios are run
-again in separate processes at exactly the setting the search found (its dt and tolerance written
-in full, read back by peers --dt0/--tol0), reproduce its energy error to the printed digit, and the
-table's cell is the fastest of the search's run and those."""
+"""bench/peers/report.py --retime: every work-precision answer that met its target (or, with
+--contender-factor F, those within F of their side's cheapest) is run again in separate processes
+at exactly the setting the search found (its dt and tolerance written in full, read back by peers
+--dt0/--tol0), reproduces its energy error to the printed digit, and the table's cell is the
+fastest of the search's run and those."""
 import json
 import os
 import shutil
