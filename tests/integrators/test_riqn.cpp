@@ -880,11 +880,11 @@ TEST_CASE("riqn's secant pairs correct the RIQN update: fewer updates, the same 
     struct Case {
         Spec spec;
         int steps;
-        double plain, two, four;  // updates a step, measured (2026-11-28; the guess's misses extrapolated by up to a cubic, kSecantPivot)
+        double plain, two, four;  // updates a step, measured (2026-12-02; the guess's misses extrapolated by up to a cubic, kSecantPivot, the ABI's congruence by rotation and carry)
     };
-    for (const Case& c : {Case{chain_riqn(2, 1e-2), 300, 3.383, 2.357, 2.5}, Case{chain_riqn(10, 1e-2), 100, 4.13, 3.62, 3.5},
+    for (const Case& c : {Case{chain_riqn(2, 1e-2), 300, 3.383, 2.357, 2.5}, Case{chain_riqn(10, 1e-2), 100, 4.13, 3.56, 3.44},
                           Case{chain_riqn(10, 1e-3), 1000, 0.994, 0.989, 0.988},
-                          Case{moving_floating_tree("riqn", 0.005), 200, 1.715, 1.29, 1.365}}) {
+                          Case{moving_floating_tree("riqn", 0.005), 200, 1.715, 1.29, 1.33}}) {
         std::vector<double> a, b, e;
         const double u0 = run(c.spec, 0, c.steps, &a), u2 = run(c.spec, 2, c.steps, &b), u4 = run(c.spec, 4, c.steps, &e);
         INFO("dt " << c.spec.options.dt << ", " << c.spec.bodies.size() << " bodies: updates plain " << u0 << ", 2 pairs " << u2

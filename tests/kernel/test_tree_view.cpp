@@ -420,3 +420,33 @@ TEST_CASE("tree view: rebased to a point, poses come out relative to it and moti
     CHECK(zf.moved);
     CHECK(norm(zf.c - mflf->bodies[tflf.links[0].body].pose0.x) == 0);
 }
+
+TEST_CASE("tree view: add_congruence_ad adds Xᵀ I X for X = Ad_{T⁻¹}, its diagonal blocks exactly symmetric",
+          "[tree]") {
+    // Against the 6×6 products of the matrix itself (ad_inv_matrix, add_congruence) for random
+    // rotations, offsets up to 3 m and symmetric I (an articulated inertia: not a rigid body's), added
+    // onto a P that is not zero. A sign or a transposed block in the rotation or the carry along p
+    // fails by O(1); the symmetric mirroring must hold to the bit.
+    Rng r(41);
+    double worst = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        const Frame T{rotation(r.quat()), r.vec(3.0)};
+        double I[36], P[36], Pref[36], X[36];
+        for (int a = 0; a < 6; ++a)
+            for (int b = a; b < 6; ++b) I[6 * a + b] = I[6 * b + a] = r.uniform(-2, 2) + (a == b ? 5.0 : 0.0);
+        for (int k = 0; k < 36; ++k) P[k] = Pref[k] = r.uniform(-1, 1);
+        ad_inv_matrix(T, X);
+        add_congruence(X, I, X, Pref);
+        add_congruence_ad(T, I, P);
+        double scale = 0, err = 0;
+        for (int k = 0; k < 36; ++k) scale = std::max(scale, std::fabs(Pref[k])), err = std::max(err, std::fabs(P[k] - Pref[k]));
+        worst = std::max(worst, err / scale);
+        double Q[36];
+        for (int k = 0; k < 36; ++k) Q[k] = 0;
+        add_congruence_ad(T, I, Q);
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) REQUIRE(Q[6 * a + b] == Q[6 * b + a]);
+    }
+    INFO("largest relative difference " << worst);
+    CHECK(worst < 1e-14);
+}
