@@ -531,7 +531,6 @@ void spd_inverse(int n, const double* A, double* out) {
 void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI& w) {
     const std::size_t n = static_cast<std::size_t>(t.size()), nv = static_cast<std::size_t>(t.nv);
     if (w.P.size() != 6 * n || w.u.size() != nv || w.D.size() != static_cast<std::size_t>(t.nd)) {
-        w.X.assign(36 * n, 0.0);
         w.IA.assign(36 * n, 0.0);
         w.U.assign(6 * nv, 0.0);
         w.P.assign(6 * n, 0.0);
@@ -539,10 +538,7 @@ void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI&
         w.D.assign(static_cast<std::size_t>(t.nd), 0.0);
         w.u.assign(nv, 0.0);
     }
-    for (int i = 0; i < t.size(); ++i) {
-        spatial_inertia(t.links[i], &w.IA[36 * i]);
-        ad_inv_matrix(T[i], &w.X[36 * i]);
-    }
+    for (int i = 0; i < t.size(); ++i) spatial_inertia(t.links[i], &w.IA[36 * i]);
     for (int i = t.size() - 1; i >= 0; --i) {
         const TreeLink& l = t.links[i];
         const double* IA = &w.IA[36 * i];

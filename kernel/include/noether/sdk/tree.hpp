@@ -199,8 +199,7 @@ inline void spatial_inertia(const TreeLink& l, double* G) {
 // M(q) + diag(k) in O(n); solve returns Δv = (M(q) + diag(k))⁻¹ u in O(n) (u, Δv: nv).
 // Workspaces are sized on first use.
 struct NOETHER_API TreeABI {
-    std::vector<double> X;   // Ad_{T_i⁻¹} per link, 6×6 row-major
-    std::vector<double> IA;  // articulated inertia per link, 6×6
+    std::vector<double> IA;        // articulated inertia per link, 6×6
     std::vector<double> U;         // IA·S: 6 per velocity
     std::vector<double> P, dV;     // 6 per link
     std::vector<double> D;         // per link: Sᵀ IA S + k (nv = 1), its inverse (nv > 1)
