@@ -548,8 +548,10 @@ void tree_abi_setup(const TreeView& t, const Frame* T, const double* k, TreeABI&
             for (int a = 0; a < 6; ++a) U[a] = dot6(&IA[6 * a], l.S);
             w.D[l.id] = dot6(l.S, U) + (k ? k[l.iv] : 0.0);
             if (l.parent < 0) continue;
+            // (U_a U_b) / D by one reciprocal: exactly symmetric still, and no division per entry.
+            const double inv = 1.0 / w.D[l.id];
             for (int a = 0; a < 6; ++a)
-                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] / w.D[l.id];
+                for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - U[a] * U[b] * inv;
         } else {
             const int m = l.nv;
             double S[36], Dm[36];
