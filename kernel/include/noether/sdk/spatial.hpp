@@ -67,14 +67,7 @@ inline void add_congruence(const double* Xl, const double* I, const double* Xr, 
             P[6 * a + b] += s;
         }
 }
-// P += Xᵀ I X for X = Ad_{T⁻¹} = [[Rᵀ, 0], [−Rᵀ p^, Rᵀ]] and I = [[A, B], [Bᵀ, C]] symmetric 6×6
-// (its lower-left block is not read). X = diag(Rᵀ, Rᵀ) Y with Y = [[1, 0], [−p^, 1]], so the
-// blocks are first rotated into the parent's axes (A' = R A Rᵀ, B' = R B Rᵀ, C' = R C Rᵀ) and
-// then carried along p:
-//   Xᵀ I X = [[A' − B'p^ − (B'p^)ᵀ − p^C'p^,  B' + p^C'], [(B' + p^C')ᵀ,  C']],
-// a row of M p^ being the row × p and a column of p^ M being p × the column. ~330 flops against
-// ~610 for the block products of the same matrix, and the diagonal blocks come out exactly
-// symmetric (each entry is computed once and mirrored).
+
 namespace detail {
 // A row of a 3×3 matrix as a pair (x, y) and z, so that row combinations go two lanes at a time
 // (GCC's vector extension; each lane's arithmetic is the scalar one, in the same order).
@@ -89,6 +82,14 @@ inline Row3 combine3(double s0, const Row3& r0, double s1, const Row3& r1, doubl
 }
 }  // namespace detail
 
+// P += Xᵀ I X for X = Ad_{T⁻¹} = [[Rᵀ, 0], [−Rᵀ p^, Rᵀ]] and I = [[A, B], [Bᵀ, C]] symmetric 6×6
+// (its lower-left block is not read). X = diag(Rᵀ, Rᵀ) Y with Y = [[1, 0], [−p^, 1]], so the
+// blocks are first rotated into the parent's axes (A' = R A Rᵀ, B' = R B Rᵀ, C' = R C Rᵀ) and
+// then carried along p:
+//   Xᵀ I X = [[A' − B'p^ − (B'p^)ᵀ − p^C'p^,  B' + p^C'], [(B' + p^C')ᵀ,  C']],
+// a row of M p^ being the row × p and a column of p^ M being p × the column. ~330 flops against
+// ~610 for the block products of the same matrix, and the diagonal blocks come out exactly
+// symmetric (each entry is computed once and mirrored).
 inline void add_congruence_ad(const Frame& T, const double* I, double* P) {
     using detail::Row3;
     const Mat3& R = T.R;
