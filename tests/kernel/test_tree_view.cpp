@@ -441,8 +441,7 @@ TEST_CASE("tree view: add_congruence_ad adds Xᵀ I X for X = Ad_{T⁻¹}, its d
         double scale = 0, err = 0;
         for (int k = 0; k < 36; ++k) scale = std::max(scale, std::fabs(Pref[k])), err = std::max(err, std::fabs(P[k] - Pref[k]));
         worst = std::max(worst, err / scale);
-        double Q[36];
-        for (int k = 0; k < 36; ++k) Q[k] = 0;
+        double Q[36] = {};
         add_congruence_ad(T, I, Q);
         for (int a = 0; a < 6; ++a)
             for (int b = 0; b < 6; ++b) REQUIRE(Q[6 * a + b] == Q[6 * b + a]);

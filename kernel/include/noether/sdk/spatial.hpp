@@ -93,7 +93,6 @@ inline Row3 combine3(double s0, const Row3& r0, double s1, const Row3& r1, doubl
 inline void add_congruence_ad(const Frame& T, const double* I, double* P) {
     using detail::Row3;
     const Mat3& R = T.R;
-    const double px = T.p.x, py = T.p.y, pz = T.p.z;
     // The rows of Rᵀ (R's columns).
     Row3 Rt[3];
     for (int k = 0; k < 3; ++k) Rt[k] = {detail::Lanes2{R.m[0][k], R.m[1][k]}, R.m[2][k]};
@@ -117,19 +116,14 @@ inline void add_congruence_ad(const Frame& T, const double* I, double* P) {
     rotate_block(3, 3, true, Cp);
     // F = B' p^ (row i: B'_i × p), G = p^ C' (column j: p × C'_j), H = G p^ (row i: G_i × p;
     // symmetric: its upper triangle).
-    double F[3][3], G[3][3];
+    const Vec3& p = T.p;
+    Vec3 F[3], Gc[3];
     for (int i = 0; i < 3; ++i) {
-        const double* b = Bp[i];
-        F[i][0] = b[1] * pz - b[2] * py;
-        F[i][1] = b[2] * px - b[0] * pz;
-        F[i][2] = b[0] * py - b[1] * px;
-        G[0][i] = py * Cp[2][i] - pz * Cp[1][i];
-        G[1][i] = pz * Cp[0][i] - px * Cp[2][i];
-        G[2][i] = px * Cp[1][i] - py * Cp[0][i];
+        F[i] = cross(Vec3{Bp[i][0], Bp[i][1], Bp[i][2]}, p);
+        Gc[i] = cross(p, Vec3{Cp[0][i], Cp[1][i], Cp[2][i]});
     }
     for (int i = 0; i < 3; ++i) {
-        const double* g = G[i];
-        const double H[3] = {g[1] * pz - g[2] * py, g[2] * px - g[0] * pz, g[0] * py - g[1] * px};
+        const Vec3 g{Gc[0][i], Gc[1][i], Gc[2][i]}, H = cross(g, p);
         for (int j = i; j < 3; ++j) {
             const double v = Ap[i][j] - F[i][j] - F[j][i] - H[j];
             P[6 * i + j] += v;
