@@ -8,10 +8,27 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "noether/sdk/integrator.hpp"
 
 namespace noether {
+
+namespace {
+// dst = src for the per-step snapshot's vectors: of the same size after the first step, copied by
+// detail::copy_bytes (a small tree's few doubles without a library call; vector's copy-assignment
+// and its memmove were ~45 instructions a vector, a third of the snapshot of a double pendulum).
+template <class T>
+void copy_into(std::vector<T>& dst, const std::vector<T>& src) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+        if (dst.size() == src.size()) {
+            detail::copy_bytes(dst.data(), src.data(), sizeof(T) * src.size());
+            return;
+        }
+    }
+    dst = src;
+}
+}  // namespace
 
 const char* status_name(StepStatus s) {
     switch (s) {
@@ -41,9 +58,9 @@ bool Data::changed_since_commit() const {
 }
 
 void Data::mark_committed() {
-    // Copy-assignment into vectors of the same size: no allocation after the first.
-    snap_.pose = pose;
-    snap_.twist = twist;
+    // Into vectors of the same size (copy_into): no allocation after the first.
+    copy_into(snap_.pose, pose);
+    copy_into(snap_.twist, twist);
     edit_pending_ = false;
 }
 
@@ -363,24 +380,24 @@ void Data::restore_file(const std::string& path) {
 // ---- stepping and monitors -------------------------------------------------------------------
 
 void Data::snapshot_step() {
-    // Copy-assignment into vectors of the same size reuses their storage; the integrator
+    // Copies into vectors of the same size reuse their storage (copy_into); the integrator
     // state is serialised into a string whose capacity stays from the previous step.
     // Poses and twists: the snapshot holds the last commit's; copied only after a host edit.
     host_changed_ = changed_since_commit();
     if (host_changed_) {
-        snap_.pose = pose;
-        snap_.twist = twist;
+        copy_into(snap_.pose, pose);
+        copy_into(snap_.twist, twist);
         edit_pending_ = true;  // until a step commits (a failed step returns to the edit)
     }
     snap_.time = time;
     snap_.step = step;
-    snap_.twist_guess = twist_guess;
-    snap_.lambda = lambda;
-    snap_.coord = coord;
-    snap_.rate = rate;
-    snap_.contact = contact;
-    snap_.limit_force = limit_force;
-    snap_.coupling_force = coupling_force;
+    copy_into(snap_.twist_guess, twist_guess);
+    copy_into(snap_.lambda, lambda);
+    copy_into(snap_.coord, coord);
+    copy_into(snap_.rate, rate);
+    copy_into(snap_.contact, contact);
+    copy_into(snap_.limit_force, limit_force);
+    copy_into(snap_.coupling_force, coupling_force);
     snap_.last = last;
     snap_.stats = stats;
     snap_.integrator_state.clear();
@@ -390,15 +407,15 @@ void Data::snapshot_step() {
 void Data::rollback_step() {
     time = snap_.time;
     step = snap_.step;
-    pose = snap_.pose;
-    twist = snap_.twist;
-    twist_guess = snap_.twist_guess;
-    lambda = snap_.lambda;
-    coord = snap_.coord;
-    rate = snap_.rate;
-    contact = snap_.contact;
-    limit_force = snap_.limit_force;
-    coupling_force = snap_.coupling_force;
+    copy_into(pose, snap_.pose);
+    copy_into(twist, snap_.twist);
+    copy_into(twist_guess, snap_.twist_guess);
+    copy_into(lambda, snap_.lambda);
+    copy_into(coord, snap_.coord);
+    copy_into(rate, snap_.rate);
+    copy_into(contact, snap_.contact);
+    copy_into(limit_force, snap_.limit_force);
+    copy_into(coupling_force, snap_.coupling_force);
     last = snap_.last;
     stats = snap_.stats;
     if (integrator_state) {

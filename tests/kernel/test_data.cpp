@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "noether/sdk/integrator.hpp"
 #include "util.hpp"
 
 using namespace noether;
@@ -55,6 +56,47 @@ TEST_CASE("save/restore round-trips bit for bit", "[data]") {
     REQUIRE(b.warnings[0].message == "a warning at some step");
     // warn_once keys survive too
     REQUIRE_FALSE(b.warn_once("key", "again"));
+}
+
+TEST_CASE("the integrator SDK's short copies copy exactly n bytes, every size", "[data]") {
+    // detail::copy_bytes (StateWriter::values, restore_values, the kernel's per-step snapshot):
+    // fixed-size moves for multiples of 8 up to 64, memcpy otherwise. Each size against memcpy,
+    // with guard bytes on both sides that must stay as they were.
+    testutil::Rng r(11);
+    unsigned char src[96], dst[96 + 32], want[96 + 32];
+    for (int n = 0; n <= 96; ++n) {
+        for (unsigned char& c : src) c = static_cast<unsigned char>(r.uniform(0, 255.99));
+        for (int k = 0; k < 96 + 32; ++k) dst[k] = want[k] = static_cast<unsigned char>(0xA5 ^ k);
+        std::memcpy(want + 16, src, static_cast<std::size_t>(n));
+        detail::copy_bytes(dst + 16, src, static_cast<std::size_t>(n));
+        INFO("n = " << n);
+        REQUIRE(std::memcmp(dst, want, sizeof dst) == 0);
+    }
+    // And through a writer and back: vectors of 0 to 9 doubles and of Twists between values.
+    for (int n = 0; n <= 9; ++n) {
+        std::vector<double> a(static_cast<std::size_t>(n)), b(a.size());
+        std::vector<Twist> ta(static_cast<std::size_t>(n % 3 + 1)), tb(ta.size());
+        for (double& x : a) x = r.uniform();
+        for (Twist& t : ta) t = {r.vec(), r.vec()};
+        const char flag = 7;
+        std::string out = "prefix";
+        {
+            StateWriter w(out, sizeof flag + sizeof(double) * a.size() + sizeof(Twist) * ta.size());
+            w.value(flag);
+            w.values(a);
+            w.values(ta);
+        }
+        REQUIRE(out.size() == 6 + sizeof flag + sizeof(double) * a.size() + sizeof(Twist) * ta.size());
+        const char* p = out.data() + 6;
+        char got = 0;
+        restore_value(p, got);
+        restore_values(p, b);
+        restore_values(p, tb);
+        REQUIRE(p == out.data() + out.size());
+        REQUIRE(got == flag);
+        REQUIRE(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0);
+        REQUIRE(std::memcmp(ta.data(), tb.data(), sizeof(Twist) * ta.size()) == 0);
+    }
 }
 
 TEST_CASE("save_file/restore_file round trip, no temporary left behind", "[data]") {
