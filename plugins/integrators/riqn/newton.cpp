@@ -26,6 +26,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     // (On trees of at most kExactFallbackLinks links: on the 512-link chain's whip at dt 0.01 the
     // pairs cost more than they saved.)
     const bool secants = st.opt.secants > 0 && n <= kExactFallbackLinks;
+    const bool fallback = n <= kExactFallbackLinks || st.exact_any;  // the exact fallback may be taken
     st.sec.begin();
     bool corrected = false;  // the last update was corrected by the secant pairs
     double best_rn = INFINITY;  // the smallest residual of the RIQN updates, at st.qbest
@@ -45,7 +46,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
             continue;
         }
         corrected = false;
-        if (rn == INFINITY && !exact && best_rn < INFINITY && n <= kExactFallbackLinks) {
+        if (rn == INFINITY && !exact && best_rn < INFINITY && fallback) {
             // An RIQN update turned a link by π or more (a tiny inertia about an axis): the exact
             // step from the best iterate instead of a failed step.
             exact = true;
@@ -71,7 +72,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
         // Newton step for the rest of this substep (kSlowContraction, kPredictedUpdates), also
         // when the first update made the residual worse; it starts from the RIQN iterate with the
         // smallest residual.
-        if (!exact && n <= kExactFallbackLinks) {
+        if (!exact && fallback) {
             if (it == 1 && rn > prev_rn) exact = true;  // the first update made it worse
             if (it >= 2) {
                 const double rho = rn / prev_rn;

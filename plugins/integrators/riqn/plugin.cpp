@@ -115,16 +115,29 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     // Remembered subdivision: start where the last steps needed to be, or one halving below once
     // the hold is over.
     const int first = st.hold.first(k0, m.options.max_substeps);
-    StepReport report = subdivide(
-        m, d, first, k0,
-        [&](int k, double hs) {
-            if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
-            if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
-        },
-        [&](double hs) { return substep(m, d, st, hs); },
-        [&](int k, double hs) {
-            if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
-        });
+    auto begin = [&](int k, double hs) {
+        if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
+        if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
+    };
+    auto one = [&](double hs) { return substep(m, d, st, hs); };
+    auto done = [&](int k, double hs) {
+        if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
+    };
+    StepReport report = subdivide(m, d, first, k0, begin, one, done);
+    const bool converging = report.status == StepStatus::not_converged || report.status == StepStatus::diverged ||
+                            report.status == StepStatus::rotation_limit;
+    if (converging && st.opt.newton == Newton::riqn && st.tree.size() > kExactFallbackLinks) {
+        // The last resort of a large tree (kExactFallbackLinks): the most substeps once more, now
+        // with the exact Newton fallback, before the step is reported failed.
+        d.rollback_step();
+        struct Flag {
+            bool& b;
+            ~Flag() { b = false; }
+        } on{st.exact_any = true};
+        const int work = report.work;
+        report = subdivide(m, d, m.options.max_substeps, k0, begin, one, done);
+        report.work += work;
+    }
     if (report.status == StepStatus::ok) {
         write_back(m, d, st);
         st.hold.remember(d.step, k0, first, report.substeps);
