@@ -124,17 +124,18 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
     };
     StepReport report = subdivide(m, d, first, k0, begin, one, done);
-    const bool converging = report.status == StepStatus::not_converged || report.status == StepStatus::diverged ||
-                            report.status == StepStatus::rotation_limit;
-    if (converging && st.opt.newton == Newton::riqn && st.tree.size() > kExactFallbackLinks) {
+    const bool unconverged = report.status == StepStatus::not_converged || report.status == StepStatus::diverged ||
+                             report.status == StepStatus::rotation_limit;
+    if (unconverged && st.opt.newton == Newton::riqn && st.tree.size() > kExactFallbackLinks) {
         // The last resort of a large tree (kExactFallbackLinks): the most substeps once more, now
         // with the exact Newton fallback, before the step is reported failed.
         d.rollback_step();
-        struct Flag {
-            bool& b;
-            ~Flag() { b = false; }
-        } on{st.exact_any = true};
-        const int work = report.work;
+        st.exact_any = true;
+        struct Reset {
+            bool& flag;
+            ~Reset() { flag = false; }
+        } reset{st.exact_any};  // (also if the retake throws)
+        const std::int64_t work = report.work;
         report = subdivide(m, d, m.options.max_substeps, k0, begin, one, done);
         report.work += work;
     }
