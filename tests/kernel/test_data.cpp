@@ -94,7 +94,7 @@ TEST_CASE("the integrator SDK's short copies copy exactly n bytes, every size", 
         restore_values(p, tb);
         REQUIRE(p == out.data() + out.size());
         REQUIRE(got == flag);
-        REQUIRE(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0);
+        REQUIRE(a == b);  // (memcmp of an empty vector's null data is undefined)
         REQUIRE(std::memcmp(ta.data(), tb.data(), sizeof(Twist) * ta.size()) == 0);
     }
 }
