@@ -6,7 +6,7 @@
 namespace noether {
 namespace riqn {
 
-Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const {
+Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h, bool last_resort) const {
     const TreeView& t = st.tree;
     const int n = t.size();
     if (!st.fresh) kinematics(m, d, st);
@@ -26,7 +26,7 @@ Attempt Riqn::substep(const Model& m, const Data& d, State& st, double h) const 
     // (On trees of at most kExactFallbackLinks links: on the 512-link chain's whip at dt 0.01 the
     // pairs cost more than they saved.)
     const bool secants = st.opt.secants > 0 && n <= kExactFallbackLinks;
-    const bool fallback = n <= kExactFallbackLinks || st.exact_any;  // the exact fallback may be taken
+    const bool fallback = n <= kExactFallbackLinks || last_resort;  // the exact fallback may be taken
     st.sec.begin();
     bool corrected = false;  // the last update was corrected by the secant pairs
     double best_rn = INFINITY;  // the smallest residual of the RIQN updates, at st.qbest

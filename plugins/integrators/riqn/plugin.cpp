@@ -119,7 +119,8 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
         if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
     };
-    auto one = [&](double hs) { return substep(m, d, st, hs); };
+    bool last_resort = false;  // the exact fallback on a large tree (below)
+    auto one = [&](double hs) { return substep(m, d, st, hs, last_resort); };
     auto done = [&](int k, double hs) {
         if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
     };
@@ -130,11 +131,7 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         // The last resort of a large tree (kExactFallbackLinks): the most substeps once more, now
         // with the exact Newton fallback, before the step is reported failed.
         d.rollback_step();
-        st.exact_any = true;
-        struct Reset {
-            bool& flag;
-            ~Reset() { flag = false; }
-        } reset{st.exact_any};  // (also if the retake throws)
+        last_resort = true;
         const std::int64_t work = report.work;
         report = subdivide(m, d, m.options.max_substeps, k0, begin, one, done);
         report.work += work;

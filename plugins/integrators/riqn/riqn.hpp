@@ -157,7 +157,7 @@ constexpr double kMaxTurn = 3.1;  // a link turning this far in one step is a ro
 // whipping at a coarse step (chain.lua, 128–512 links at dt 0.01) takes as many exact iterations
 // as the step is under-resolved, each worth several updates, and ran 1.4–4× slower with it.
 // On larger trees it is the last resort: a step that failed at the most substeps is retaken there
-// once more with the fallback on (advance(); State::exact_any), before the step is reported
+// once more with the fallback on (advance(); substep()'s last_resort), before the step is reported
 // failed — a 256-link chain of ball joints spinning at 1 rad/s (its tension a stiffness M(q_k)
 // misses) failed its first step without it.
 constexpr int kExactFallbackLinks = 64;
@@ -221,9 +221,6 @@ struct State final : IntegratorState {
     std::vector<double> sec_q;
     // Remembered subdivision (option substep_hold, noether/sdk/integrator.hpp). Saved.
     SubstepHold hold;
-    // The exact Newton fallback on a tree of more than kExactFallbackLinks links: only while
-    // advance() retakes a step that failed without it (not saved: false between steps).
-    bool exact_any = false;
 
     std::size_t saved_size() const {
         return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_degree + sizeof miss_h + sizeof sec_h +
@@ -310,7 +307,9 @@ private:
 
     // ---- one step of length h ------------------------------------------------------------
 
-    Attempt substep(const Model& m, const Data& d, State& st, double h) const;
+    // last_resort: the exact fallback also on a tree above kExactFallbackLinks links (advance()'s
+    // retake of a step that failed without it).
+    Attempt substep(const Model& m, const Data& d, State& st, double h, bool last_resort = false) const;
 
     // DRNEA (riqn.md §4): the residual r(q⁺) into st.r, f_i and μ_i kept for the commit.
     // Returns ‖r‖₂, or +inf when a link would turn by π or more in one step.
