@@ -23,6 +23,13 @@ import sys
 
 ENGINES = ("noether", "mujoco", "dart", "simbody")
 
+# The double pendulum's per-step targets (µs at dt 0.01, issue 36) were set on a machine where
+# noether vi-maximal took 3.45 µs a step at 1.75× DART's: DART's step there, 1.97 µs, turns each
+# target into a ratio to DART's step in the same run, which another machine can check.
+DP_TARGETS = (("noether riqn", 1.0), ("noether vi-maximal", 2.0), ("noether vi-galerkin:2", 5.0))
+DP_TARGET_DART_US = 3.45 / 1.75
+DP_REFERENCE = "dart semi-implicit-euler"
+
 
 def run(cmd, engines=ENGINES):
     """One process per engine: a peer that aborts (DART asserts on a non-finite state) costs only
@@ -36,6 +43,7 @@ def run(cmd, engines=ENGINES):
         for d in got:
             if d.get("bench") == "peers":
                 d["date"] = datetime.date.today().isoformat()
+                d["machine"] = machine()
         if engine != engines[0]:
             got = [d for d in got if d.get("bench") != "peers_meta"]
         lines += got
@@ -375,7 +383,15 @@ def main():
         when = "; ".join(f"{day}: " + ", ".join(sorted(t)) for day, t in sorted(dated.items()))
     else:
         when = next(iter(dated), datetime.date.today().isoformat())
-    o.append(f"* Date: {when}; machine: {machine()} (shared: absolute numbers are "
+    # The machine the lines were measured on (recorded with them), not the one rendering them (--from).
+    by_machine = {}
+    for d in steps + wp:
+        by_machine.setdefault(d.get("machine", machine()), set()).add(d.get("date", ""))
+    if len(by_machine) > 1:
+        where = "; ".join(f"{mc} ({', '.join(sorted(days))})" for mc, days in sorted(by_machine.items()))
+    else:
+        where = next(iter(by_machine), machine())
+    o.append(f"* Date: {when}; machine: {where} (shared: absolute numbers are "
              "indicative, ratios within one run are what to compare)")
     o.append("* Versions: " + ", ".join(f"{k} {v}" for k, v in meta.items() if k not in ("bench", "mode", "scene")))
     o.append("* Scenes (gravity −9.81 z):")
@@ -442,6 +458,20 @@ def main():
                  + ("; largest closure gap" if closed else "") + "; a diverged run's cost is over the steps it took)"
                  + (f"; the time the fastest of {rounds} rounds over every engine{within}: a neighbour's load on the "
                     "shared machine slows a run, never speeds it" if rounds > 1 else "; one timed run") + ".\n")
+        dp = {label(d): d["us_per_step"] for d in st if d["n"] == 2}
+        if sc == "chain" and DP_REFERENCE in dp and any(lab in dp for lab, _ in DP_TARGETS):
+            o.append(f"The double pendulum's (N = 2) per-step targets were set in µs on a machine where DART's step "
+                     f"took {DP_TARGET_DART_US:.2f} µs; as ratios to DART's step they hold on any machine. This run "
+                     f"(DART {fmt(dp[DP_REFERENCE])} µs):\n")
+            o.append("| integrator | target | target / DART's step there | this run | / DART's step here | met |")
+            o.append("|---|---|---|---|---|---|")
+            for lab, us in DP_TARGETS:
+                if lab not in dp:
+                    continue
+                want, got = us / DP_TARGET_DART_US, dp[lab] / dp[DP_REFERENCE]
+                o.append(f"| {lab} | ≤ {us:g} µs | ≤ {want:.2f}× | {fmt(dp[lab])} µs | {got:.2f}× | "
+                         f"{'yes' if got <= want else 'no'} |")
+            o.append("")
         ref = {d["n"]: d["us_per_step"] for d in st if label(d) == "noether vi-maximal"}
         if ref:
             o.append("Cost per step of `noether vi-maximal` divided by each peer's (same run):\n")
