@@ -386,7 +386,7 @@ int cmd_import(const std::vector<std::string>& args) {
     // 0.1 rad per step are substepped (docs/integrators.md, "Energy on humanoids at dt = 0.005");
     // --option max_turn=0 turns it off. Lua worlds keep the option off unless they set it.
     const bool variational = spec.options.integrator == "vi-maximal" || spec.options.integrator == "vi-midpoint" ||
-                             spec.options.integrator == "riqn";
+                             spec.options.integrator == "riqn" || spec.options.integrator == "vi-galerkin";
     if (variational && !extra.count("max_turn")) extra["max_turn"] = 0.1;
     for (const auto& [k, v] : extra) spec.options.extra[k] = v;
     for (const auto& [k, v] : words) spec.options.extra_lists[k] = {v};

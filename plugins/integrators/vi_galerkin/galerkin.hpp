@@ -106,7 +106,13 @@ struct GalerkinOptions {
     // guess = "feedback" (default): the polynomial extrapolation plus the misses of the last guesses,
     // extrapolated, while the last two agree (Galerkin::guess); "polynomial": the extrapolation.
     bool feedback = true;
+    // max_turn: radians per substep (0: off), as vi-maximal's and riqn's option: each step is taken
+    // as the fewest substeps (a power of two) that keep the fastest body of the last interval below
+    // it (turn_substeps); not given, the kernel's whip guard (Data::turn_guard) stands in for it.
+    double max_turn = 0;
 };
+// The largest max_turn accepted: a link turning π in one substep is beyond what any step resolves.
+constexpr double kMaxTurnOption = 3.1;
 
 // Guess "feedback": the last two misses agree within this fraction of the last one. Measured with
 // points = 2: Atlas (fixed base, 2 s at dt 0.0052) 3.74 iterations a step without the misses, 3.48
@@ -262,7 +268,7 @@ constexpr double kRankTolerance = 1e-11;
 class Galerkin final : public Integrator {
 public:
     Scheme scheme() const override { return Scheme::implicit_fixed; }
-    std::vector<std::string> option_names() const override { return {"points", "step_tolerance", "newton", "guess", "substep_hold"}; }
+    std::vector<std::string> option_names() const override { return {"points", "step_tolerance", "newton", "guess", "max_turn", "substep_hold"}; }
 
     // The tree view of m, or false with one error per element vi-galerkin cannot take.
     static bool take_tree(const Model& m, TreeView& t, std::vector<Diagnostic>& out);

@@ -62,8 +62,9 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
     TreeView t;
     take_tree(m, t, out);
     const Origin none = m.origin;
-    if (m.options.extra_lists.count("points") || m.options.extra_lists.count("step_tolerance"))
-        out.push_back({Severity::error, none, "options: vi-galerkin options 'points' and 'step_tolerance' are numbers"});
+    if (m.options.extra_lists.count("points") || m.options.extra_lists.count("step_tolerance") ||
+        m.options.extra_lists.count("max_turn"))
+        out.push_back({Severity::error, none, "options: vi-galerkin options 'points', 'step_tolerance' and 'max_turn' are numbers"});
     auto it = m.options.extra.find("points");
     if (it != m.options.extra.end()) {
         const double v = it->second;
@@ -80,6 +81,13 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
     check_choice_option(m, "vi-galerkin", "guess", {"feedback", "polynomial"}, out);
     const GalerkinOptions o = galerkin_options(m);
     check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
+    if (!(o.max_turn >= 0 && o.max_turn <= kMaxTurnOption)) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "options: vi-galerkin option 'max_turn' (radians per substep) must be in [0, %g] (0: off), got %g",
+                      kMaxTurnOption, o.max_turn);
+        out.push_back({Severity::error, none, buf});
+    }
     check_substep_hold_option(m, "vi-galerkin", out);
 }
 
@@ -208,18 +216,20 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
 
 StepReport Galerkin::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
+    // Option max_turn, else the Data's whip guard: the substeps the fastest body asks for.
+    const int k0 = turn_substeps(m, d, st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard);
     // Remembered subdivision: start where the last steps needed to be, or one halving below once
     // the hold is over.
-    const int first = st.hold.first(1, m.options.max_substeps);
+    const int first = st.hold.first(k0, m.options.max_substeps);
     StepReport report = subdivide(
-        m, d, first, 1,
+        m, d, first, k0,
         [&](int, double) {
             if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
         },
         [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
     if (report.status == StepStatus::ok) {
         write_back(m, d, st);
-        st.hold.remember(d.step, 1, first, report.substeps);
+        st.hold.remember(d.step, k0, first, report.substeps);
         // A coupling's force on its follower: its multipliers are the impulses of the (last) substep's
         // nodes α < s, whose sum over the interval is the force times its length.
         for (const State::Loop& c : st.loops) {

@@ -66,6 +66,8 @@ GalerkinOptions galerkin_options(const Model& m) {
     if (const std::string* s = string_option(m, "guess")) o.feedback = *s != "polynomial";
     it = m.options.extra.find("step_tolerance");
     if (it != m.options.extra.end()) o.step_tolerance = it->second;
+    it = m.options.extra.find("max_turn");
+    if (it != m.options.extra.end()) o.max_turn = it->second;
     return o;
 }
 
