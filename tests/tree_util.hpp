@@ -17,6 +17,50 @@ inline void run_steps(const noether::Model& m, noether::Data& d, int steps) {
     for (int i = 0; i < steps; ++i) REQUIRE(noether::step(m, d) == noether::StepStatus::ok);
 }
 
+// A run for the max_turn tests: `steps` steps of Spec s from its start (each required to succeed,
+// none failed), the largest |E − E0| of the monitors in *dev and the most substeps a step took in
+// *max_k; the final state, saved.
+inline std::string run_turns(const noether::Spec& s, int steps, double* dev, int* max_k) {
+    auto m = noether::compile(s);
+    noether::Data d(m);
+    const double E0 = noether::monitors(*m, d).total;
+    *dev = 0, *max_k = 1;
+    for (int i = 0; i < steps; ++i) {
+        REQUIRE(noether::step(*m, d) == noether::StepStatus::ok);
+        *dev = std::max(*dev, std::fabs(noether::monitors(*m, d).total - E0));
+        *max_k = std::max(*max_k, d.last.substeps);
+    }
+    CHECK(d.stats.failed_steps == 0);
+    CHECK(d.stats.subdivided_steps == 0);  // the substeps max_turn asks for are not counted as subdivided
+    return d.save();
+}
+
+// The runs of a max_turn test on Spec s: the option not given (plain), 0 (off) and 0.1.
+struct TurnRuns {
+    std::string plain, off;  // final states
+    double dev_plain = 0, dev_turn = 0;
+    int k_plain = 0, k_turn = 0;
+};
+inline TurnRuns max_turn_runs(noether::Spec s, int steps) {
+    TurnRuns r;
+    double dev_off = 0;
+    int k_off = 0;
+    r.plain = run_turns(s, steps, &r.dev_plain, &r.k_plain);
+    s.options.extra["max_turn"] = 0;
+    r.off = run_turns(s, steps, &dev_off, &k_off);
+    s.options.extra["max_turn"] = 0.1;
+    run_turns(s, steps, &r.dev_turn, &r.k_turn);
+    return r;
+}
+// True if `steps` steps of s with option max_turn = turn end bit for bit where they do without it.
+inline bool turn_changes_nothing(noether::Spec s, double turn, int steps) {
+    double dev = 0;
+    int k = 0;
+    const std::string plain = run_turns(s, steps, &dev, &k);
+    s.options.extra["max_turn"] = turn;
+    return run_turns(s, steps, &dev, &k) == plain;
+}
+
 // Save d, take `steps` steps, restore, take them again: true if both end in the same state, bit
 // for bit (what the integrator carries between steps survives save/restore).
 inline bool restore_replays(const noether::Model& m, noether::Data& d, int steps) {

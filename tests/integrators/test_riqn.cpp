@@ -520,40 +520,14 @@ TEST_CASE("riqn restarts from the Data when a host moves the bodies between step
 
 TEST_CASE("riqn max_turn: substeps while a link turns fast keep a whipping chain's energy, a slow scene steps as without it", "[riqn]") {
     // The 8-link chain of the examples, 10 s at dt 0.01: its tip whips at up to 0.5 rad a step.
-    auto run = [](double max_turn, double* dev, int* max_k) {
-        Spec s = chain_riqn(8, 0.01);
-        if (max_turn >= 0) s.options.extra["max_turn"] = max_turn;
-        auto m = compile(s);
-        Data d(m);
-        const double E0 = monitors(*m, d).total;
-        *dev = 0, *max_k = 1;
-        for (int i = 0; i < 1000; ++i) {
-            REQUIRE(step(*m, d) == StepStatus::ok);
-            *dev = std::max(*dev, std::fabs(monitors(*m, d).total - E0));
-            *max_k = std::max(*max_k, d.last.substeps);
-        }
-        CHECK(d.stats.failed_steps == 0);
-        return d.save();
-    };
-    double dev_plain = 0, dev_turn = 0, dev_off = 0;
-    int k_plain = 0, k_turn = 0, k_off = 0;
-    const std::string plain = run(-1, &dev_plain, &k_plain), off = run(0, &dev_off, &k_off);
-    run(0.1, &dev_turn, &k_turn);
-    INFO("largest energy deviation: plain steps " << dev_plain << " J (" << k_plain << " substeps at most), max_turn 0.1 "
-                                                  << dev_turn << " J (" << k_turn << ")");
-    CHECK(off == plain);  // 0 is off: bit for bit the plain run
-    CHECK(k_turn >= 4);
-    CHECK(dev_turn < 0.25 * dev_plain);  // measured 4.5 J against 28 J (37 J before the exact fallback)
+    const testutil::TurnRuns r = testutil::max_turn_runs(chain_riqn(8, 0.01), 1000);
+    INFO("largest energy deviation: plain steps " << r.dev_plain << " J (" << r.k_plain << " substeps at most), max_turn 0.1 "
+                                                  << r.dev_turn << " J (" << r.k_turn << ")");
+    CHECK(r.off == r.plain);  // 0 is off: bit for bit the plain run
+    CHECK(r.k_turn >= 4);
+    CHECK(r.dev_turn < 0.25 * r.dev_plain);  // measured 4.5 J against 28 J (37 J before the exact fallback)
     // The double pendulum never turns 0.1 rad a step in 2 s: bit for bit the plain run.
-    auto dp = [](double max_turn) {
-        Spec s = chain_riqn(2, 0.01);
-        if (max_turn > 0) s.options.extra["max_turn"] = max_turn;
-        auto m = compile(s);
-        Data d(m);
-        run_steps(*m, d, 200);
-        return d.save();
-    };
-    CHECK(dp(0.5) == dp(0));
+    CHECK(testutil::turn_changes_nothing(chain_riqn(2, 0.01), 0.5, 200));
 }
 
 TEST_CASE("riqn options are validated with clear errors", "[riqn]") {

@@ -559,33 +559,14 @@ TEST_CASE("vi-galerkin max_turn: substeps while a link turns fast keep a whippin
           "[galerkin]") {
     // The 8-link chain of the examples with points = 1 (the trapezoid), 10 s at dt 0.01: its tip whips
     // at up to 0.5 rad a step, and the plain steps let the energy stray by 167 J.
-    auto run = [](double max_turn, double* dev, int* max_k) {
-        Spec s = galerkin(testutil::chain_spec(8, "revolute"), 1, 0.01);
-        if (max_turn >= 0) s.options.extra["max_turn"] = max_turn;
-        auto m = compile(s);
-        Data d(m);
-        const double E0 = monitors(*m, d).total;
-        *dev = 0, *max_k = 1;
-        for (int i = 0; i < 1000; ++i) {
-            REQUIRE(step(*m, d) == StepStatus::ok);
-            *dev = std::max(*dev, std::fabs(monitors(*m, d).total - E0));
-            *max_k = std::max(*max_k, d.last.substeps);
-        }
-        CHECK(d.stats.failed_steps == 0);
-        CHECK(d.stats.subdivided_steps == 0);  // the substeps max_turn asks for are not counted as subdivided
-        return d.save();
-    };
-    double dev_plain = 0, dev_turn = 0, dev_off = 0;
-    int k_plain = 0, k_turn = 0, k_off = 0;
-    const std::string plain = run(-1, &dev_plain, &k_plain), off = run(0, &dev_off, &k_off);
-    run(0.1, &dev_turn, &k_turn);
-    INFO("largest energy deviation: plain steps " << dev_plain << " J (" << k_plain << " substeps at most), max_turn 0.1 "
-                                                  << dev_turn << " J (" << k_turn << ")");
-    CHECK(off == plain);  // 0 is off: bit for bit the plain run
-    CHECK(k_plain == 1);
-    CHECK(k_turn >= 4);
-    CHECK(dev_plain > 100);
-    CHECK(dev_turn < 0.25 * dev_plain);
+    const testutil::TurnRuns r = testutil::max_turn_runs(galerkin(testutil::chain_spec(8, "revolute"), 1, 0.01), 1000);
+    INFO("largest energy deviation: plain steps " << r.dev_plain << " J (" << r.k_plain << " substeps at most), max_turn 0.1 "
+                                                  << r.dev_turn << " J (" << r.k_turn << ")");
+    CHECK(r.off == r.plain);  // 0 is off: bit for bit the plain run
+    CHECK(r.k_plain == 1);
+    CHECK(r.k_turn >= 4);
+    CHECK(r.dev_plain > 100);
+    CHECK(r.dev_turn < 0.25 * r.dev_plain);
     // A substep of the turn limit is a step of its length: a pendulum going over the top at 22–25 rad/s
     // asks for 4 substeps at 0.1 rad (0.25 rad a step), and 100 of them take it where 400 steps of
     // dt/4 do.
@@ -609,15 +590,7 @@ TEST_CASE("vi-galerkin max_turn: substeps while a link turns fast keep a whippin
     CHECK_THAT(limited.first, Catch::Matchers::WithinAbs(fine.first, 1e-10));  // (measured: 1-3e-12 apart, the step tolerance)
     CHECK(limited.first > 22);  // a turn of more than 3.5 revolutions in the 1 s
     // The double pendulum never turns 0.5 rad a step in 2 s: bit for bit the plain run.
-    auto dp = [](double max_turn) {
-        Spec s = galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01);
-        if (max_turn > 0) s.options.extra["max_turn"] = max_turn;
-        auto m = compile(s);
-        Data d(m);
-        run_steps(*m, d, 200);
-        return d.save();
-    };
-    CHECK(dp(0.5) == dp(0));
+    CHECK(testutil::turn_changes_nothing(galerkin(testutil::chain_spec(2, "revolute"), 2, 0.01), 0.5, 200));
 }
 
 TEST_CASE("vi-galerkin accepts Newton's round-off floor on long chains instead of subdividing", "[galerkin]") {
