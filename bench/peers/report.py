@@ -386,9 +386,10 @@ def main():
     # The machine the lines were measured on (recorded with them), not the one rendering them (--from).
     by_machine = {}
     for d in steps + wp:
-        by_machine.setdefault(d.get("machine", machine()), set()).add(d.get("date", ""))
+        key = "cost per step" if d.get("mode") == "step" else "work-precision"
+        by_machine.setdefault(d.get("machine", machine()), set()).add(f"{d['scene']} {key}")
     if len(by_machine) > 1:
-        where = "; ".join(f"{mc} ({', '.join(sorted(days))})" for mc, days in sorted(by_machine.items()))
+        where = "; ".join(f"{mc} ({', '.join(sorted(t))})" for mc, t in sorted(by_machine.items()))
     else:
         where = next(iter(by_machine), machine())
     o.append(f"* Date: {when}; machine: {where} (shared: absolute numbers are "

@@ -37,4 +37,12 @@ assert rows["noether riqn"] == ["≤ 1 µs", "≤ 0.51×", "1.6 µs", "0.53×", 
 assert rows["noether vi-maximal"] == ["≤ 2 µs", "≤ 1.01×", "3 µs", "1.00×", "yes"], rows
 assert rows["noether vi-galerkin:2"] == ["≤ 5 µs", "≤ 2.54×", "7 µs", "2.33×", "yes"], rows
 assert "This run (DART 3 µs)" in text, text
+# Tables measured on two machines: each named with its own.
+lines.append(dict(line("noether", "riqn", 1.0), scene="ball", machine="another machine"))
+with open(raw, "w") as f:
+    for d in lines:
+        f.write(json.dumps(d) + "\n")
+subprocess.run([sys.executable, report, "--from", raw, "--out", doc], check=True, stdout=subprocess.DEVNULL)
+text = open(doc).read()
+assert f"machine: {here} (chain cost per step); another machine (ball cost per step) (shared" in text, text[:800]
 print("report render: ok")
