@@ -133,7 +133,7 @@ namespace {
 constexpr char kMagic[8] = {'N', 'O', 'E', 'T', 'H', 'E', 'R', 'D'};
 // 2: StepStats::projections, RunStats::projection_total; 3: RunStats::floor_steps; 4: whether the
 // state was edited by a host after its commit
-constexpr std::uint32_t kFormat = 12;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs; 9: riqn's and vi-galerkin's substep hold; 10: RunStats::factor_total; 11: riqn's five misses and their degree; 12: vi-galerkin's and vi-maximal's (vi-midpoint's) misses and their degree
+constexpr std::uint32_t kFormat = 13;  // 5: servo inputs; 6: turn_guard; 7: the guesses' misses (riqn, vi-galerkin); 8: riqn's secant pairs; 9: riqn's and vi-galerkin's substep hold; 10: RunStats::factor_total; 11: riqn's five misses and their degree; 12: vi-galerkin's and vi-maximal's (vi-midpoint's) misses and their degree; 13: riqn's remembered last resort
 
 struct Writer {
     std::string& out;

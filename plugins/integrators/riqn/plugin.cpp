@@ -119,15 +119,19 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
         if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
     };
-    bool last_resort = false;  // the exact fallback on a large tree (below)
+    // A step that needed the last resort (below) is followed by steps that start with it, for as
+    // long as the remembered subdivision's hold; then one tries without it again.
+    const bool large = st.opt.newton == Newton::riqn && st.tree.size() > kExactFallbackLinks;
+    const bool held = large && st.resort_left > 0;
+    bool last_resort = held;  // the exact fallback on a large tree
     auto one = [&](double hs) { return substep(m, d, st, hs, last_resort); };
     auto done = [&](int k, double hs) {
         if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
     };
-    StepReport report = subdivide(m, d, first, k0, begin, one, done);
+    StepReport report = subdivide(m, d, held ? m.options.max_substeps : first, k0, begin, one, done);
     const bool unconverged = report.status == StepStatus::not_converged || report.status == StepStatus::diverged ||
                              report.status == StepStatus::rotation_limit;
-    if (unconverged && st.opt.newton == Newton::riqn && st.tree.size() > kExactFallbackLinks) {
+    if (unconverged && large && !held) {
         // The last resort of a large tree (kExactFallbackLinks): the most substeps once more, now
         // with the exact Newton fallback, before the step is reported failed.
         d.rollback_step();
@@ -139,6 +143,15 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     if (report.status == StepStatus::ok) {
         write_back(m, d, st);
         st.hold.remember(d.step, k0, first, report.substeps);
+        if (held) {
+            --st.resort_left;
+        } else if (last_resort && st.hold.hold > 0) {  // needed it: hold it, longer after a try without
+            st.resort_len = st.resort_len == 0 ? st.hold.hold
+                                               : std::min(SubstepHold::kHoldMax * st.hold.hold, 2 * st.resort_len);
+            st.resort_left = st.resort_len;
+        } else {
+            st.resort_left = st.resort_len = 0;
+        }
     }
     return report;
 }

@@ -221,11 +221,15 @@ struct State final : IntegratorState {
     std::vector<double> sec_q;
     // Remembered subdivision (option substep_hold, noether/sdk/integrator.hpp). Saved.
     SubstepHold hold;
+    // Remembered last resort (a large tree, advance()): steps left that start with the exact fallback
+    // at the most substeps, and the length of the hold (substep_hold's, doubled after each step that
+    // tried without it and needed it, up to SubstepHold::kHoldMax times). Saved.
+    std::int32_t resort_left = 0, resort_len = 0;
 
     std::size_t saved_size() const {
         return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_degree + sizeof miss_h + sizeof sec_h +
                sizeof(double) * (q.size() + qm.size() + Qminus.size() + pi.size() + kGuessMisses * miss[0].size()) +
-               sec.saved_size() + SubstepHold::kSavedSize;
+               sec.saved_size() + SubstepHold::kSavedSize + sizeof resort_left + sizeof resort_len;
     }
     void save(std::string& out) const override {
         StateWriter w(out, saved_size());
@@ -239,6 +243,8 @@ struct State final : IntegratorState {
         for (const std::vector<double>& v : miss) w.values(v);
         sec.save(w);
         hold.save(w);
+        w.value(resort_left);
+        w.value(resort_len);
     }
     bool restore(const char*& p, const char* end) override {
         if (static_cast<std::size_t>(end - p) < saved_size()) return false;
@@ -253,7 +259,13 @@ struct State final : IntegratorState {
         if (!misses_restorable(miss_count, miss_degree)) return false;
         for (std::vector<double>* v : {&q, &qm, &Qminus, &pi}) restore_values(p, *v);
         for (std::vector<double>& v : miss) restore_values(p, v);
-        return sec.restore(p) && hold.restore(p);
+        if (!sec.restore(p) || !hold.restore(p)) return false;
+        std::int32_t left, len;
+        restore_value(p, left);
+        restore_value(p, len);
+        if (left < 0 || len < 0 || left > len) return false;
+        resort_left = left, resort_len = len;
+        return true;
     }
 };
 
