@@ -440,6 +440,15 @@ void check_positive_option(const Model& m, const char* integrator, const char* n
     out.push_back({Severity::error, m.origin, buf});
 }
 
+void check_max_turn_option(const Model& m, const char* integrator, double value, double limit,
+                           std::vector<Diagnostic>& out) {
+    if (value >= 0 && value <= limit) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "options: %s option 'max_turn' (radians per substep) must be in [0, %g] (0: off), got %g",
+                  integrator, limit, value);
+    out.push_back({Severity::error, m.origin, buf});
+}
+
 double substep_hold_option(const Model& m) {
     const auto it = m.options.extra.find("substep_hold");
     return it == m.options.extra.end() ? SubstepHold::kDefault : it->second;

@@ -49,12 +49,7 @@ void Riqn::check(const Model& m, std::vector<Diagnostic>& out) const {
             out.push_back({Severity::error, m.origin, std::string("options: riqn option '") + name + "' must be a number"});
     const RiqnOptions o = riqn_options(m);
     check_positive_option(m, "riqn", "step_tolerance", o.step_tolerance, out);
-    if (!(o.max_turn >= 0 && o.max_turn <= kMaxTurn)) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "options: riqn option 'max_turn' (radians per substep) must be in [0, %g] (0: off), got %g",
-                      kMaxTurn, o.max_turn);
-        out.push_back({Severity::error, m.origin, buf});
-    }
+    check_max_turn_option(m, "riqn", o.max_turn, kMaxTurn, out);
     check_secants_option(m, "riqn", "the plain RIQN update", out);
     check_substep_hold_option(m, "riqn", out);
 }

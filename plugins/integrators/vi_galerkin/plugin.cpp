@@ -81,13 +81,7 @@ void Galerkin::check(const Model& m, std::vector<Diagnostic>& out) const {
     check_choice_option(m, "vi-galerkin", "guess", {"feedback", "polynomial"}, out);
     const GalerkinOptions o = galerkin_options(m);
     check_positive_option(m, "vi-galerkin", "step_tolerance", o.step_tolerance, out);
-    if (!(o.max_turn >= 0 && o.max_turn <= kMaxTurnOption)) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "options: vi-galerkin option 'max_turn' (radians per substep) must be in [0, %g] (0: off), got %g",
-                      kMaxTurnOption, o.max_turn);
-        out.push_back({Severity::error, none, buf});
-    }
+    check_max_turn_option(m, "vi-galerkin", o.max_turn, kMaxTurnOption, out);
     check_substep_hold_option(m, "vi-galerkin", out);
 }
 

@@ -66,6 +66,11 @@ struct NOETHER_API StepReport {
 // positive and finite, got <value>" unless value > 0 and finite.
 NOETHER_API void check_positive_option(const Model& m, const char* integrator, const char* name, double value,
                                        std::vector<Diagnostic>& out);
+// Option max_turn (radians per substep, turn_substeps()): appends "options: <integrator> option
+// 'max_turn' (radians per substep) must be in [0, <limit>] (0: off), got <value>" unless value is in
+// [0, limit].
+NOETHER_API void check_max_turn_option(const Model& m, const char* integrator, double value, double limit,
+                                       std::vector<Diagnostic>& out);
 // A string option (Options::extra_lists) given as one value: that value, else null.
 NOETHER_API const std::string* string_option(const Model& m, const char* name);
 // Appends "options: <integrator> option '<name>' must be a string (one of 'a', 'b'), got a number" or
