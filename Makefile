@@ -48,7 +48,7 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && NOETHER_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer on the URDF and MJCF pipelines, on Lua scenes in the sandbox and on the recording reader, FUZZ_SECONDS each (clang;
+# libFuzzer on the URDF and MJCF pipelines, on Lua scenes in the sandbox, on the recording reader and on saved states, FUZZ_SECONDS each (clang;
 # installed if missing). Seeds: tests/fuzz/seeds, the example scenes and the shared models;
 # findings land in $(FUZZ_BUILD)/findings — add each (minimised) to tests/fuzz/regressions.
 fuzz: deps
@@ -57,12 +57,15 @@ fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOETHER_FUZZ=ON \
 	  -DNOETHER_BUILD_TESTS=OFF -DNOETHER_BUILD_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	mkdir -p $(FUZZ_BUILD)/corpus/urdf $(FUZZ_BUILD)/corpus/mjcf $(FUZZ_BUILD)/corpus/lua $(FUZZ_BUILD)/corpus/recording $(FUZZ_BUILD)/findings
+	mkdir -p $(FUZZ_BUILD)/corpus/urdf $(FUZZ_BUILD)/corpus/mjcf $(FUZZ_BUILD)/corpus/lua $(FUZZ_BUILD)/corpus/recording \
+	  $(FUZZ_BUILD)/corpus/state $(FUZZ_BUILD)/findings
 	cp tests/fuzz/seeds/urdf/* tests/fuzz/regressions/urdf/* $(FUZZ_BUILD)/corpus/urdf/
 	cp tests/fuzz/seeds/mjcf/* $(FUZZ_BUILD)/corpus/mjcf/
 	-cp tests/fuzz/regressions/mjcf/* $(FUZZ_BUILD)/corpus/mjcf/ 2>/dev/null
 	cp tests/fuzz/seeds/lua/* tests/fuzz/regressions/lua/* scripts/examples/*.lua $(FUZZ_BUILD)/corpus/lua/
 	cp tests/fuzz/seeds/recording/* tests/fuzz/regressions/recording/* $(FUZZ_BUILD)/corpus/recording/
+	cp tests/fuzz/seeds/state/* $(FUZZ_BUILD)/corpus/state/
+	-cp tests/fuzz/regressions/state/* $(FUZZ_BUILD)/corpus/state/ 2>/dev/null
 	-find $(MODELS_DIR) -name '*.urdf' -size -64k -exec cp {} $(FUZZ_BUILD)/corpus/urdf/ \; 2>/dev/null
 	-find $(MODELS_DIR) -name '*.xml' -size -64k -exec cp {} $(FUZZ_BUILD)/corpus/mjcf/ \; 2>/dev/null
 	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_urdf corpus/urdf -max_total_time=$(FUZZ_SECONDS) \
@@ -73,6 +76,8 @@ fuzz: deps
 	  -max_len=16384 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/lua- -print_final_stats=1
 	cd $(FUZZ_BUILD) && ./bin/fuzz_recording corpus/recording -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/recording- -print_final_stats=1
+	cd $(FUZZ_BUILD) && NOETHER_PLUGIN_PATH= ./bin/fuzz_state corpus/state -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=130 -timeout=30 -rss_limit_mb=4096 -artifact_prefix=findings/state- -print_final_stats=1
 
 bench: build
 	./$(BUILD)/bin/chain_scaling
