@@ -106,7 +106,7 @@ public:
 
     bool takes_couplings() const override { return true; }
     std::vector<std::string> option_names() const override {
-        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "invariants"};
+        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps", "invariants"};
         return {};
     }
 
@@ -573,10 +573,11 @@ private:
         std::vector<double>& y = st.y;
         y = st.y0;
         const std::size_t n = y.size();
+        double internal = 0;  // internal steps tried (o.max_internal_steps)
         while (t < t_end - 1e-14 * std::max(1.0, std::fabs(t_end))) {
             double h = std::min(st.h_next, t_end - t);
             const bool last = h >= t_end - t;
-            if (h < 1e-12 * dt) return StepStatus::not_converged;
+            if (h < 1e-12 * dt || ++internal > o.max_internal_steps) return StepStatus::not_converged;
             if (!derivative(m, d, st, y, st.k[0])) return StepStatus::non_finite;
             st.stage_power[0] = st.last_power;
             for (int s = 1; s < 7; ++s) {

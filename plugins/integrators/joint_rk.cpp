@@ -97,7 +97,7 @@ public:
     explicit JointRK(Method method) : kMethod(method) {}
     Scheme scheme() const override { return kMethod == Method::dp45 ? Scheme::adaptive : Scheme::explicit_fixed; }
     std::vector<std::string> option_names() const override {
-        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step"};
+        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps"};
         return {};
     }
 
@@ -321,10 +321,11 @@ private:
         bool have0 = st.fsal && !st.any_servo && same_inputs(m, d, st);
         if (have0) st.q0 = st.q, st.v0 = st.v;
         st.fsal = false;
+        double internal = 0;  // internal steps tried (o.max_internal_steps)
         while (left > 1e-14 * dt) {
             double h = std::min(st.h_next, left);
             const bool last = h >= left;
-            if (h < 1e-12 * dt) return StepStatus::not_converged;
+            if (h < 1e-12 * dt || ++internal > o.max_internal_steps) return StepStatus::not_converged;
             if (!have0) {
                 st.q0 = st.q;
                 st.v0 = st.v;

@@ -307,6 +307,9 @@ TEST_CASE("dp45-projection and dp45-joint check their shared options alike", "[j
         {{{"fac_max", 0.5}}, "option 'fac_max' must be finite and greater than 1, got 0.5"},
         {{{"initial_step", -0.01}}, "option 'initial_step' must be 0 (the step's dt) or positive, and finite, got -0.01"},
         {{{"initial_step", NAN}}, "option 'initial_step' must be 0 (the step's dt) or positive, and finite, got nan"},
+        {{{"max_internal_steps", 0}}, "option 'max_internal_steps' must be a whole number of at least 1, got 0"},
+        {{{"max_internal_steps", 2.5}}, "option 'max_internal_steps' must be a whole number of at least 1, got 2.5"},
+        {{{"max_internal_steps", INFINITY}}, "option 'max_internal_steps' must be a whole number of at least 1, got inf"},
     };
     for (const char* integ : {"dp45-projection", "dp45-joint"}) {
         for (const Bad& b : bad) {
@@ -333,6 +336,47 @@ TEST_CASE("dp45-projection and dp45-joint check their shared options alike", "[j
         }
         INFO(integ);
         CHECK(ends[0] == ends[1]);
+    }
+}
+
+// Found by the saved-state fuzzer (tests/fuzz/fuzz_state.cpp): a restored dp45-joint state with a rate
+// of 1e6 rad/s took ~1e5 internal steps a step (3 s for three steps), and the step-size floor of
+// 1e-12 dt let a larger rate take up to ~1e12: a hang, for a host's edit as well. Both Dormand–Prince
+// integrators now fail such a step as not converged after max_internal_steps internal steps
+// (default 1e5), with the Data left as before the step.
+TEST_CASE("dp45-projection and dp45-joint: a step that needs more than max_internal_steps internal steps fails",
+          "[joint-rk][hardening]") {
+    for (const char* integ : {"dp45-projection", "dp45-joint"}) {
+        INFO(integ);
+        Spec s = testutil::chain_spec(3, "revolute", integ);
+        s.options.extra["max_internal_steps"] = 1000;
+        auto m = compile(s);
+        Data d(m);
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        REQUIRE(d.stats.failed_steps == 0);
+        // The last link spun up to 1e6 rad/s about its hinge by the host: restart from Data.
+        double coord[3], rate[3];
+        for (int k = 0; k < 3; ++k) coord[k] = d.coord[k], rate[k] = d.rate[k];
+        rate[2] = 1e6;
+        set_joint_state(*m, d, coord, rate);
+        CHECK(step(*m, d) == StepStatus::not_converged);
+        CHECK(d.step == 1);
+        CHECK(d.stats.failed_steps == 1);
+        // A gentle rate takes its few internal steps as before the option.
+        rate[2] = 1;
+        set_joint_state(*m, d, coord, rate);
+        CHECK(step(*m, d) == StepStatus::ok);
+        // The default allows 1e5: at 1e8 rad/s (~1e7 internal steps) the step fails there too, at once
+        // (dp45-projection's may fail as non-finite first).
+        Spec dflt = testutil::chain_spec(3, "revolute", integ);
+        auto m2 = compile(dflt);
+        Data e(m2);
+        REQUIRE(step(*m2, e) == StepStatus::ok);
+        rate[2] = 1e8;
+        for (int k = 0; k < 3; ++k) coord[k] = e.coord[k];
+        set_joint_state(*m2, e, coord, rate);
+        CHECK(step(*m2, e) != StepStatus::ok);
+        CHECK(e.step == 1);
     }
 }
 

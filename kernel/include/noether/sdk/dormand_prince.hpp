@@ -27,20 +27,28 @@ inline constexpr double kA[7][6] = {{0, 0, 0, 0, 0, 0},
                                     {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
 inline constexpr double kE[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
 
-// Options::extra "atol", "rtol", "fac_max", "initial_step" (0: the step's dt).
+// Options::extra "atol", "rtol", "fac_max", "initial_step" (0: the step's dt), "max_internal_steps":
+// internal steps (accepted and rejected) one step may take before it fails as not converged. Without
+// it a state far outside the tolerances' scale (a link at 1e6 rad/s from a host or a restored state)
+// took ~1e5 internal steps a step, and the step-size floor (1e-12 dt) allowed up to ~1e12: a hang.
 struct Options {
-    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0;
+    double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0, max_internal_steps = 100000;
 };
 inline Options options(const Model& m) {
     Options o;
-    auto get = [&](const char* k, double& v) {
+    auto get = [&](const std::string& k, double& v) {
         auto it = m.options.extra.find(k);
         if (it != m.options.extra.end()) v = it->second;
     };
-    get("atol", o.atol);
-    get("rtol", o.rtol);
-    get("fac_max", o.fac_max);
-    get("initial_step", o.initial_step);
+    // (Read every step: keys made once, so that the lookup does not allocate — a name past the short
+    // string length would on every call.)
+    static const std::string atol = "atol", rtol = "rtol", fac_max = "fac_max", initial_step = "initial_step",
+                             max_internal_steps = "max_internal_steps";
+    get(atol, o.atol);
+    get(rtol, o.rtol);
+    get(fac_max, o.fac_max);
+    get(initial_step, o.initial_step);
+    get(max_internal_steps, o.max_internal_steps);
     return o;
 }
 
@@ -51,14 +59,15 @@ inline constexpr double kMinRtol = 1e-14;
 
 // The checks of these options for integrator `name` (dp45-projection, dp45-joint), one error each
 // appended to out: a number, not a list; atol and rtol positive and finite, rtol at least kMinRtol;
-// fac_max finite and greater than 1; initial_step 0 (the step's dt) or positive, and finite.
+// fac_max finite and greater than 1; initial_step 0 (the step's dt) or positive, and finite;
+// max_internal_steps a whole number of at least 1.
 inline void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out) {
     auto error = [&](const char* format, double v) {  // format: the integrator's name (%s), the value (%g)
         char buf[240];
         std::snprintf(buf, sizeof buf, format, name, v);
         out.push_back({Severity::error, m.origin, buf});
     };
-    for (const char* opt : {"atol", "rtol", "fac_max", "initial_step"})
+    for (const char* opt : {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps"})
         if (m.options.extra_lists.count(opt))
             out.push_back({Severity::error, m.origin, std::string("options: ") + name + " option '" + opt + "' must be a number"});
     const Options o = options(m);
@@ -72,6 +81,9 @@ inline void check_options(const Model& m, const char* name, std::vector<Diagnost
         error("options: %s option 'fac_max' must be finite and greater than 1, got %g", o.fac_max);
     if (!(o.initial_step >= 0) || !std::isfinite(o.initial_step))
         error("options: %s option 'initial_step' must be 0 (the step's dt) or positive, and finite, got %g", o.initial_step);
+    if (!(o.max_internal_steps >= 1) || !std::isfinite(o.max_internal_steps) ||
+        o.max_internal_steps != std::floor(o.max_internal_steps))
+        error("options: %s option 'max_internal_steps' must be a whole number of at least 1, got %g", o.max_internal_steps);
 }
 
 // The factor on the step size after a step whose scaled error norm is err (accepted when ≤ 1):
