@@ -163,6 +163,22 @@ inline Spec closed_loop_spec(const std::string& closure = "point-on-line", const
     return s;
 }
 
+// CIP §8 "articulated + contacts": the double pendulum hinged at (0, 0, 1.5) with point contacts
+// (μ 0.5) at the free end of link 1 and both ends of link 2 (tests/contact, the saved-state fuzzer).
+inline Spec falling_double_pendulum(const std::string& solver = "auto") {
+    Spec s = double_pendulum_spec(solver);
+    for (BodySpec& b : s.bodies) b.position.z += 1.5;
+    for (JointSpec& j : s.joints) j.anchor->z += 1.5;
+    for (auto [body, x] : {std::pair<const char*, double>{"link1", 0.5}, {"link2", -0.5}, {"link2", 0.5}}) {
+        ContactSpec c;
+        c.body = body;
+        c.pose.x = {x, 0, 0};
+        c.mu = 0.5;
+        s.contacts.push_back(c);
+    }
+    return s;
+}
+
 // Paper 004's free rigid body: J = diag(1, 2, 3), ω = (0, 3, 4) (body frame), no gravity.
 inline Spec free_body_spec() {
     Spec s;

@@ -49,22 +49,6 @@ double sum_normal(const Data& d) {
     return s;
 }
 
-// CIP §8 "articulated + contacts": the double pendulum hinged at (0, 0, 1.5) with point contacts
-// (μ 0.5) at the free end of link 1 and both ends of link 2.
-Spec falling_double_pendulum(const char* solver) {
-    Spec s = testutil::double_pendulum_spec(solver);
-    for (BodySpec& b : s.bodies) b.position.z += 1.5;
-    for (JointSpec& j : s.joints) j.anchor->z += 1.5;
-    for (auto [body, x] : {std::pair<const char*, double>{"link1", 0.5}, {"link2", -0.5}, {"link2", 0.5}}) {
-        ContactSpec c;
-        c.body = body;
-        c.pose.x = {x, 0, 0};
-        c.mu = 0.5;
-        s.contacts.push_back(c);
-    }
-    return s;
-}
-
 // Largest difference between the first trajectory and each other one.
 double largest_difference(const std::vector<double>* traj, int n) {
     double diff = 0;
@@ -336,7 +320,7 @@ TEST_CASE("a double pendulum falls onto the ground: no penetration, inelastic im
     std::vector<double> traj[4];
     for (int k = 0; k < 4; ++k) {
         INFO(solvers[k]);
-        Sim sim(falling_double_pendulum(solvers[k]));
+        Sim sim(testutil::falling_double_pendulum(solvers[k]));
         const double e0 = sim.energy();
         double min_gap = HUGE_VAL;
         int first = -1, iters = 0, iters_max = 0;
@@ -573,7 +557,7 @@ TEST_CASE("a limit and ground contacts on one chain: the double pendulum falls o
     std::vector<double> traj[2];
     const char* solvers[2] = {"sparse-ldu", "dense-lu"};
     for (int k = 0; k < 2; ++k) {
-        Spec s = falling_double_pendulum(solvers[k]);
+        Spec s = testutil::falling_double_pendulum(solvers[k]);
         s.joints[1].lower = {-0.3}, s.joints[1].upper = {0.3}, s.joints[1].limited = true;
         Sim sim(s);
         double lo = HUGE_VAL, hi = -HUGE_VAL, min_gap = HUGE_VAL;

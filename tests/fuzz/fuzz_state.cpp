@@ -46,16 +46,7 @@ Spec scene(int k, const char* integrator) {
                 s = testutil::with_springs(testutil::double_pendulum_spec());
                 break;
             }
-            s = testutil::double_pendulum_spec();
-            for (BodySpec& b : s.bodies) b.position.z += 1.5;
-            for (JointSpec& j : s.joints) j.anchor->z += 1.5;
-            for (auto [body, x] : {std::pair<const char*, double>{"link1", 0.5}, {"link2", -0.5}, {"link2", 0.5}}) {
-                ContactSpec c;
-                c.body = body;
-                c.pose.x = {x, 0, 0};
-                c.mu = 0.5;
-                s.contacts.push_back(c);
-            }
+            s = testutil::falling_double_pendulum();
             s.joints[1].lower = {-0.3}, s.joints[1].upper = {0.3}, s.joints[1].limited = true;
         }
     }
