@@ -106,8 +106,10 @@ public:
 
     bool takes_couplings() const override { return true; }
     std::vector<std::string> option_names() const override {
-        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps", "invariants"};
-        return {};
+        if (kMethod != Method::dp45) return {};
+        std::vector<std::string> names(std::begin(dp45::kOptionNames), std::end(dp45::kOptionNames));
+        names.push_back("invariants");
+        return names;
     }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {

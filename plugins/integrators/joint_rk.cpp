@@ -97,8 +97,8 @@ public:
     explicit JointRK(Method method) : kMethod(method) {}
     Scheme scheme() const override { return kMethod == Method::dp45 ? Scheme::adaptive : Scheme::explicit_fixed; }
     std::vector<std::string> option_names() const override {
-        if (kMethod == Method::dp45) return {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps"};
-        return {};
+        if (kMethod != Method::dp45) return {};
+        return {std::begin(dp45::kOptionNames), std::end(dp45::kOptionNames)};
     }
 
     void check(const Model& m, std::vector<Diagnostic>& out) const override {

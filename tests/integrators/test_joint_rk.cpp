@@ -366,7 +366,7 @@ TEST_CASE("dp45-projection and dp45-joint: a step that needs more than max_inter
         rate[2] = 1;
         set_joint_state(*m, d, coord, rate);
         CHECK(step(*m, d) == StepStatus::ok);
-        // The default allows 1e5: at 1e8 rad/s (~1e7 internal steps) the step fails there too, at once
+        // The default allows 1e5: at 1e8 rad/s (100 times 1e6 rad/s, where 1e5 sufficed) the step fails there too, at once
         // (dp45-projection's may fail as non-finite first).
         Spec dflt = testutil::chain_spec(3, "revolute", integ);
         auto m2 = compile(dflt);

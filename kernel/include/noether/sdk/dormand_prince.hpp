@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -34,21 +35,20 @@ inline constexpr double kE[7] = {71.0 / 57600, 0, -71.0 / 16695, 71.0 / 1920, -1
 struct Options {
     double atol = 1e-6, rtol = 1e-6, fac_max = 3.0, initial_step = 0, max_internal_steps = 100000;
 };
+// Their names, in the order of Options' fields: what option_names() of each integrator lists and
+// check_options() checks.
+inline constexpr const char* kOptionNames[] = {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps"};
 inline Options options(const Model& m) {
     Options o;
-    auto get = [&](const std::string& k, double& v) {
-        auto it = m.options.extra.find(k);
-        if (it != m.options.extra.end()) v = it->second;
-    };
+    double* const fields[] = {&o.atol, &o.rtol, &o.fac_max, &o.initial_step, &o.max_internal_steps};
+    static_assert(sizeof fields / sizeof fields[0] == sizeof kOptionNames / sizeof kOptionNames[0]);
     // (Read every step: keys made once, so that the lookup does not allocate — a name past the short
     // string length would on every call.)
-    static const std::string atol = "atol", rtol = "rtol", fac_max = "fac_max", initial_step = "initial_step",
-                             max_internal_steps = "max_internal_steps";
-    get(atol, o.atol);
-    get(rtol, o.rtol);
-    get(fac_max, o.fac_max);
-    get(initial_step, o.initial_step);
-    get(max_internal_steps, o.max_internal_steps);
+    static const std::vector<std::string> keys(std::begin(kOptionNames), std::end(kOptionNames));
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        auto it = m.options.extra.find(keys[k]);
+        if (it != m.options.extra.end()) *fields[k] = it->second;
+    }
     return o;
 }
 
@@ -67,7 +67,7 @@ inline void check_options(const Model& m, const char* name, std::vector<Diagnost
         std::snprintf(buf, sizeof buf, format, name, v);
         out.push_back({Severity::error, m.origin, buf});
     };
-    for (const char* opt : {"atol", "rtol", "fac_max", "initial_step", "max_internal_steps"})
+    for (const char* opt : kOptionNames)
         if (m.options.extra_lists.count(opt))
             out.push_back({Severity::error, m.origin, std::string("options: ") + name + " option '" + opt + "' must be a number"});
     const Options o = options(m);
