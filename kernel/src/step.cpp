@@ -165,8 +165,8 @@ StepStatus step(const Model& m, Data& d) {
     if (r.at_floor) warn_floor(m, d, r);
     warn_redundant(m, d, r);
     commit(m, d, r);
-    // joint coordinates
-    update_joint_coordinates(m, d, d.twist.data());
+    // joint coordinates (an integrator in joint coordinates wrote its own)
+    if (!r.coordinates) update_joint_coordinates(m, d, d.twist.data());
     detail::StepAccess::committed(d);
     return StepStatus::ok;
 }

@@ -166,7 +166,10 @@ public:
         if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
         // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
         // transforms, poses and twists are those to write.)
-        if (r.status == StepStatus::ok) write_back(m, d, st, kMethod == Method::dp45);
+        if (r.status == StepStatus::ok) {
+            write_back(m, d, st, kMethod == Method::dp45);
+            r.coordinates = true;
+        }
         return r;
     }
 
@@ -407,6 +410,11 @@ private:
             const Twist tw = tree_body_twist(t, st.g.data(), reinterpret_cast<const double(*)[6]>(st.V.data()), b);
             d.twist[b] = tw;
             d.twist_guess[b] = tw;
+        }
+        // The joint coordinates and rates stepped (raw + offset): StepReport::coordinates.
+        for (const TreeLink& l : t.links) {
+            d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
+            d.rate[l.dof] = st.v[l.iv];
         }
     }
 

@@ -121,6 +121,7 @@ std::string layout() {
     OFF(StepReport, worst_node);
     OFF(StepReport, redundant_joints);
     OFF(StepReport, at_floor);
+    OFF(StepReport, coordinates);
     OFF(StepReport, factorizations);
     OFF(StepReport, solver_error);
     SZ(Linearization);
@@ -363,6 +364,7 @@ StepReport 104/8
   worst_node 68
   redundant_joints 80
   at_floor 88
+  coordinates 89
   factorizations 8
   solver_error 96
 Linearization 104/8
@@ -468,7 +470,7 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
         FAIL("the layout of a struct plugins use changed: bump NOETHER_PLUGIN_ABI (now " << NOETHER_PLUGIN_ABI
                                                                                         << ") and record the new layout "
                                                                                            "in tests/kernel/test_abi.cpp");
-    CHECK(NOETHER_PLUGIN_ABI == 18u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
+    CHECK(NOETHER_PLUGIN_ABI == 19u);  // 3: Integrator::system_graph; 4: StepReport::at_floor, SolverWorkspace::negligible_rhs,
                                       // RunStats::floor_steps; 5: Integrator::has_linearization/linearize, Linearization;
                                       // 6: BodyInfo::shapes, JointInfo::anchor_b/axis_b; 7: Data's host-edit test,
                                       // Attempt and subdivide(), the SDK structs and virtual interfaces recorded;
@@ -483,4 +485,5 @@ TEST_CASE("struct layouts plugins depend on match the recorded ABI", "[abi]") {
                                       // 16: the solver's reason for a failed factorisation (StepReport, Attempt ::solver_error)
                                       // 17: JointModel::coordinate_state (coordinates and their Jacobian at once)
                                       // 18: TreeABI::X removed (filled at every setup, read by nothing)
+                                      // 19: StepReport::coordinates (the integrator wrote the joint coordinates)
 }

@@ -136,7 +136,7 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
         report.work += work;
     }
     if (report.status == StepStatus::ok) {
-        write_back(m, d, st);
+        report.coordinates = write_back(m, d, st);
         st.hold.remember(d.step, k0, first, report.substeps);
         if (held) {
             --st.resort_left;

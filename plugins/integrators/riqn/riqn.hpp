@@ -20,8 +20,9 @@
 // with S = [I; c×]. Both are updated by the retraction q ⊕ Δ of the tree view.
 // A failed step is retaken from the kernel's snapshot as 2, 4, … substeps in momentum form
 // (§5.5). After each step the body poses of the Model and the discrete twists of the interval
-// are written back in the maximal layout (§7.3), so monitors, outputs and joint coordinates are
-// shared with the maximal-coordinate integrators; if a host moves the bodies between steps,
+// are written back in the maximal layout (§7.3), so monitors and outputs are shared with the
+// maximal-coordinate integrators, and on a tree of screw joints the joint coordinates it stepped
+// and their rates over the interval (StepReport::coordinates); if a host moves the bodies between steps,
 // the integrator restarts from the Data as from a continuous state.
 //
 // Source layout (plugins/integrators/riqn/): riqn.hpp the state and the class, plugin.cpp the
@@ -365,8 +366,9 @@ private:
     static void commit(State& st, double h);
 
     // Body poses at q_k and the discrete twists of the interval (q_{k−1}, q_k) into Data
-    // (riqn.md §7.3).
-    static void write_back(const Model& m, Data& d, State& st);
+    // (riqn.md §7.3), and on a tree of screw joints the joint coordinates q_k and their rates
+    // (q_k − q_{k−1})/h (true: StepReport::coordinates, the kernel leaves them).
+    static bool write_back(const Model& m, Data& d, State& st);
 };
 
 }  // namespace riqn

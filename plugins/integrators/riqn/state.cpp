@@ -163,7 +163,7 @@ void Riqn::commit(State& st, double h) {
     st.fresh = false;
 }
 
-void Riqn::write_back(const Model& m, Data& d, State& st) {
+bool Riqn::write_back(const Model& m, Data& d, State& st) {
     const double h = st.dt_prev;
     kinematics(m, d, st);  // poses at the new q_k (signs continuous with the old ones)
     for (int b = 0; b < m.nbodies(); ++b) {
@@ -176,6 +176,15 @@ void Riqn::write_back(const Model& m, Data& d, State& st) {
         d.twist[b].w = (2.0 / h) * rel.vec();
         d.twist_guess[b] = d.twist[b];
     }
+    // The joint coordinates are the q stepped (raw + offset), their rates the interval's
+    // (q_k − q_{k−1})/h, as the twists above are the interval's. (Ball and free links: the
+    // kernel's, from the poses and twists.)
+    if (!st.tree.screws_only) return false;
+    for (const TreeLink& l : st.tree.links) {
+        d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
+        d.rate[l.dof] = (st.q[l.iq] - st.qm[l.iq]) / h;
+    }
+    return true;
 }
 
 }  // namespace riqn
