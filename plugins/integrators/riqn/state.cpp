@@ -179,7 +179,7 @@ bool Riqn::write_back(const Model& m, Data& d, State& st) {
     // The joint coordinates are the q stepped (raw + offset), their rates the interval's
     // (q_k − q_{k−1})/h, as the twists above are the interval's. (Ball and free links: the
     // kernel's, from the poses and twists.)
-    if (!st.tree.screws_only) return false;
+    if (!st.tree.screws_only || st.tree.nv != m.total_dofs) return false;
     for (const TreeLink& l : st.tree.links) {
         d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
         d.rate[l.dof] = (st.q[l.iq] - st.qm[l.iq]) / h;

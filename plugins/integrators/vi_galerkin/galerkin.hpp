@@ -399,7 +399,9 @@ public:
 
     static void add_misses(State& st, double h);   // guess "feedback" (newton.cpp)
     static void record_miss(State& st, double h);
-    static void write_back(const Model& m, Data& d, State& st);
+    // Poses, twists (q̇ from the node momentum) and, when the view holds every DOF, the joint
+    // coordinates and rates into Data (true: StepReport::coordinates, the kernel leaves them).
+    static bool write_back(const Model& m, Data& d, State& st);
 };
 
 }  // namespace galerkin_vi

@@ -222,7 +222,7 @@ StepReport Galerkin::advance(const Model& m, Data& d) const {
         },
         [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
     if (report.status == StepStatus::ok) {
-        write_back(m, d, st);
+        report.coordinates = write_back(m, d, st);
         st.hold.remember(d.step, k0, first, report.substeps);
         // A coupling's force on its follower: its multipliers are the impulses of the (last) substep's
         // nodes α < s, whose sum over the interval is the force times its length.

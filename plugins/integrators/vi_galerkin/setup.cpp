@@ -173,7 +173,7 @@ void Galerkin::project_rates(State& st) {
         for (int i = 0; i < n; ++i) st.qdot[i] -= st.dlam[c] * st.wproj[c * N + i];
 }
 
-void Galerkin::write_back(const Model& m, Data& d, State& st) {
+bool Galerkin::write_back(const Model& m, Data& d, State& st) {
     const TreeView& t = st.tree;
     const int n = st.n;
     // The link poses at q: node s's of the substep's last evaluate(), computed from these bits.
@@ -192,6 +192,14 @@ void Galerkin::write_back(const Model& m, Data& d, State& st) {
         d.twist[b] = tw;
         d.twist_guess[b] = tw;
     }
+    // The joint coordinates and rates stepped (raw + offset), when the view holds every DOF (no
+    // loop joint with coordinates of its own): StepReport::coordinates.
+    if (t.nv != m.total_dofs) return false;
+    for (const TreeLink& l : t.links) {
+        d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
+        d.rate[l.dof] = st.qdot[l.iv];
+    }
+    return true;
 }
 
 }  // namespace galerkin_vi
