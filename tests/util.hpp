@@ -18,6 +18,12 @@ using namespace noether;
 using MatX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using VecX = Eigen::VectorXd;
 
+// Every integrator plugin the project ships, in a fixed order (fuzz_state's inputs pick one by its
+// index); test_data checks the list against the registry, so that a new one is not left out.
+inline constexpr const char* kShippedIntegrators[] = {"vi-maximal", "vi-midpoint",     "riqn",      "vi-galerkin", "heun",
+                                                      "rk4",        "dp45-projection", "rk4-joint", "dp45-joint"};
+inline constexpr int kNumShippedIntegrators = sizeof kShippedIntegrators / sizeof kShippedIntegrators[0];
+
 // The message of the exception f() throws ("" if none).
 inline std::string error_of(const std::function<void()>& f) {
     try {

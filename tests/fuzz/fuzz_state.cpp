@@ -26,9 +26,8 @@ namespace {
 
 using namespace noether;
 
-constexpr const char* kIntegrators[] = {"vi-maximal", "vi-midpoint", "riqn",      "vi-galerkin", "heun",
-                                        "rk4",        "dp45-projection", "rk4-joint", "dp45-joint"};
-constexpr int kNumIntegrators = 9;
+constexpr const char* const* kIntegrators = testutil::kShippedIntegrators;
+constexpr int kNumIntegrators = testutil::kNumShippedIntegrators;
 constexpr int kNumScenes = 4;
 
 // 0: a 3-link revolute chain; 1: a floating tree (free root, ball joint, hinge, a weld);

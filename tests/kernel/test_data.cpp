@@ -1,8 +1,11 @@
 // Data: reset, save/restore bit for bit, structure checks.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
+#include "noether/registry.hpp"
 #include "noether/sdk/integrator.hpp"
 #include "util.hpp"
 
@@ -145,9 +148,8 @@ TEST_CASE("reset returns to the initial state", "[data]") {
 // writing out of bounds (the ASan build runs this too). Each integrator's own state is in the
 // bytes after some steps: warm starts, guess misses, secant pairs, holds, step sizes.
 TEST_CASE("restore of a saved state with any byte changed is refused or steps", "[data][hardening]") {
-    const char* integrators[] = {"vi-maximal", "vi-midpoint", "riqn", "vi-galerkin", "heun",
-                                 "rk4", "dp45-projection", "rk4-joint", "dp45-joint"};
-    for (const char* name : integrators) {
+    // (Every integrator shipped: the list is the registry's, below the loop.)
+    for (const char* name : testutil::kShippedIntegrators) {
         Spec s = testutil::chain_spec(3, "revolute", name);
         s.options.dt = 0.01;
         auto m = compile(s);
@@ -187,4 +189,8 @@ TEST_CASE("restore of a saved state with any byte changed is refused or steps", 
         CHECK(refused > 0);
         CHECK(restored > 0);
     }
+    // The list is every integrator the registry has loaded from the project's plugins.
+    std::vector<std::string> shipped(std::begin(testutil::kShippedIntegrators), std::end(testutil::kShippedIntegrators));
+    std::sort(shipped.begin(), shipped.end());
+    CHECK(shipped == Registry::global().names(PluginKind::integrator));
 }
