@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "noether/data.hpp"
 #include "noether/model.hpp"
 
 namespace noether {
@@ -209,6 +210,15 @@ void link_difference(const TreeLink& l, const double* q0, const double* q1, doub
 double tree_link_offset(const Model& m, const TreeLink& l) {
     const JointInfo& j = m.joints[l.joint];
     return j.offset.empty() ? 0 : j.offset[0];
+}
+
+bool tree_write_coordinates(const Model& m, const TreeView& t, const double* q, const double* v, Data& d) {
+    if (!t.screws_only || t.nv != m.total_dofs) return false;
+    for (const TreeLink& l : t.links) {
+        d.coord[l.dof] = q[l.iq] + tree_link_offset(m, l);
+        d.rate[l.dof] = v[l.iv];
+    }
+    return true;
 }
 
 void link_neutral(const TreeLink& l, double* q) {

@@ -166,10 +166,7 @@ public:
         if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
         // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
         // transforms, poses and twists are those to write.)
-        if (r.status == StepStatus::ok) {
-            write_back(m, d, st, kMethod == Method::dp45);
-            r.coordinates = true;
-        }
+        if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
         return r;
     }
 
@@ -392,7 +389,7 @@ private:
 
     // Body poses and continuous twists of the new state into Data.
     // With kinematics_at_q, st.g and st.V already hold the link poses and twists at (q, v).
-    static void write_back(const Model& m, Data& d, State& st, bool kinematics_at_q) {
+    static bool write_back(const Model& m, Data& d, State& st, bool kinematics_at_q) {
         const TreeView& t = st.tree;
         const int n = t.size();
         if (!kinematics_at_q) {
@@ -411,11 +408,9 @@ private:
             d.twist[b] = tw;
             d.twist_guess[b] = tw;
         }
-        // The joint coordinates and rates stepped (raw + offset): StepReport::coordinates.
-        for (const TreeLink& l : t.links) {
-            d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
-            d.rate[l.dof] = st.v[l.iv];
-        }
+        // The joint coordinates and rates stepped: StepReport::coordinates (the tree is of screws
+        // and holds every DOF: compile refuses others).
+        return tree_write_coordinates(m, t, st.q.data(), st.v.data(), d);
     }
 
     Method kMethod;

@@ -177,14 +177,11 @@ bool Riqn::write_back(const Model& m, Data& d, State& st) {
         d.twist_guess[b] = d.twist[b];
     }
     // The joint coordinates are the q stepped (raw + offset), their rates the interval's
-    // (q_k − q_{k−1})/h, as the twists above are the interval's. (Ball and free links: the
-    // kernel's, from the poses and twists.)
-    if (!st.tree.screws_only || st.tree.nv != m.total_dofs) return false;
-    for (const TreeLink& l : st.tree.links) {
-        d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
-        d.rate[l.dof] = (st.q[l.iq] - st.qm[l.iq]) / h;
-    }
-    return true;
+    // (q_k − q_{k−1})/h, as the twists above are the interval's (st.u: scratch). (Ball and free
+    // links: the kernel's, from the poses and twists.)
+    if (!st.tree.screws_only) return false;
+    for (const TreeLink& l : st.tree.links) st.u[l.iv] = (st.q[l.iq] - st.qm[l.iq]) / h;
+    return tree_write_coordinates(m, st.tree, st.q.data(), st.u.data(), d);
 }
 
 }  // namespace riqn

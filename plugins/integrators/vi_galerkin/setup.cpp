@@ -192,14 +192,9 @@ bool Galerkin::write_back(const Model& m, Data& d, State& st) {
         d.twist[b] = tw;
         d.twist_guess[b] = tw;
     }
-    // The joint coordinates and rates stepped (raw + offset), when the view holds every DOF (no
-    // loop joint with coordinates of its own): StepReport::coordinates.
-    if (t.nv != m.total_dofs) return false;
-    for (const TreeLink& l : t.links) {
-        d.coord[l.dof] = st.q[l.iq] + tree_link_offset(m, l);
-        d.rate[l.dof] = st.qdot[l.iv];
-    }
-    return true;
+    // The joint coordinates and rates stepped, when the view holds every DOF (no loop joint with
+    // coordinates of its own): StepReport::coordinates.
+    return tree_write_coordinates(m, t, st.q.data(), st.qdot.data(), d);
 }
 
 }  // namespace galerkin_vi

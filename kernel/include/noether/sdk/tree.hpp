@@ -43,6 +43,8 @@
 
 namespace noether {
 
+class Data;
+
 struct Model;
 
 enum class TreeJoint { screw, ball, free };
@@ -134,6 +136,12 @@ NOETHER_API TreeOrigin tree_rebase_far(const Model& m, TreeView& t);
 
 // The joint coordinate offset of a screw link's joint (Data::coord = raw coordinate + offset).
 NOETHER_API double tree_link_offset(const Model& m, const TreeLink& l);
+
+// An integrator in joint coordinates reporting its own (StepReport::coordinates): Data::coord from
+// the view's screw coordinates q (raw + offset) and Data::rate from the rates v, both indexed as
+// the view's. True if written; false, with nothing written, unless every link is a screw and the
+// view holds every DOF of the Model (a loop joint with coordinates of its own: the kernel's then).
+NOETHER_API bool tree_write_coordinates(const Model& m, const TreeView& t, const double* q, const double* v, Data& d);
 
 // exp(A q) for a unit screw (|ω| = 1, or ω = 0 and |v| = 1): the exact exponential.
 NOETHER_API Frame screw_exp(const double* A, double q);
