@@ -379,9 +379,7 @@ void Data::restore_file(const std::string& path) {
 
 // ---- stepping and monitors -------------------------------------------------------------------
 
-void Data::snapshot_step() {
-    // Copies into vectors of the same size reuse their storage (copy_into); the integrator
-    // state is serialised into a string whose capacity stays from the previous step.
+void Data::begin_step_unsnapshotted() {
     // Poses and twists: the snapshot holds the last commit's; copied only after a host edit.
     host_changed_ = changed_since_commit();
     if (host_changed_) {
@@ -389,6 +387,22 @@ void Data::snapshot_step() {
         copy_into(snap_.twist, twist);
         edit_pending_ = true;  // until a step commits (a failed step returns to the edit)
     }
+    snapshot_valid_ = false;
+}
+
+void Data::recover_last_commit() {
+    copy_into(pose, snap_.pose);
+    copy_into(twist, snap_.twist);
+    copy_into(twist_guess, snap_.twist);
+    update_joint_coordinates(model(), *this, twist.data());
+    edit_pending_ = true;
+}
+
+void Data::snapshot_step() {
+    // Copies into vectors of the same size reuse their storage (copy_into); the integrator
+    // state is serialised into a string whose capacity stays from the previous step.
+    begin_step_unsnapshotted();
+    snapshot_valid_ = true;
     snap_.time = time;
     snap_.step = step;
     copy_into(snap_.twist_guess, twist_guess);
@@ -405,6 +419,9 @@ void Data::snapshot_step() {
 }
 
 void Data::rollback_step() {
+    if (!snapshot_valid_)
+        throw UsageError("Data::rollback_step: no snapshot of this step (the Model's integrator rolls back its own "
+                         "failed steps, Integrator::rolls_back_itself(): the kernel took none)");
     time = snap_.time;
     step = snap_.step;
     copy_into(pose, snap_.pose);

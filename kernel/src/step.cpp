@@ -1,6 +1,7 @@
 // The step, owned by the kernel: check → snapshot → advance → commit or restore → joint
-// coordinates. Integrator plugins only advance the state (noether/sdk/integrator.hpp); time,
-// counters, the last-step record and the warnings are written here, in one format.
+// coordinates (no snapshot for an integrator that rolls back its own failed steps). Integrator
+// plugins only advance the state (noether/sdk/integrator.hpp); time, counters, the last-step
+// record and the warnings are written here, in one format.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -100,6 +101,8 @@ namespace detail {
 // The commit renews the poses and twists the next snapshot compares against (Data::host_changed).
 struct StepAccess {
     static void committed(Data& d) { d.mark_committed(); }
+    static void begin_unsnapshotted(Data& d) { d.begin_step_unsnapshotted(); }
+    static void recover(Data& d) { d.recover_last_commit(); }
 };
 }  // namespace detail
 
@@ -133,31 +136,43 @@ StepStatus step(const Model& m, Data& d) {
     if (!m.integrator) throw UsageError("step: the Model was compiled without an integrator");
     if (!d.integrator_state) throw UsageError("step: the Data has no integrator state (made before the integrator?)");
     if (m.servos > 0) check_servo_inputs(m, d);
-    // snapshot (and the host-edit test)
-    d.snapshot_step();
+    // snapshot (and the host-edit test); an integrator that undoes its own failed steps: the
+    // host-edit test alone
+    const bool own_rollback = m.integrator->rolls_back_itself();
+    if (own_rollback) detail::StepAccess::begin_unsnapshotted(d);
+    else d.snapshot_step();
     // advance
     StepReport r;
     try {
         r = m.integrator->advance(m, d);
     } catch (...) {
-        d.rollback_step();
+        if (!own_rollback) d.rollback_step();
         throw;
     }
     // Any integrator: a non-finite state is a failed step, never a committed one.
+    bool broken = false;  // returned as ok all the same
     if (r.status == StepStatus::ok) {
         for (int b = 0; b < m.nbodies() && r.status == StepStatus::ok; ++b)
             if (!isfinite(d.pose[b].x) || !isfinite(d.pose[b].q) ||
                 !isfinite(d.twist[b].v) || !isfinite(d.twist[b].w)) {
                 r.status = StepStatus::non_finite;
                 r.worst_node = b;
+                broken = true;
             }
     }
     if (r.status != StepStatus::ok) {
-        // restore: nothing of the failed attempt stays, only the failure is recorded
-        d.rollback_step();
+        // restore: nothing of the failed attempt stays, only the failure is recorded (an
+        // integrator that rolls back its own steps has; one that broke that promise: the last
+        // commit's poses and twists, which it restarts from)
+        if (!own_rollback) d.rollback_step();
+        else if (broken) detail::StepAccess::recover(d);
         ++d.stats.failed_steps;
         d.stats.newton_work += r.work;
         warn_failure(m, d, r);
+        if (own_rollback && broken)
+            d.warn("the integrator rolls back its own failed steps (Integrator::rolls_back_itself()) but returned a "
+                   "non-finite state as ok: the poses and twists of the last commit were put back and the integrator "
+                   "restarts from them; its own state was not restored");
         return r.status;
     }
     // commit

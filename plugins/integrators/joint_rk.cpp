@@ -72,6 +72,11 @@ struct State final : IntegratorState {
     bool fsal = false;
     std::vector<double> in_act;
     std::vector<Vec3> in_force, in_torque;
+    // The step's start of what save() writes: the method undoes its own failed steps
+    // (Integrator::rolls_back_itself(); advance()).
+    bool started_entry = false;
+    double h_entry = 0;
+    std::vector<double> q_entry, v_entry;
 
     std::size_t saved_size() const { return 1 + sizeof h_next + sizeof(double) * (q.size() + v.size()); }
     void save(std::string& out) const override {
@@ -136,7 +141,8 @@ public:
         if (!build_tree_view(m, method_name(kMethod), st->tree, errors)) throw ModelError(errors);
         st->origin = tree_rebase_far(m, st->tree);
         const std::size_t n = static_cast<std::size_t>(st->tree.size());
-        for (auto* v : {&st->q, &st->v, &st->tau, &st->fdu, &st->q0, &st->v0, &st->qs, &st->vs}) v->assign(n, 0.0);
+        for (auto* v : {&st->q, &st->v, &st->tau, &st->fdu, &st->q0, &st->v0, &st->qs, &st->vs, &st->q_entry, &st->v_entry})
+            v->assign(n, 0.0);
         for (int s = 0; s < 7; ++s) st->kq[s].assign(n, 0.0), st->kv[s].assign(n, 0.0);
         for (auto* v : {&st->V, &st->c, &st->pA, &st->dV, &st->F, &st->U}) v->assign(6 * n, 0.0);
         st->IA.assign(36 * n, 0.0);
@@ -159,16 +165,39 @@ public:
     StepReport advance(const Model& m, Data& d) const override {
         State& st = static_cast<State&>(*d.integrator_state);
         const double dt = m.options.dt;
-        if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
-        inputs(m, d, st);
-        StepReport r;
-        r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
-        if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
-        // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
-        // transforms, poses and twists are those to write.)
-        if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
-        return r;
+        // Its own rollback: Data is written only after a successful step (write_back()), so a
+        // failed one returns to the saved part of the state as at the start, with fsal off, as the
+        // kernel's restore of its snapshot did (the same bits).
+        st.started_entry = st.started;
+        st.h_entry = st.h_next;
+        std::copy(st.q.begin(), st.q.end(), st.q_entry.begin());
+        std::copy(st.v.begin(), st.v.end(), st.v_entry.begin());
+        auto rollback = [&st] {
+            st.started = st.started_entry;
+            st.h_next = st.h_entry;
+            std::copy(st.q_entry.begin(), st.q_entry.end(), st.q.begin());
+            std::copy(st.v_entry.begin(), st.v_entry.end(), st.v.begin());
+            st.fsal = false;
+        };
+        try {
+            if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
+            inputs(m, d, st);
+            StepReport r;
+            r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
+            if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
+            // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
+            // transforms, poses and twists are those to write.)
+            if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
+            else rollback();
+            return r;
+        } catch (...) {
+            rollback();
+            throw;
+        }
     }
+    // A failed step (or a throw) leaves Data and the state as they were (advance()): the kernel
+    // takes no step snapshot.
+    bool rolls_back_itself() const override { return true; }
 
 private:
     // The tree's coordinates from Data: angles from the body poses, unwrapped against Data::coord;

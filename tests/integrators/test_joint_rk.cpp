@@ -339,6 +339,53 @@ TEST_CASE("dp45-projection and dp45-joint check their shared options alike", "[j
     }
 }
 
+// rk4-joint and dp45-joint undo their own failed steps (Integrator::rolls_back_itself(): the kernel
+// takes no snapshot for them). A host's edit the step restarted from, and internal steps accepted
+// before the failure (dp45-joint), are undone: Data and the saved state as in a copy restored from
+// the bytes saved before the step, and the next step of both the same bits.
+TEST_CASE("rk4-joint and dp45-joint undo their own failed steps: Data and state as in a copy restored from before",
+          "[joint-rk]") {
+    for (const char* integ : {"rk4-joint", "dp45-joint"}) {
+        INFO(integ);
+        const bool dp45 = std::string(integ) == "dp45-joint";
+        Spec s = testutil::chain_spec(3, "revolute", integ);
+        if (dp45) s.options.extra["max_internal_steps"] = 50;
+        auto m = compile(s);
+        REQUIRE(m->integrator->rolls_back_itself());
+        Data d(m);
+        for (int i = 0; i < 5; ++i) REQUIRE(step(*m, d) == StepStatus::ok);
+        // The last link spun up by the host: rk4-joint's stages leave the finite range, dp45-joint
+        // accepts internal steps until its cap.
+        double coord[3], rate[3];
+        for (int k = 0; k < 3; ++k) coord[k] = d.coord[k], rate[k] = d.rate[k];
+        rate[2] = dp45 ? 2e3 : 1e160;
+        set_joint_state(*m, d, coord, rate);
+        Data ref(m);
+        ref.restore(d.save());
+        const std::int64_t internal = d.stats.internal_steps;
+        CHECK(step(*m, d) == (dp45 ? StepStatus::not_converged : StepStatus::non_finite));
+        CHECK(d.stats.internal_steps == internal);  // (a failed step's are not counted)
+        CHECK(d.step == ref.step);
+        for (int b = 0; b < m->nbodies(); ++b) {
+            CHECK(std::memcmp(&d.pose[b], &ref.pose[b], sizeof(Pose)) == 0);
+            CHECK(std::memcmp(&d.twist[b], &ref.twist[b], sizeof(Twist)) == 0);
+        }
+        CHECK(std::memcmp(d.coord.data(), ref.coord.data(), sizeof(double) * 3) == 0);
+        CHECK(std::memcmp(d.rate.data(), ref.rate.data(), sizeof(double) * 3) == 0);
+        std::string sd, sr;
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+        // Back to a gentle rate, in both: the same step.
+        rate[2] = 3;
+        set_joint_state(*m, d, coord, rate);
+        set_joint_state(*m, ref, coord, rate);
+        REQUIRE(step(*m, d) == StepStatus::ok);
+        REQUIRE(step(*m, ref) == StepStatus::ok);
+        for (int b = 0; b < m->nbodies(); ++b) CHECK(std::memcmp(&d.pose[b], &ref.pose[b], sizeof(Pose)) == 0);
+    }
+}
+
 // Found by the saved-state fuzzer (tests/fuzz/fuzz_state.cpp): a restored dp45-joint state with a rate
 // of 1e6 rad/s took ~1e5 internal steps a step (3 s for three steps), and the step-size floor of
 // 1e-12 dt let a larger rate take up to ~1e12: a hang, for a host's edit as well. Both Dormand–Prince

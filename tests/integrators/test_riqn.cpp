@@ -486,6 +486,63 @@ TEST_CASE("riqn: failures leave the Data at the last good step, save and restore
     CHECK(testutil::restore_replays(*m3, d3, 50));  // save, continue, restore, continue: bit for bit
 }
 
+// riqn undoes its own failed steps (Integrator::rolls_back_itself): the kernel takes no snapshot
+// for it. A step that fails after updates that recorded secant pairs (4 a step allowed), and one
+// that fails through every subdivision (1 allowed, up to 4 substeps), leave the poses, twists,
+// coordinates and riqn's saved state as they were, as in a copy restored from the bytes saved
+// before the step; and the same step taken again fails again the same way in both.
+TEST_CASE("riqn undoes its own failed steps: Data and its state as in a copy restored from before the step", "[riqn]") {
+    struct Case {
+        int max_iterations, max_substeps;
+    };
+    for (const Case c : {Case{4, 1}, Case{1, 4}}) {
+        INFO("max_iterations " << c.max_iterations << ", max_substeps " << c.max_substeps);
+        Spec s = chain_riqn(10, 0.01);
+        s.options.max_iterations = c.max_iterations;
+        s.options.max_substeps = c.max_substeps;
+        auto m = compile(s);
+        REQUIRE(m->integrator->rolls_back_itself());
+        Data d(m);
+        std::string before;
+        StepStatus st = StepStatus::ok;
+        for (int i = 0; i < 300 && st == StepStatus::ok; ++i) {
+            before = d.save();
+            st = step(*m, d);
+        }
+        REQUIRE(st != StepStatus::ok);
+        Data ref(m);
+        ref.restore(before);
+        CHECK(d.time == ref.time);
+        CHECK(d.step == ref.step);
+        CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
+        CHECK(d.stats.newton_work >= ref.stats.newton_work + c.max_iterations);  // it did update
+        for (int b = 0; b < m->nbodies(); ++b) {
+            CHECK(std::memcmp(&d.pose[b], &ref.pose[b], sizeof(Pose)) == 0);
+            CHECK(std::memcmp(&d.twist[b], &ref.twist[b], sizeof(Twist)) == 0);
+        }
+        CHECK(std::memcmp(d.coord.data(), ref.coord.data(), sizeof(double) * d.coord.size()) == 0);
+        CHECK(std::memcmp(d.rate.data(), ref.rate.data(), sizeof(double) * d.rate.size()) == 0);
+        std::string sd, sr;
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+        // The kernel took no snapshot of the step: rolling back to one is refused.
+        CHECK_THROWS_WITH(d.rollback_step(), Catch::Matchers::Contains("no snapshot of this step"));
+        // The same step again, in both: the same failure, the same work, the same state.
+        for (int i = 0; i < 3; ++i) {
+            const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
+            REQUIRE(step(*m, d) == st);
+            REQUIRE(step(*m, ref) == st);
+            CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
+            CHECK(std::memcmp(&d.pose[3], &ref.pose[3], sizeof(Pose)) == 0);
+        }
+        sd.clear(), sr.clear();
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+    }
+}
+
 TEST_CASE("riqn restarts from the Data when a host moves the bodies between steps", "[riqn]") {
     auto m = compile(chain_riqn(3, 0.01));
     Data moved(m), fresh(m);

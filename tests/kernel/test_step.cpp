@@ -3,8 +3,11 @@
 // the commit stage writes time, counters and the last-step record from the integrator's report.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 
+#include "noether/registry.hpp"
+#include "noether/sdk/plugin.hpp"
 #include "util.hpp"
 
 using namespace noether;
@@ -174,4 +177,60 @@ TEST_CASE("the kernel tells a step whether a host changed the state since the la
     CHECK(e.host_changed());
     f.restore(e.save());
     CHECK_FALSE(f.changed_since_commit());
+}
+
+namespace {
+
+// An integrator that says it rolls back its own failed steps (Integrator::rolls_back_itself) and,
+// by the host's actuation of its first joint, keeps its word or not: > 0 moves the first body to
+// NaN and returns ok; < 0 asks for the kernel's snapshot (Data::rollback_step); 0 drifts every body
+// along its twist for dt.
+struct SelfRollbackProbe final : Integrator {
+    Scheme scheme() const override { return Scheme::explicit_fixed; }
+    std::unique_ptr<IntegratorState> create_state(const Model&) const override { return std::make_unique<IntegratorState>(); }
+    StepReport advance(const Model& m, Data& d) const override {
+        if (d.actuation[0] < 0) d.rollback_step();
+        for (int b = 0; b < m.nbodies(); ++b) d.pose[b].x += m.options.dt * d.twist[b].v;
+        if (d.actuation[0] > 0) d.pose[0].x.y = std::nan("");
+        return StepReport{};
+    }
+    bool rolls_back_itself() const override { return true; }
+};
+
+}  // namespace
+
+TEST_CASE("an integrator that rolls back its own steps gets no snapshot, and a non-finite state it returns as ok is undone", "[step]") {
+    static const noether_plugin_descriptor probe = {
+        NOETHER_PLUGIN_ABI, sizeof(noether_plugin_descriptor), NOETHER_PLUGIN_INTEGRATOR, "test-self-rollback",
+        "rolls back its own steps, or says it does", []() -> void* {
+            static SelfRollbackProbe p;
+            return &p;
+        }};
+    if (!Registry::global().find(PluginKind::integrator, "test-self-rollback")) Registry::global().add(&probe);
+    auto m = compile(testutil::chain_spec(2, "revolute", "test-self-rollback"));
+    Data d(m);
+    d.twist[0].v = {1, 0, 0};
+    d.twist[1].v = {1, 0, 0};
+    REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK(d.pose[0].x.x == Approx(m->bodies[0].pose0.x.x + 0.01));
+    // No snapshot for it: a rollback within its step is refused (and the step with it).
+    d.actuation[0] = -1;
+    CHECK_THROWS_WITH(step(*m, d), Contains("no snapshot of this step"));
+    // A non-finite state returned as ok: the last commit's poses and twists again, the step failed
+    // and said so, and the next step sees a host edit (the integrator restarts from them).
+    Data before(m);
+    before.restore(d.save());
+    d.actuation[0] = 1;
+    CHECK(step(*m, d) == StepStatus::non_finite);
+    CHECK(same_bits(d.pose, before.pose));
+    CHECK(same_bits(d.twist, before.twist));
+    CHECK(d.time == before.time);
+    CHECK(d.stats.failed_steps == before.stats.failed_steps + 1);
+    REQUIRE(!d.warnings.empty());
+    CHECK_THAT(d.warnings.back().message, Contains("returned a non-finite state as ok") && Contains("restarts from them"));
+    CHECK(d.changed_since_commit());
+    d.actuation[0] = 0;
+    REQUIRE(step(*m, d) == StepStatus::ok);
+    CHECK(d.host_changed());
+    CHECK(d.pose[1].x.x == Approx(before.pose[1].x.x + 0.01));
 }

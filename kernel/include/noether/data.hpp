@@ -193,6 +193,9 @@ public:
     // host_changed()): they are copied only when they are not, as the snapshot holds them already
     // (the commit puts them there). The snapshot is a step's: valid from snapshot_step() to the
     // end of that step.
+    // An integrator that undoes its own failed steps (Integrator::rolls_back_itself()) gets no
+    // snapshot: the kernel only makes the host-edit test before its advance(), and
+    // rollback_step() throws UsageError until the next snapshot_step().
     void snapshot_step();
     void rollback_step();
 
@@ -225,7 +228,15 @@ private:
     // rollbacks, which return to the edited state), or restored with a state saved after an edit;
     // cleared by the next commit.
     bool edit_pending_ = false;
-    bool host_changed_ = false;  // set by snapshot_step()
+    bool host_changed_ = false;  // set by snapshot_step() and begin_step_unsnapshotted()
+    bool snapshot_valid_ = false;  // snap_ holds this step's start (rollback_step() may return to it)
+    // The host-edit test of snapshot_step() alone (the step of an integrator that rolls back
+    // its own failed steps): the snapshot is not valid for this step.
+    void begin_step_unsnapshotted();
+    // After such an integrator returned a non-finite state as ok (a broken plugin): the poses and
+    // twists of the last commit again (twist_guess: those twists), counted as a host edit so the
+    // integrator restarts from them.
+    void recover_last_commit();
     // After a successful step (or a restore): the snapshot's poses and twists become the state's.
     void mark_committed();
 };

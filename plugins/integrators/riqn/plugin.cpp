@@ -88,6 +88,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->sec.resize(st->tree.nv, st->opt.secants, kSecantPivot);
+    st->entry.reserve(st->saved_size());  // (a resort_* or hold change does not resize it)
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>& v : st->miss) v.assign(static_cast<std::size_t>(nv), 0.0);
@@ -104,6 +105,44 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
 
 StepReport Riqn::advance(const Model& m, Data& d) const {
     State& st = static_cast<State&>(*d.integrator_state);
+    // The step's start, for riqn's own rollback (rolls_back_itself()): Data is written only by
+    // write_back() after a successful attempt; of the state, an attempt of one substep without a
+    // restart changes the secant pairs alone (kept by SecantPairs::mark() at their first change),
+    // and every other attempt starts by keeping what save() writes. Returning to the start is
+    // then what the kernel's restore of its snapshot did: the same bits.
+    st.sec.mark();
+    st.entry_kept = false;
+    st.entry_sec_h = st.sec_h;
+    auto keep_entry = [&] {
+        if (st.entry_kept) return;
+        st.entry.clear();
+        st.save(st.entry);
+        st.entry_kept = true;
+    };
+    auto rollback = [&] {
+        if (st.entry_kept) {
+            const char* p = st.entry.data();
+            if (!st.restore(p, p + st.entry.size()))
+                throw UsageError("riqn: the integrator state did not restore from what its step kept");
+            return;
+        }
+        st.sec.undo();
+        st.sec_h = st.entry_sec_h;
+        st.fresh = false;
+        st.tq_at_q = false;
+    };
+    try {
+        StepReport report = advance_kept(m, d, st, keep_entry, rollback);
+        if (report.status != StepStatus::ok) rollback();
+        return report;
+    } catch (...) {
+        rollback();
+        throw;
+    }
+}
+
+template <class Keep, class Rollback>
+StepReport Riqn::advance_kept(const Model& m, Data& d, State& st, Keep& keep_entry, Rollback& rollback) const {
     const double h = m.options.dt;
     // Option max_turn, else the Data's whip guard.
     const int k0 = turn_substeps(m, d, st.opt.max_turn > 0 ? st.opt.max_turn : d.turn_guard);
@@ -111,7 +150,9 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     // the hold is over.
     const int first = st.hold.first(k0, m.options.max_substeps);
     auto begin = [&](int k, double hs) {
-        if (!st.started || d.host_changed()) start(m, d, st, h);  // the kernel's host-edit test
+        const bool restart = !st.started || d.host_changed();  // the kernel's host-edit test
+        if (restart || k > 1) keep_entry();
+        if (restart) start(m, d, st, h);
         if (k > 1) shift_momentum(m, d, st, 0.5 * (h - hs));  // keep p⁻ = π + (h/2)F across the change of h
     };
     // A step that needed the last resort (below) is followed by steps that start with it, for as
@@ -123,16 +164,16 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     auto done = [&](int k, double hs) {
         if (k > 1) shift_momentum(m, d, st, 0.5 * (hs - h));
     };
-    StepReport report = subdivide(m, d, held ? m.options.max_substeps : first, k0, begin, one, done);
+    StepReport report = subdivide_with(m, held ? m.options.max_substeps : first, k0, begin, one, done, rollback);
     const bool unconverged = report.status == StepStatus::not_converged || report.status == StepStatus::diverged ||
                              report.status == StepStatus::rotation_limit;
     if (unconverged && large && !held) {
         // The last resort of a large tree (kExactFallbackLinks): the most substeps once more, now
         // with the exact Newton fallback, before the step is reported failed.
-        d.rollback_step();
+        rollback();
         last_resort = true;
         const std::int64_t work = report.work;
-        report = subdivide(m, d, m.options.max_substeps, k0, begin, one, done);
+        report = subdivide_with(m, m.options.max_substeps, k0, begin, one, done, rollback);
         report.work += work;
     }
     if (report.status == StepStatus::ok) {

@@ -226,6 +226,12 @@ struct State final : IntegratorState {
     // at the most substeps, and the length of the hold (substep_hold's, doubled after each step that
     // tried without it and needed it, up to SubstepHold::kHoldMax times). Saved.
     std::int32_t resort_left = 0, resort_len = 0;
+    // riqn undoes its own failed steps (Integrator::rolls_back_itself(); advance()): what save()
+    // writes, kept at the first attempt that may change more than the secant pairs (a restart
+    // from Data, a subdivided attempt), and sec_h at the step's start (the pairs: SecantPairs::mark()).
+    std::string entry;
+    bool entry_kept = false;
+    double entry_sec_h = 0;
 
     std::size_t saved_size() const {
         return 1 + sizeof dt_prev + sizeof miss_count + sizeof miss_degree + sizeof miss_h + sizeof sec_h +
@@ -280,6 +286,14 @@ public:
     std::unique_ptr<IntegratorState> create_state(const Model& m) const override;
 
     StepReport advance(const Model& m, Data& d) const override;
+    // A failed step (or a throw) leaves Data and the state as they were: Data is written only
+    // after a successful attempt (write_back()), and the state returns to what advance() kept of it.
+    // The kernel takes no step snapshot (its cost was ~0.8k instructions a step on the double pendulum).
+    bool rolls_back_itself() const override { return true; }
+    // advance() within its rollback: keep_entry() before an attempt that may change more than the
+    // secant pairs, rollback() to return to the step's start.
+    template <class Keep, class Rollback>
+    StepReport advance_kept(const Model& m, Data& d, State& st, Keep& keep_entry, Rollback& rollback) const;
 
     // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
     // are q⁺ (TreeView::nq positions in TreeView order; a free root's pose relative to State::origin.c

@@ -12,7 +12,9 @@
 // the method needs, and returns a StepReport. It never touches Data::time, Data::step,
 // Data::stats, Data::last or the warnings: the kernel commits those from the report, and on a
 // failed step restores the snapshot exactly and writes the one failure warning. A method that
-// retries a step (subdivision) calls Data::rollback_step() to return to the step's start.
+// retries a step (subdivision) calls Data::rollback_step() to return to the step's start. (A
+// method that undoes its own failed steps says so, Integrator::rolls_back_itself(): then the
+// kernel takes no snapshot and the method restores Data and its state itself.)
 #pragma once
 
 #include "noether/export.h"
@@ -301,13 +303,16 @@ NOETHER_API void check_substep_hold_option(const Model& m, const char* integrato
 // (failed) the first reason a solver gave for a factorisation it could not make, counts every
 // iteration of every attempt as work, and calls the step subdivided when it took
 // more substeps than `baseline` (what the method would take anyway: 1, or turn_substeps()).
-template <class Begin, class Substep, class Done>
-StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
+// subdivide_with() is the same loop with the method's own return to the step's start,
+// rollback(), in place of Data::rollback_step() (an integrator that rolls back its own steps).
+template <class Begin, class Substep, class Done, class Rollback>
+StepReport subdivide_with(const Model& m, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done,
+                          Rollback&& rollback) {
     StepReport report;
     Attempt total;
     const std::string* solver_error = nullptr;  // the first attempt's that failed to factor
     for (int k = first; k <= m.options.max_substeps; k *= 2) {
-        if (k > first) d.rollback_step();  // a failed attempt leaves no trace
+        if (k > first) rollback();  // a failed attempt leaves no trace
         report.attempts = k;
         total = Attempt{};
         const double h = m.options.dt / k;
@@ -340,6 +345,10 @@ StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& b
     report.at_floor = report.status == StepStatus::ok && total.at_floor;
     if (report.status != StepStatus::ok) report.solver_error = solver_error;
     return report;
+}
+template <class Begin, class Substep, class Done>
+StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
+    return subdivide_with(m, first, baseline, begin, substep, done, [&d] { d.rollback_step(); });
 }
 
 class NOETHER_API Integrator {
@@ -393,6 +402,14 @@ public:
     // Whether the method enforces couplings between joint coordinates (Model::couplings,
     // docs/couplings.md) and writes Data::coupling_force. compile() refuses them otherwise.
     virtual bool takes_couplings() const { return false; }
+    // Whether advance() undoes its own failed steps. Then the kernel takes no step snapshot before
+    // it (only the host-edit test: Data::host_changed()), and advance() must leave Data and its own
+    // state exactly as on entry whenever it returns a status other than ok or throws, return ok only
+    // with finite poses and twists, and retry a step through its own rollback (subdivide_with()),
+    // never Data::rollback_step(), which throws without a snapshot. A plugin that returns a
+    // non-finite state as ok all the same: the kernel puts the last commit's poses and twists back,
+    // as a host edit the integrator restarts from, and reports the step failed.
+    virtual bool rolls_back_itself() const { return false; }
     // The default monitors: continuous_monitors() of the committed state plus spring energy.
     static Monitors default_monitors(const Model& m, const Data& d);
 };

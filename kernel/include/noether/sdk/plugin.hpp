@@ -29,7 +29,7 @@
 
 #include "noether/error.hpp"
 
-#define NOETHER_PLUGIN_ABI 19u
+#define NOETHER_PLUGIN_ABI 20u
 
 extern "C" {
 

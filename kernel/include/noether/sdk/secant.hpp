@@ -44,11 +44,16 @@ public:
         df_.assign(static_cast<std::size_t>(n) * cap_, 0.0);
         f_.assign(static_cast<std::size_t>(n), 0.0);
         step_.assign(static_cast<std::size_t>(n), 0.0);
+        kept_dx_.assign(dx_.size(), 0.0);
+        kept_df_.assign(df_.size(), 0.0);
         drop();
     }
     int capacity() const { return cap_; }
     int count() const { return count_; }
-    void drop() { count_ = 0, head_ = 0, started_ = false; }
+    void drop() {
+        touch();
+        count_ = 0, head_ = 0, started_ = false;
+    }
     // A new solve (or a new preconditioner): the next update records no pair.
     void begin() { started_ = false; }
 
@@ -63,6 +68,7 @@ public:
         const std::size_t n = static_cast<std::size_t>(n_);
         int fresh = -1;  // the slot recorded by this call
         if (started_) {
+            touch();
             fresh = head_;
             head_ = (head_ + 1) % cap_;
             count_ = std::min(count_ + 1, cap_);
@@ -103,8 +109,25 @@ public:
     // (it becomes the step of the next pair).
     const double* plain() const { return f_.data(); }
     void take_plain() {
+        touch();
         std::copy(f_.begin(), f_.end(), step_.begin());
         count_ = 0, head_ = 0;
+    }
+
+    // Undo within one step, for an integrator that rolls back its own failed steps
+    // (Integrator::rolls_back_itself()): mark() at the step's start; the first change of the pairs
+    // after it keeps them as they were, and undo() returns to that as restore() of what save()
+    // wrote then would (the Gram matrix recomputed, no update begun). Unmarked pairs keep nothing.
+    void mark() { marked_ = true, kept_ = false; }
+    void undo() {
+        if (kept_) {
+            count_ = kept_count_, head_ = kept_head_;
+            std::copy(kept_dx_.begin(), kept_dx_.end(), dx_.begin());
+            std::copy(kept_df_.begin(), kept_df_.end(), df_.begin());
+            kept_ = false;
+        }
+        started_ = false;
+        regram();
     }
 
     void save(StateWriter& w) const {  // saved_size() bytes
@@ -181,6 +204,15 @@ private:
         return true;
     }
 
+    // Before the first change after mark(): the pairs as they were (undo()).
+    void touch() {
+        if (!marked_ || kept_) return;
+        kept_count_ = count_, kept_head_ = head_;
+        std::copy(dx_.begin(), dx_.end(), kept_dx_.begin());
+        std::copy(df_.begin(), df_.end(), kept_df_.begin());
+        kept_ = true;
+    }
+
     // The Gram matrix of the recorded δf's, whole (after restore()).
     void regram() {
         const std::size_t n = static_cast<std::size_t>(n_);
@@ -201,6 +233,10 @@ private:
     std::vector<double> dx_, df_;  // the pairs, count_ of them in a ring, the next at head_
     std::vector<double> f_, step_;  // the last plain update, the last update taken
     double gram_[kMaxPairs][kMaxPairs] = {};  // δf_a · δf_c of the recorded pairs
+    // mark() / undo(): whether marked, whether kept since, and what was kept.
+    bool marked_ = false, kept_ = false;
+    std::int32_t kept_count_ = 0, kept_head_ = 0;
+    std::vector<double> kept_dx_, kept_df_;
 };
 
 // Option "secants" of an integrator that keeps SecantPairs: a whole number of pairs in
