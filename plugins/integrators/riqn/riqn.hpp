@@ -290,10 +290,6 @@ public:
     // after a successful attempt (write_back()), and the state returns to what advance() kept of it.
     // The kernel takes no step snapshot (its cost was ~0.8k instructions a step on the double pendulum).
     bool rolls_back_itself() const override { return true; }
-    // advance() within its rollback: keep_entry() before an attempt that may change more than the
-    // secant pairs, rollback() to return to the step's start.
-    template <class Keep, class Rollback>
-    StepReport advance_kept(const Model& m, Data& d, State& st, Keep& keep_entry, Rollback& rollback) const;
 
     // Introspection: the DRNEA residual r(q⁺) of the next step (riqn.md §4). Here the unknowns s
     // are q⁺ (TreeView::nq positions in TreeView order; a free root's pose relative to State::origin.c
@@ -304,6 +300,11 @@ public:
     Monitors monitors(const Model& m, const Data& d) const override;
 
 private:
+    // advance() within its rollback: keep_entry() before an attempt that may change more than the
+    // secant pairs, rollback() to return to the step's start.
+    template <class Keep, class Rollback>
+    StepReport advance_kept(const Model& m, Data& d, State& st, Keep& keep_entry, Rollback& rollback) const;
+
     // ---- configuration-k setup -----------------------------------------------------------
 
     // T_i^k, link poses g, body poses bp (quaternion signs continuous with Data::pose).
