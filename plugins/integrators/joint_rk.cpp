@@ -95,6 +95,21 @@ struct State final : IntegratorState {
         restore_values(p, v);
         return true;
     }
+    // The method's own rollback (advance()): what save() writes, kept at the step's start, and
+    // back to it as restore() of those bytes would.
+    void keep_entry() {
+        started_entry = started;
+        h_entry = h_next;
+        std::copy(q.begin(), q.end(), q_entry.begin());
+        std::copy(v.begin(), v.end(), v_entry.begin());
+    }
+    void back_to_entry() {
+        started = started_entry;
+        fsal = false;
+        h_next = h_entry;
+        std::copy(q_entry.begin(), q_entry.end(), q.begin());
+        std::copy(v_entry.begin(), v_entry.end(), v.begin());
+    }
 };
 
 class JointRK final : public Integrator {
@@ -168,17 +183,7 @@ public:
         // Its own rollback: Data is written only after a successful step (write_back()), so a
         // failed one returns to the saved part of the state as at the start, with fsal off, as the
         // kernel's restore of its snapshot did (the same bits).
-        st.started_entry = st.started;
-        st.h_entry = st.h_next;
-        std::copy(st.q.begin(), st.q.end(), st.q_entry.begin());
-        std::copy(st.v.begin(), st.v.end(), st.v_entry.begin());
-        auto rollback = [&st] {
-            st.started = st.started_entry;
-            st.h_next = st.h_entry;
-            std::copy(st.q_entry.begin(), st.q_entry.end(), st.q.begin());
-            std::copy(st.v_entry.begin(), st.v_entry.end(), st.v.begin());
-            st.fsal = false;
-        };
+        st.keep_entry();
         try {
             if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
             inputs(m, d, st);
@@ -188,10 +193,10 @@ public:
             // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
             // transforms, poses and twists are those to write.)
             if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
-            else rollback();
+            else st.back_to_entry();
             return r;
         } catch (...) {
-            rollback();
+            st.back_to_entry();
             throw;
         }
     }

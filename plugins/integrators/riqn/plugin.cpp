@@ -88,7 +88,6 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
     st->qbest.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->qguess.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     st->sec.resize(st->tree.nv, st->opt.secants, kSecantPivot);
-    st->entry.reserve(st->saved_size());  // (a resort_* or hold change does not resize it)
     st->hold.hold = SubstepHold::steps(substep_hold_option(m));
     st->sec_q.assign(static_cast<std::size_t>(st->tree.nq), 0.0);
     for (std::vector<double>& v : st->miss) v.assign(static_cast<std::size_t>(nv), 0.0);
@@ -100,6 +99,7 @@ std::unique_ptr<IntegratorState> Riqn::create_state(const Model& m) const {
         st->kr.resize(nv);
         st->lu = Eigen::PartialPivLU<Eigen::MatrixXd>(nv);
     }
+    st->entry.reserve(st->saved_size());  // (every saved vector sized above: keep_entry() does not allocate)
     return st;
 }
 
@@ -110,26 +110,10 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     // restart changes the secant pairs alone (kept by SecantPairs::mark() at their first change),
     // and every other attempt starts by keeping what save() writes. Returning to the start is
     // then what the kernel's restore of its snapshot did: the same bits.
-    st.sec.mark();
-    st.entry_kept = false;
-    st.entry_sec_h = st.sec_h;
-    auto keep_entry = [&] {
-        if (st.entry_kept) return;
-        st.entry.clear();
-        st.save(st.entry);
-        st.entry_kept = true;
-    };
-    auto rollback = [&] {
-        if (st.entry_kept) {
-            const char* p = st.entry.data();
-            if (!st.restore(p, p + st.entry.size()))
-                throw UsageError("riqn: the integrator state did not restore from what its step kept");
-            return;
-        }
-        st.sec.undo();
-        st.sec_h = st.entry_sec_h;
-        st.fresh = false;
-        st.tq_at_q = false;
+    st.begin_step();
+    auto keep_entry = [&st] { st.keep_entry(); };
+    auto rollback = [&st] {
+        if (!st.back_to_entry()) throw UsageError("riqn: the integrator state did not restore from what its step kept");
     };
     try {
         StepReport report = advance_kept(m, d, st, keep_entry, rollback);

@@ -256,8 +256,7 @@ struct State final : IntegratorState {
     bool restore(const char*& p, const char* end) override {
         if (static_cast<std::size_t>(end - p) < saved_size()) return false;
         started = *p++ != 0;
-        fresh = false;
-        tq_at_q = false;
+        drop_caches();
         restore_value(p, dt_prev);
         restore_value(p, miss_count);
         restore_value(p, miss_degree);
@@ -274,6 +273,32 @@ struct State final : IntegratorState {
         resort_left = left, resort_len = len;
         return true;
     }
+    // riqn's own rollback (advance()): begin_step() at the step's start; keep_entry() before an
+    // attempt that may change more than the secant pairs; back_to_entry() returns to the step's
+    // start as restore() of what save() wrote then would.
+    void begin_step() {
+        sec.mark();
+        entry_kept = false;
+        entry_sec_h = sec_h;
+    }
+    void keep_entry() {
+        if (entry_kept) return;
+        entry.clear();
+        save(entry);
+        entry_kept = true;
+    }
+    bool back_to_entry() {
+        if (entry_kept) {
+            const char* p = entry.data();
+            return restore(p, p + entry.size());
+        }
+        sec.undo();
+        sec_h = entry_sec_h;
+        drop_caches();
+        return true;
+    }
+    // The caches of the current q (fresh, tq_at_q: not saved) no longer hold.
+    void drop_caches() { fresh = false, tq_at_q = false; }
 };
 
 class Riqn final : public Integrator {
