@@ -390,6 +390,112 @@ TEST_CASE("a failed step leaves Data at the last good step and says where", "[vi
                                               (Contains("body 'link") || Contains("joint 'j")));
 }
 
+// vi-maximal and vi-midpoint undo their own failed steps (Integrator::rolls_back_itself): the
+// kernel takes no snapshot for them. Failing steps — after Newton iterations at one substep, through
+// every subdivision (the substeps commit one by one), at the first node of implicit springs (their
+// coordinates are set up then) and where a falling cube lands (its substeps before the impact
+// commit their contact results) — leave Data and the saved state as a copy restored
+// from the bytes saved before the step, and the outputs the kernel does not save (contact results,
+// limit and coupling forces) as before the step; the same step taken again fails the same way.
+TEST_CASE("vi-maximal and vi-midpoint undo their own failed steps: Data and the state as before the step",
+          "[vi-maximal][vi-midpoint]") {
+    struct Case {
+        const char* name;
+        Spec spec;
+        int max_iterations, max_substeps;
+        bool contact;
+    };
+    Spec cube;
+    {
+        BodySpec& b = cube.add_body("box");
+        b.mass = 1;
+        b.inertia = testutil::box_inertia(1, 1, 1, 1);
+        b.position = {0, 0, 0.7};
+        b.velocity = {1, 0, -2};
+        ContactSpec c;
+        c.body = "box";
+        c.type = ContactSpec::Type::box;
+        c.size = {1, 1, 1};
+        c.mu = 0.5;
+        cube.contacts.push_back(c);
+    }
+    const Spec chain = testutil::chain_spec(10, "revolute");
+    const Case cases[] = {
+        {"vi-maximal, one substep", chain, 3, 1, false},
+        {"vi-maximal, every subdivision", chain, 2, 4, false},
+        {"vi-midpoint, every subdivision", chain, 2, 4, false},
+        {"vi-maximal, implicit springs at the first step", testutil::with_springs(testutil::chain_spec(4, "revolute")), 1, 2, false},
+        {"vi-maximal, a cube landing", cube, 5, 4, true},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        Spec s = c.spec;
+        s.options.integrator = std::strncmp(c.name, "vi-midpoint", 11) == 0 ? "vi-midpoint" : "vi-maximal";
+        s.options.max_iterations = c.max_iterations;
+        s.options.max_substeps = c.max_substeps;
+        auto m = compile(s);
+        REQUIRE(m->integrator->rolls_back_itself());
+        Data d(m);
+        std::string before;
+        std::vector<ContactResult> contact;
+        std::vector<double> limit_force, coupling_force;
+        StepStatus st = StepStatus::ok;
+        for (int i = 0; i < 500 && st == StepStatus::ok; ++i) {
+            before = d.save();
+            contact = d.contact, limit_force = d.limit_force, coupling_force = d.coupling_force;
+            st = step(*m, d);
+        }
+        REQUIRE(st != StepStatus::ok);
+        if (c.contact) {  // the step it lands in: above the ground before it
+            CHECK(d.step > 0);
+            for (const ContactResult& r : contact) CHECK(r.gap > 0);
+        }
+        if (c.max_iterations == 1) CHECK(d.step == 0);  // the first node of the springs
+        Data ref(m);
+        ref.restore(before);
+        CHECK(d.time == ref.time);
+        CHECK(d.step == ref.step);
+        CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
+        CHECK(d.stats.newton_work >= ref.stats.newton_work + c.max_iterations);  // it did iterate
+        auto same = [](const auto& a, const auto& b) {
+            return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(a[0]) * a.size()) == 0);
+        };
+        CHECK(same(d.pose, ref.pose));
+        CHECK(same(d.twist, ref.twist));
+        CHECK(same(d.twist_guess, ref.twist_guess));
+        CHECK(same(d.lambda, ref.lambda));
+        CHECK(same(d.coord, ref.coord));
+        CHECK(same(d.rate, ref.rate));
+        CHECK(same(d.limit_force, limit_force));
+        CHECK(same(d.coupling_force, coupling_force));
+        REQUIRE(d.contact.size() == contact.size());
+        for (std::size_t k = 0; k < contact.size(); ++k) {
+            CHECK(d.contact[k].gap == contact[k].gap);
+            CHECK(d.contact[k].normal_force == contact[k].normal_force);
+            CHECK(std::memcmp(&d.contact[k].friction, &contact[k].friction, sizeof(Vec3)) == 0);
+            CHECK(std::memcmp(&d.contact[k].point, &contact[k].point, sizeof(Vec3)) == 0);
+            CHECK(d.contact[k].active == contact[k].active);
+        }
+        std::string sd, sr;
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+        CHECK_THROWS_WITH(d.rollback_step(), Contains("no snapshot of this step"));
+        // The same step again, in both: the same failure, the same work, the same state.
+        for (int i = 0; i < 3; ++i) {
+            const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
+            REQUIRE(step(*m, d) == st);
+            REQUIRE(step(*m, ref) == st);
+            CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
+            CHECK(same(d.pose, ref.pose));
+        }
+        sd.clear(), sr.clear();
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+    }
+}
+
 TEST_CASE("initial spin too fast for dt is a compile error naming the body", "[vi-maximal]") {
     Spec s = testutil::free_body_spec();
     s.bodies[0].angular_velocity = {0, 0, 300};

@@ -91,6 +91,46 @@ bool State::restore(const char*& p, const char* end) {
     return true;
 }
 
+namespace {
+// dst = src for vectors of the same size (make_state() sized them: no allocation).
+template <class T>
+void copy_same(std::vector<T>& dst, const std::vector<T>& src) {
+    if (dst.size() != src.size()) throw UsageError("vi-maximal: a Data field changed its size during a step");
+    std::copy(src.begin(), src.end(), dst.begin());
+}
+}  // namespace
+
+void State::keep_entry(const Data& d) {
+    if (entry_kept) return;
+    entry.clear();
+    save(entry);
+    copy_same(entry_pose, d.pose);
+    copy_same(entry_twist, d.twist);
+    copy_same(entry_twist_guess, d.twist_guess);
+    copy_same(entry_lambda, d.lambda);
+    copy_same(entry_contact, d.contact);
+    copy_same(entry_limit_force, d.limit_force);
+    copy_same(entry_coupling_force, d.coupling_force);
+    entry_kept = true;
+}
+
+bool State::back_to_entry(Data& d) {
+    if (!entry_kept) {
+        floor_hint = entry_floor_hint;
+        return true;
+    }
+    const char* p = entry.data();
+    if (!restore(p, p + entry.size()) || p != entry.data() + entry.size()) return false;
+    copy_same(d.pose, entry_pose);
+    copy_same(d.twist, entry_twist);
+    copy_same(d.twist_guess, entry_twist_guess);
+    copy_same(d.lambda, entry_lambda);
+    copy_same(d.contact, entry_contact);
+    copy_same(d.limit_force, entry_limit_force);
+    copy_same(d.coupling_force, entry_coupling_force);
+    return true;
+}
+
 void check_options(const Model& m, const char* name, std::vector<Diagnostic>& out) {
     for (const char* opt : {"max_turn", "predictor", "contact_tolerance"})  // (substep_hold: below)
         if (m.options.extra_lists.count(opt))
@@ -222,6 +262,16 @@ std::unique_ptr<IntegratorState> make_state(const Model& m, bool midpoint) {
         st->prev_u.assign(m.total_dofs, 0.0);
         st->cur_u.assign(m.total_dofs, 0.0);
     }
+    // The own rollback's buffers (State::keep_entry), sized as Data's fields (Data::reset) and
+    // after every saved vector above.
+    st->entry.reserve(st->saved_size());
+    st->entry_pose.assign(nb, Pose{});
+    st->entry_twist.assign(nb, Twist{});
+    st->entry_twist_guess.assign(nb, Twist{});
+    st->entry_lambda.assign(m.total_rows, 0.0);
+    st->entry_contact.assign(m.contacts.size(), ContactResult{});
+    st->entry_limit_force.assign(m.total_dofs, 0.0);
+    st->entry_coupling_force.assign(m.couplings.size(), 0.0);
     return st;
 }
 

@@ -214,6 +214,27 @@ struct State final : IntegratorState {
     void save(std::string& out) const override;
     std::size_t saved_size() const;  // the bytes save() appends
     bool restore(const char*& p, const char* end) override;
+
+    // The method's own rollback (Integrator::rolls_back_itself(); VIMaximal::advance()). Before its
+    // commit a substep changes, of what save() writes, only floor_hint (newton()) and, at the first
+    // node of implicit joints (coords false), c1, c2 and coords (prepare()); it writes Data only in
+    // commit(). begin_step() at the step's start keeps floor_hint; keep_entry() before an attempt
+    // that may change more (the first node of implicit joints; a subdivided attempt, whose
+    // substeps commit one by one) keeps what save() writes and the Data fields a commit writes;
+    // back_to_entry() returns to the step's start as the kernel's restore of its snapshot did.
+    // The buffers are sized by make_state() (no allocation in a step).
+    std::string entry;
+    bool entry_kept = false, entry_floor_hint = false;
+    std::vector<Pose> entry_pose;
+    std::vector<Twist> entry_twist, entry_twist_guess;
+    std::vector<double> entry_lambda, entry_limit_force, entry_coupling_force;
+    std::vector<ContactResult> entry_contact;
+    void begin_step() {
+        entry_kept = false;
+        entry_floor_hint = floor_hint;
+    }
+    void keep_entry(const Data& d);
+    bool back_to_entry(Data& d);
 };
 
 inline double s_of(const Vec3& w, double dt) {

@@ -34,11 +34,11 @@
 // inertia on its coordinate, docs/integrators.md) is a term of the same rows: −(a/h)(Δc3/h − Δc2/h1),
 // the discrete Euler–Lagrange force of its kinetic energy ½ a (Δc/h)² h on each interval.
 //
-// The kernel snapshots the Data before advance() and commits or restores after it. advance()
-// runs [substep × k], where a substep is
+// The method undoes its own failed steps (rolls_back_itself(): the kernel takes no snapshot; State::
+// keep_entry, in state.hpp, says what is kept). advance() runs [substep × k], where a substep is
 //   prepare (forces, config-2 Jacobians) → warm start → Newton (assemble, factor, solve,
 //   line search, chord confirmation) → commit.
-// A step whose Newton iteration fails is retried from the step's start (noether::subdivide) as
+// A step whose Newton iteration fails is retried from the step's start (noether::subdivide_with) as
 // 2, 4, 8, … substeps (maximal-vi.md §7.1); the interval length of the last substep is
 // remembered (dt_prev), because the momentum arriving at the current configuration depends on it.
 #include "vi_maximal.hpp"

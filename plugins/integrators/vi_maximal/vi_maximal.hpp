@@ -35,20 +35,38 @@ public:
         // Remembered subdivision: start where the last steps needed to be, or one halving below
         // once the hold is over.
         const int first = st.hold.first(k0, m.options.max_substeps);
-        // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
-        StepReport report = subdivide(
-            m, d, first, k0, [&](int, double) { st.first_substep = true; },
-            [&](double h) {
-                const Attempt a = substep(m, d, st, h);
-                st.first_substep = false;
-                return a;
-            },
-            [](int, double) {});
-        if (report.status == StepStatus::ok) st.hold.remember(d.step, k0, first, report.substeps);
-        report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
-        report.redundant_joints = &st.ws->redundant_joints;
-        return report;
+        // The step's start, for the own rollback (rolls_back_itself(); State::keep_entry).
+        st.begin_step();
+        auto rollback = [&] {
+            if (!st.back_to_entry(d)) throw UsageError(std::string(name()) + ": the integrator state did not restore from what its step kept");
+        };
+        try {
+            // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
+            StepReport report = subdivide_with(
+                m, first, k0,
+                [&](int k, double) {
+                    if (k > 1 || (st.any_implicit && !st.coords)) st.keep_entry(d);
+                    st.first_substep = true;
+                },
+                [&](double h) {
+                    const Attempt a = substep(m, d, st, h);
+                    st.first_substep = false;
+                    return a;
+                },
+                [](int, double) {}, rollback);
+            if (report.status == StepStatus::ok) st.hold.remember(d.step, k0, first, report.substeps);
+            else rollback();
+            report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
+            report.redundant_joints = &st.ws->redundant_joints;
+            return report;
+        } catch (...) {
+            rollback();
+            throw;
+        }
     }
+    // A failed step (or a throw) leaves Data and the state as they were (State::keep_entry): the
+    // kernel takes no step snapshot (~1k instructions a step on the double pendulum).
+    bool rolls_back_itself() const override { return true; }
 
     bool step_system(const Model& m, Data& d, const double* s, double* f, BlockMatrix* A) const override {
         State& st = static_cast<State&>(*d.integrator_state);
