@@ -769,6 +769,65 @@ TEST_CASE("linearize names the integrators that have it, set_joint_state refuses
     CHECK_THROWS_WITH(set_joint_state(*m, d, q.data(), qd.data()), Contains("rate 1 (joint 'j2') is not finite"));
 }
 
+// vi-galerkin undoes its own failed steps (Integrator::rolls_back_itself): the kernel takes no
+// snapshot for it. Failing steps — after Newton iterations at one substep (a chain; a closed
+// four-bar, whose loop multipliers the iterations move), and through every subdivision (the
+// substeps commit one by one) — leave Data and the saved state as a copy restored from the bytes
+// saved before the step, and the same step taken again fails the same way.
+TEST_CASE("vi-galerkin undoes its own failed steps: Data and its state as in a copy restored from before the step", "[galerkin]") {
+    struct Case {
+        const char* name;
+        Spec spec;
+        int max_iterations, max_substeps;
+    };
+    const Case cases[] = {
+        {"a chain, one substep", galerkin(testutil::chain_spec(10, "revolute"), 2, 0.01), 4, 1},
+        {"a chain, every subdivision", galerkin(testutil::chain_spec(10, "revolute"), 2, 0.01), 4, 4},
+        {"a closed four-bar, one substep", galerkin(testutil::closed_loop_spec("revolute"), 2, 0.05), 5, 1},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        Spec s = c.spec;
+        s.options.max_iterations = c.max_iterations;
+        s.options.max_substeps = c.max_substeps;
+        auto m = compile(s);
+        REQUIRE(m->integrator->rolls_back_itself());
+        Data d(m);
+        std::string before;
+        StepStatus st = StepStatus::ok;
+        for (int i = 0; i < 2000 && st == StepStatus::ok; ++i) {
+            before = d.save();
+            st = step(*m, d);
+        }
+        REQUIRE(st != StepStatus::ok);
+        CHECK(d.step > 0);  // not the start's step: the attempt began from the state carried
+        Data ref(m);
+        ref.restore(before);
+        CHECK(d.time == ref.time);
+        CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
+        CHECK(d.stats.newton_work >= ref.stats.newton_work + c.max_iterations);
+        CHECK(std::memcmp(d.pose.data(), ref.pose.data(), sizeof(Pose) * d.pose.size()) == 0);
+        CHECK(std::memcmp(d.twist.data(), ref.twist.data(), sizeof(Twist) * d.twist.size()) == 0);
+        CHECK(std::memcmp(d.coord.data(), ref.coord.data(), sizeof(double) * d.coord.size()) == 0);
+        CHECK(std::memcmp(d.rate.data(), ref.rate.data(), sizeof(double) * d.rate.size()) == 0);
+        std::string sd, sr;
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+        CHECK_THROWS_WITH(d.rollback_step(), Contains("no snapshot of this step"));
+        for (int i = 0; i < 3; ++i) {
+            const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
+            REQUIRE(step(*m, d) == st);
+            REQUIRE(step(*m, ref) == st);
+            CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
+        }
+        sd.clear(), sr.clear();
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        CHECK(sd == sr);
+    }
+}
+
 // ---- loop closures (§7) -------------------------------------------------------------------------
 
 TEST_CASE("vi-galerkin closed four-bar: galerkin-vi.md recipe 9 (point-on-line closure)", "[galerkin][loops]") {

@@ -205,6 +205,8 @@ std::unique_ptr<IntegratorState> Galerkin::create_state(const Model& m) const {
         k->Mb.assign(36 * N, 0.0);
     }
     st->bp.assign(nb, Pose{});
+    st->entry_lam.assign(st->lam.size(), 0.0);
+    st->entry.reserve(st->saved_size());  // (every saved vector sized above: keep_entry() does not allocate)
     return st;
 }
 
@@ -215,12 +217,31 @@ StepReport Galerkin::advance(const Model& m, Data& d) const {
     // Remembered subdivision: start where the last steps needed to be, or one halving below once
     // the hold is over.
     const int first = st.hold.first(k0, m.options.max_substeps);
-    StepReport report = subdivide(
-        m, d, first, k0,
-        [&](int, double) {
-            if (!st.started || d.host_changed()) start(m, d, st);  // the kernel's host-edit test
+    // The step's start, for the own rollback (rolls_back_itself(); State::keep_entry).
+    st.begin_step();
+    auto rollback = [&st] {
+        if (!st.back_to_entry()) throw UsageError("vi-galerkin: the integrator state did not restore from what its step kept");
+    };
+    try {
+        StepReport report = advance_kept(m, d, st, first, k0, rollback);
+        if (report.status != StepStatus::ok) rollback();
+        return report;
+    } catch (...) {
+        rollback();
+        throw;
+    }
+}
+
+template <class Rollback>
+StepReport Galerkin::advance_kept(const Model& m, Data& d, State& st, int first, int k0, Rollback& rollback) const {
+    StepReport report = subdivide_with(
+        m, first, k0,
+        [&](int k, double) {
+            const bool restart = !st.started || d.host_changed();  // the kernel's host-edit test
+            if (restart || k > 1) st.keep_entry();
+            if (restart) start(m, d, st);
         },
-        [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {});
+        [&](double hs) { return substep(m, d, st, hs); }, [](int, double) {}, rollback);
     if (report.status == StepStatus::ok) {
         report.coordinates = write_back(m, d, st);
         st.hold.remember(d.step, k0, first, report.substeps);
