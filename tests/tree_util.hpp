@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,6 +73,60 @@ inline bool restore_replays(const noether::Model& m, noether::Data& d, int steps
     d.restore(mid);
     run_steps(m, d, steps);
     return d.save() == a;
+}
+
+// Steps d until a step fails (at most max_steps); returns the bytes Data::save() wrote before the
+// failed step and its status in *status (ok if none failed).
+inline std::string step_until_failure(const noether::Model& m, noether::Data& d, int max_steps, noether::StepStatus* status) {
+    std::string before;
+    *status = noether::StepStatus::ok;
+    for (int i = 0; i < max_steps && *status == noether::StepStatus::ok; ++i) {
+        before = d.save();
+        *status = noether::step(m, d);
+    }
+    return before;
+}
+
+// A failed step of an integrator that undoes its own failed steps (Integrator::rolls_back_itself()):
+// d is as a copy restored from `before` (the bytes Data::save() wrote before the step) — time,
+// step, poses, twists, warm starts, multipliers, joint coordinates and rates and the integrator's
+// saved state — with one failed step more and at least min_work Newton iterations done; there is no
+// snapshot to roll back to; and the same step taken again in both, three times, fails the same way
+// with the same work and leaves the same state.
+inline void check_failure_undone(const std::shared_ptr<const noether::Model>& m, noether::Data& d, const std::string& before,
+                                 noether::StepStatus status, std::int64_t min_work) {
+    REQUIRE(status != noether::StepStatus::ok);
+    noether::Data ref(m);
+    ref.restore(before);
+    auto same = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(a[0]) * a.size()) == 0);
+    };
+    auto same_state = [&] {
+        std::string sd, sr;
+        d.integrator_state->save(sd);
+        ref.integrator_state->save(sr);
+        return sd == sr;
+    };
+    CHECK(d.time == ref.time);
+    CHECK(d.step == ref.step);
+    CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
+    CHECK(d.stats.newton_work >= ref.stats.newton_work + min_work);  // it did iterate
+    CHECK(same(d.pose, ref.pose));
+    CHECK(same(d.twist, ref.twist));
+    CHECK(same(d.twist_guess, ref.twist_guess));
+    CHECK(same(d.lambda, ref.lambda));
+    CHECK(same(d.coord, ref.coord));
+    CHECK(same(d.rate, ref.rate));
+    CHECK(same_state());
+    CHECK_THROWS_WITH(d.rollback_step(), Catch::Matchers::Contains("no snapshot of this step"));
+    for (int i = 0; i < 3; ++i) {
+        const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
+        REQUIRE(noether::step(*m, d) == status);
+        REQUIRE(noether::step(*m, ref) == status);
+        CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
+        CHECK(same(d.pose, ref.pose));
+    }
+    CHECK(same_state());
 }
 
 // The largest difference between link_transform(l, q) (the screw transform multiplied out) and

@@ -503,43 +503,9 @@ TEST_CASE("riqn undoes its own failed steps: Data and its state as in a copy res
         auto m = compile(s);
         REQUIRE(m->integrator->rolls_back_itself());
         Data d(m);
-        std::string before;
-        StepStatus st = StepStatus::ok;
-        for (int i = 0; i < 300 && st == StepStatus::ok; ++i) {
-            before = d.save();
-            st = step(*m, d);
-        }
-        REQUIRE(st != StepStatus::ok);
-        Data ref(m);
-        ref.restore(before);
-        CHECK(d.time == ref.time);
-        CHECK(d.step == ref.step);
-        CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
-        CHECK(d.stats.newton_work >= ref.stats.newton_work + c.max_iterations);  // it did update
-        for (int b = 0; b < m->nbodies(); ++b) {
-            CHECK(std::memcmp(&d.pose[b], &ref.pose[b], sizeof(Pose)) == 0);
-            CHECK(std::memcmp(&d.twist[b], &ref.twist[b], sizeof(Twist)) == 0);
-        }
-        CHECK(std::memcmp(d.coord.data(), ref.coord.data(), sizeof(double) * d.coord.size()) == 0);
-        CHECK(std::memcmp(d.rate.data(), ref.rate.data(), sizeof(double) * d.rate.size()) == 0);
-        std::string sd, sr;
-        d.integrator_state->save(sd);
-        ref.integrator_state->save(sr);
-        CHECK(sd == sr);
-        // The kernel took no snapshot of the step: rolling back to one is refused.
-        CHECK_THROWS_WITH(d.rollback_step(), Catch::Matchers::Contains("no snapshot of this step"));
-        // The same step again, in both: the same failure, the same work, the same state.
-        for (int i = 0; i < 3; ++i) {
-            const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
-            REQUIRE(step(*m, d) == st);
-            REQUIRE(step(*m, ref) == st);
-            CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
-            CHECK(std::memcmp(&d.pose[3], &ref.pose[3], sizeof(Pose)) == 0);
-        }
-        sd.clear(), sr.clear();
-        d.integrator_state->save(sd);
-        ref.integrator_state->save(sr);
-        CHECK(sd == sr);
+        StepStatus st;
+        const std::string before = testutil::step_until_failure(*m, d, 300, &st);
+        testutil::check_failure_undone(m, d, before, st, c.max_iterations);
     }
 }
 

@@ -451,23 +451,9 @@ TEST_CASE("vi-maximal and vi-midpoint undo their own failed steps: Data and the 
             for (const ContactResult& r : contact) CHECK(r.gap > 0);
         }
         if (c.max_iterations == 1) CHECK(d.step == 0);  // the first node of the springs
-        Data ref(m);
-        ref.restore(before);
-        CHECK(d.time == ref.time);
-        CHECK(d.step == ref.step);
-        CHECK(d.stats.failed_steps == ref.stats.failed_steps + 1);
-        CHECK(d.stats.newton_work >= ref.stats.newton_work + c.max_iterations);  // it did iterate
-        auto same = [](const auto& a, const auto& b) {
-            return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), sizeof(a[0]) * a.size()) == 0);
-        };
-        CHECK(same(d.pose, ref.pose));
-        CHECK(same(d.twist, ref.twist));
-        CHECK(same(d.twist_guess, ref.twist_guess));
-        CHECK(same(d.lambda, ref.lambda));
-        CHECK(same(d.coord, ref.coord));
-        CHECK(same(d.rate, ref.rate));
-        CHECK(same(d.limit_force, limit_force));
-        CHECK(same(d.coupling_force, coupling_force));
+        // The outputs Data::save() does not hold: as before the step.
+        CHECK(d.limit_force == limit_force);
+        CHECK(d.coupling_force == coupling_force);
         REQUIRE(d.contact.size() == contact.size());
         for (std::size_t k = 0; k < contact.size(); ++k) {
             CHECK(d.contact[k].gap == contact[k].gap);
@@ -476,23 +462,7 @@ TEST_CASE("vi-maximal and vi-midpoint undo their own failed steps: Data and the 
             CHECK(std::memcmp(&d.contact[k].point, &contact[k].point, sizeof(Vec3)) == 0);
             CHECK(d.contact[k].active == contact[k].active);
         }
-        std::string sd, sr;
-        d.integrator_state->save(sd);
-        ref.integrator_state->save(sr);
-        CHECK(sd == sr);
-        CHECK_THROWS_WITH(d.rollback_step(), Contains("no snapshot of this step"));
-        // The same step again, in both: the same failure, the same work, the same state.
-        for (int i = 0; i < 3; ++i) {
-            const std::int64_t wd = d.stats.newton_work, wr = ref.stats.newton_work;
-            REQUIRE(step(*m, d) == st);
-            REQUIRE(step(*m, ref) == st);
-            CHECK(d.stats.newton_work - wd == ref.stats.newton_work - wr);
-            CHECK(same(d.pose, ref.pose));
-        }
-        sd.clear(), sr.clear();
-        d.integrator_state->save(sd);
-        ref.integrator_state->save(sr);
-        CHECK(sd == sr);
+        testutil::check_failure_undone(m, d, before, st, c.max_iterations);
     }
 }
 

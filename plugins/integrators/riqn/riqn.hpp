@@ -229,8 +229,7 @@ struct State final : IntegratorState {
     // riqn undoes its own failed steps (Integrator::rolls_back_itself(); advance()): what save()
     // writes, kept at the first attempt that may change more than the secant pairs (a restart
     // from Data, a subdivided attempt), and sec_h at the step's start (the pairs: SecantPairs::mark()).
-    std::string entry;
-    bool entry_kept = false;
+    KeptState entry;
     double entry_sec_h = 0;
 
     std::size_t saved_size() const {
@@ -278,20 +277,12 @@ struct State final : IntegratorState {
     // start as restore() of what save() wrote then would.
     void begin_step() {
         sec.mark();
-        entry_kept = false;
+        entry.begin();
         entry_sec_h = sec_h;
     }
-    void keep_entry() {
-        if (entry_kept) return;
-        entry.clear();
-        save(entry);
-        entry_kept = true;
-    }
+    void keep_entry() { entry.keep(*this); }
     bool back_to_entry() {
-        if (entry_kept) {
-            const char* p = entry.data();
-            return restore(p, p + entry.size());
-        }
+        if (entry.kept()) return entry.put_back(*this);
         sec.undo();
         sec_h = entry_sec_h;
         drop_caches();

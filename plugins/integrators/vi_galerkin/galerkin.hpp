@@ -266,24 +266,15 @@ struct State final : IntegratorState {
     // from Data, a subdivided attempt, whose substeps commit one by one) keeps what save() writes;
     // back_to_entry() returns to the step's start as restore() of what save() wrote then would.
     // The buffers are sized by create_state() (no allocation in a step).
-    std::string entry;
-    bool entry_kept = false;
+    KeptState entry;
     std::vector<double> entry_lam;
     void begin_step() {
-        entry_kept = false;
+        entry.begin();
         std::copy(lam.begin(), lam.end(), entry_lam.begin());
     }
-    void keep_entry() {
-        if (entry_kept) return;
-        entry.clear();
-        save(entry);
-        entry_kept = true;
-    }
+    void keep_entry() { entry.keep(*this); }
     bool back_to_entry() {
-        if (entry_kept) {
-            const char* p_ = entry.data();
-            return restore(p_, p_ + entry.size()) && p_ == entry.data() + entry.size();
-        }
+        if (entry.kept()) return entry.put_back(*this);
         std::copy(entry_lam.begin(), entry_lam.end(), lam.begin());
         return true;
     }

@@ -101,9 +101,8 @@ void copy_same(std::vector<T>& dst, const std::vector<T>& src) {
 }  // namespace
 
 void State::keep_entry(const Data& d) {
-    if (entry_kept) return;
-    entry.clear();
-    save(entry);
+    if (entry.kept()) return;
+    entry.keep(*this);
     copy_same(entry_pose, d.pose);
     copy_same(entry_twist, d.twist);
     copy_same(entry_twist_guess, d.twist_guess);
@@ -111,16 +110,14 @@ void State::keep_entry(const Data& d) {
     copy_same(entry_contact, d.contact);
     copy_same(entry_limit_force, d.limit_force);
     copy_same(entry_coupling_force, d.coupling_force);
-    entry_kept = true;
 }
 
 bool State::back_to_entry(Data& d) {
-    if (!entry_kept) {
+    if (!entry.kept()) {
         floor_hint = entry_floor_hint;
         return true;
     }
-    const char* p = entry.data();
-    if (!restore(p, p + entry.size()) || p != entry.data() + entry.size()) return false;
+    if (!entry.put_back(*this)) return false;
     copy_same(d.pose, entry_pose);
     copy_same(d.twist, entry_twist);
     copy_same(d.twist_guess, entry_twist_guess);

@@ -223,14 +223,14 @@ struct State final : IntegratorState {
     // substeps commit one by one) keeps what save() writes and the Data fields a commit writes;
     // back_to_entry() returns to the step's start as the kernel's restore of its snapshot did.
     // The buffers are sized by make_state() (no allocation in a step).
-    std::string entry;
-    bool entry_kept = false, entry_floor_hint = false;
+    KeptState entry;
+    bool entry_floor_hint = false;
     std::vector<Pose> entry_pose;
     std::vector<Twist> entry_twist, entry_twist_guess;
     std::vector<double> entry_lambda, entry_limit_force, entry_coupling_force;
     std::vector<ContactResult> entry_contact;
     void begin_step() {
-        entry_kept = false;
+        entry.begin();
         entry_floor_hint = floor_hint;
     }
     void keep_entry(const Data& d);

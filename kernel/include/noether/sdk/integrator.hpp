@@ -108,6 +108,35 @@ auto with_state_kept(IntegratorState& st, F&& f) {
     return f();
 }
 
+// What an integrator that undoes its own failed steps (Integrator::rolls_back_itself()) keeps of
+// its state at a step's start: the bytes save() writes, taken at most once a step, before the
+// first attempt that may change more than the integrator keeps by other means (a restart from
+// Data, a subdivided attempt). begin() at the step's start; keep(st) before such an attempt;
+// kept() whether it was taken this step; put_back(st) restores them (false if restore() refused
+// them or left bytes over). reserve() with the state's saved size once every saved vector is
+// sized: keep() then does not allocate in a step.
+class KeptState {
+public:
+    void reserve(std::size_t n) { bytes_.reserve(n); }
+    void begin() { kept_ = false; }
+    bool kept() const { return kept_; }
+    void keep(const IntegratorState& st) {
+        if (kept_) return;
+        bytes_.clear();
+        st.save(bytes_);
+        kept_ = true;
+    }
+    bool put_back(IntegratorState& st) const {
+        const char* p = bytes_.data();
+        const char* end = p + bytes_.size();
+        return st.restore(p, end) && p == end;
+    }
+
+private:
+    std::string bytes_;
+    bool kept_ = false;
+};
+
 // One solve of a fixed-step implicit method over one (sub)step: what subdivide() sums.
 struct Attempt {
     StepStatus status = StepStatus::ok;
