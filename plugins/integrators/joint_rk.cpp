@@ -184,21 +184,19 @@ public:
         // failed one returns to the saved part of the state as at the start, with fsal off, as the
         // kernel's restore of its snapshot did (the same bits).
         st.keep_entry();
-        try {
-            if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
-            inputs(m, d, st);
-            StepReport r;
-            r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
-            if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
-            // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its link
-            // transforms, poses and twists are those to write.)
-            if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
-            else st.back_to_entry();
-            return r;
-        } catch (...) {
-            st.back_to_entry();
-            throw;
-        }
+        return undone_on_failure(
+            [&] {
+                if (!st.started || d.host_changed()) start(m, d, st), st.fsal = false;
+                inputs(m, d, st);
+                StepReport r;
+                r.status = kMethod == Method::rk4 ? rk4(m, d, st, dt) : dp45(m, d, st, dt, r);
+                if (kMethod == Method::dp45) r.substeps = static_cast<int>(std::max<std::int64_t>(1, r.internal_steps));
+                // (dp45-joint's last forward dynamics, the seventh stage, was at the new state: its
+                // link transforms, poses and twists are those to write.)
+                if (r.status == StepStatus::ok) r.coordinates = write_back(m, d, st, kMethod == Method::dp45);
+                return r;
+            },
+            [&st] { st.back_to_entry(); });
     }
     // A failed step (or a throw) leaves Data and the state as they were (advance()): the kernel
     // takes no step snapshot.

@@ -115,14 +115,7 @@ StepReport Riqn::advance(const Model& m, Data& d) const {
     auto rollback = [&st] {
         if (!st.back_to_entry()) throw UsageError("riqn: the integrator state did not restore from what its step kept");
     };
-    try {
-        StepReport report = advance_kept(m, d, st, keep_entry, rollback);
-        if (report.status != StepStatus::ok) rollback();
-        return report;
-    } catch (...) {
-        rollback();
-        throw;
-    }
+    return undone_on_failure([&] { return advance_kept(m, d, st, keep_entry, rollback); }, rollback);
 }
 
 template <class Keep, class Rollback>

@@ -222,14 +222,7 @@ StepReport Galerkin::advance(const Model& m, Data& d) const {
     auto rollback = [&st] {
         if (!st.back_to_entry()) throw UsageError("vi-galerkin: the integrator state did not restore from what its step kept");
     };
-    try {
-        StepReport report = advance_kept(m, d, st, first, k0, rollback);
-        if (report.status != StepStatus::ok) rollback();
-        return report;
-    } catch (...) {
-        rollback();
-        throw;
-    }
+    return undone_on_failure([&] { return advance_kept(m, d, st, first, k0, rollback); }, rollback);
 }
 
 template <class Rollback>

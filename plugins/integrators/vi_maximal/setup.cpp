@@ -98,18 +98,25 @@ void copy_same(std::vector<T>& dst, const std::vector<T>& src) {
     if (dst.size() != src.size()) throw UsageError("vi-maximal: a Data field changed its size during a step");
     std::copy(src.begin(), src.end(), dst.begin());
 }
+
+// f(kept, field) for each Data field a commit writes and its kept copy: one list for keep_entry()
+// and back_to_entry().
+template <class S, class D, class F>
+void each_kept_field(S& st, D& d, F&& f) {
+    f(st.entry_pose, d.pose);
+    f(st.entry_twist, d.twist);
+    f(st.entry_twist_guess, d.twist_guess);
+    f(st.entry_lambda, d.lambda);
+    f(st.entry_contact, d.contact);
+    f(st.entry_limit_force, d.limit_force);
+    f(st.entry_coupling_force, d.coupling_force);
+}
 }  // namespace
 
 void State::keep_entry(const Data& d) {
     if (entry.kept()) return;
     entry.keep(*this);
-    copy_same(entry_pose, d.pose);
-    copy_same(entry_twist, d.twist);
-    copy_same(entry_twist_guess, d.twist_guess);
-    copy_same(entry_lambda, d.lambda);
-    copy_same(entry_contact, d.contact);
-    copy_same(entry_limit_force, d.limit_force);
-    copy_same(entry_coupling_force, d.coupling_force);
+    each_kept_field(*this, d, [](auto& kept, const auto& field) { copy_same(kept, field); });
 }
 
 bool State::back_to_entry(Data& d) {
@@ -118,13 +125,7 @@ bool State::back_to_entry(Data& d) {
         return true;
     }
     if (!entry.put_back(*this)) return false;
-    copy_same(d.pose, entry_pose);
-    copy_same(d.twist, entry_twist);
-    copy_same(d.twist_guess, entry_twist_guess);
-    copy_same(d.lambda, entry_lambda);
-    copy_same(d.contact, entry_contact);
-    copy_same(d.limit_force, entry_limit_force);
-    copy_same(d.coupling_force, entry_coupling_force);
+    each_kept_field(*this, d, [](const auto& kept, auto& field) { copy_same(field, kept); });
     return true;
 }
 

@@ -40,29 +40,27 @@ public:
         auto rollback = [&] {
             if (!st.back_to_entry(d)) throw UsageError(std::string(name()) + ": the integrator state did not restore from what its step kept");
         };
-        try {
-            // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
-            StepReport report = subdivide_with(
-                m, first, k0,
-                [&](int k, double) {
-                    if (k > 1 || (st.any_implicit && !st.coords)) st.keep_entry(d);
-                    st.first_substep = true;
-                },
-                [&](double h) {
-                    const Attempt a = substep(m, d, st, h);
-                    st.first_substep = false;
-                    return a;
-                },
-                [](int, double) {}, rollback);
-            if (report.status == StepStatus::ok) st.hold.remember(d.step, k0, first, report.substeps);
-            else rollback();
-            report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
-            report.redundant_joints = &st.ws->redundant_joints;
-            return report;
-        } catch (...) {
-            rollback();
-            throw;
-        }
+        StepReport report = undone_on_failure(
+            [&] {
+                // Subdivided: more substeps than max_turn asks for, because Newton needed them now or lately.
+                return subdivide_with(
+                    m, first, k0,
+                    [&](int k, double) {
+                        if (k > 1 || (st.any_implicit && !st.coords)) st.keep_entry(d);
+                        st.first_substep = true;
+                    },
+                    [&](double h) {
+                        const Attempt a = substep(m, d, st, h);
+                        st.first_substep = false;
+                        return a;
+                    },
+                    [](int, double) {}, rollback);
+            },
+            rollback);
+        if (report.status == StepStatus::ok) st.hold.remember(d.step, k0, first, report.substeps);
+        report.redundant_rows = st.ws->redundant_rows;  // of the last factorisation
+        report.redundant_joints = &st.ws->redundant_joints;
+        return report;
     }
     // A failed step (or a throw) leaves Data and the state as they were (State::keep_entry): the
     // kernel takes no step snapshot (~1k instructions a step on the double pendulum).

@@ -375,6 +375,20 @@ StepReport subdivide_with(const Model& m, int first, int baseline, Begin&& begin
     if (report.status != StepStatus::ok) report.solver_error = solver_error;
     return report;
 }
+// advance() of an integrator that undoes its own failed steps (Integrator::rolls_back_itself()):
+// the report of attempt(), after rollback() whenever its status is not ok; and rollback() before
+// a throw of attempt() goes on.
+template <class AttemptStep, class Rollback>
+StepReport undone_on_failure(AttemptStep&& attempt, Rollback&& rollback) {
+    try {
+        StepReport report = attempt();
+        if (report.status != StepStatus::ok) rollback();
+        return report;
+    } catch (...) {
+        rollback();
+        throw;
+    }
+}
 template <class Begin, class Substep, class Done>
 StepReport subdivide(const Model& m, Data& d, int first, int baseline, Begin&& begin, Substep&& substep, Done&& done) {
     return subdivide_with(m, first, baseline, begin, substep, done, [&d] { d.rollback_step(); });
